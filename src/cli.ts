@@ -1,0 +1,118 @@
+import { parseArgs } from 'node:util'
+import pino from 'pino'
+import { ConfigError, loadConfig, type Config } from './config.ts'
+import { openDatabase, type Database } from './db/client.ts'
+import { runMigrations } from './db/migrate.ts'
+import { systemClock } from './lib/clock.ts'
+import { hashPassword } from './lib/passwords.ts'
+import { normaliseEmail } from './lib/text.ts'
+import { AppError } from './http/errors.ts'
+import { createFileMailer, createSmtpMailer } from './platform/mail/mailer.ts'
+import { createServices } from './services.ts'
+
+const USAGE = `Usage: npm run cli -- <command> [options]
+
+Commands:
+  migrate                    apply pending database migrations
+  create-superuser           create an active superuser
+      --email E --password P --full-name N [--username U]
+      (or SUPERUSER_EMAIL / SUPERUSER_PASSWORD / SUPERUSER_FULL_NAME)
+  worker                     run the background worker alone (PostgreSQL only)
+`
+
+async function withDatabase<T>(config: Config, run: (database: Database) => Promise<T>): Promise<T> {
+  const database = openDatabase(config.database)
+  try {
+    await runMigrations(database)
+    return await run(database)
+  } finally {
+    await database.close()
+  }
+}
+
+function servicesFor(config: Config, database: Database) {
+  const logger = pino({ level: config.logLevel })
+  const mailer = config.mail.smtpUrl ? createSmtpMailer(config.mail.smtpUrl, config.mail.from) : createFileMailer(config.mail.dir, config.mail.from, logger)
+  return { logger, mailer, services: createServices({ config, db: database.db, clock: systemClock, mailer, logger }) }
+}
+
+async function createSuperuser(config: Config, argv: string[], env: Record<string, string | undefined>): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { email: { type: 'string' }, password: { type: 'string' }, 'full-name': { type: 'string' }, username: { type: 'string' } },
+  })
+  const email = values.email ?? env.SUPERUSER_EMAIL
+  const password = values.password ?? env.SUPERUSER_PASSWORD
+  const fullName = values['full-name'] ?? env.SUPERUSER_FULL_NAME ?? 'Administrator'
+  const missing = [!email && '--email', !password && '--password'].filter(Boolean)
+  if (missing.length > 0) throw new Error(`create-superuser needs ${missing.join(' and ')}\n\n${USAGE}`)
+  if (password!.length < 8) throw new Error('--password must be at least 8 characters')
+
+  await withDatabase(config, async (database) => {
+    const { services, mailer } = servicesFor(config, database)
+    try {
+      const passwordHash = await hashPassword(password!)
+      const user = await database.db.transaction((tx) =>
+        services.users.createAccount(tx, {
+          email: normaliseEmail(email!),
+          fullName: fullName.trim(),
+          username: values.username,
+          passwordHash,
+          isActive: true,
+          isStaff: true,
+          isSuperuser: true,
+        }),
+      )
+      console.log(user.id)
+    } finally {
+      mailer.close()
+    }
+  })
+}
+
+async function runWorker(config: Config): Promise<void> {
+  if (config.database.kind === 'pglite') {
+    throw new Error('The standalone worker needs PostgreSQL (DATABASE_URL): the embedded database belongs to the API process, whose worker runs in-process.')
+  }
+  const database = openDatabase(config.database)
+  await runMigrations(database)
+  const { services, logger, mailer } = servicesFor(config, database)
+  services.worker.start()
+  logger.info('worker started')
+  const stop = async () => {
+    logger.info('worker stopping')
+    await services.worker.stop()
+    mailer.close()
+    await database.close()
+    process.exit(0)
+  }
+  process.once('SIGTERM', () => void stop())
+  process.once('SIGINT', () => void stop())
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv
+  // eslint-disable-next-line no-restricted-syntax -- the CLI's documented fallbacks for create-superuser
+  const env = process.env
+  switch (command) {
+    case 'migrate': {
+      const config = loadConfig()
+      await withDatabase(config, async () => console.log('migrations applied'))
+      return
+    }
+    case 'create-superuser':
+      return createSuperuser(loadConfig(), rest, env)
+    case 'worker':
+      return runWorker(loadConfig())
+    default:
+      console.log(USAGE)
+      if (command && command !== 'help' && command !== '--help') process.exitCode = 2
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof AppError) console.error(`error: ${error.details.map((detail) => `${detail.field} ${detail.message}`).join('; ') || error.message}`)
+  else if (error instanceof ConfigError || error instanceof Error) console.error(`error: ${error.message}`)
+  else console.error(error)
+  process.exit(1)
+})

@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
+const Url = (protocols: string) => Type.String({ pattern: `^(${protocols})://\\S+$` })
+const Count = (fallback: number) => Type.Integer({ minimum: 1, maximum: 1_000_000, default: fallback })
+
+/** Every environment variable the service reads, with its default. The only reader of process.env. */
+const EnvSchema = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], { default: 'development' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8000 }),
+  HOST: Type.String({ minLength: 1, default: '0.0.0.0' }),
+  PUBLIC_URL: Url('https?'),
+  APP_URL: Type.Optional(Url('https?')),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  DATABASE_URL: Type.Optional(Url('postgres|postgresql')),
+  REDIS_URL: Type.Optional(Url('redis|rediss')),
+  JWT_ACCESS_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  JWT_REFRESH_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  SMTP_URL: Type.Optional(Url('smtp|smtps')),
+  MAIL_FROM: Type.String({ minLength: 3, default: 'Marketplace <no-reply@localhost>' }),
+  CORS_ORIGINS: Type.String({ default: '*' }),
+  TRUST_PROXY: Bool,
+  RUN_WORKER: Bool,
+  RATE_LIMIT_AUTH: Count(5),
+  RATE_LIMIT_UPLOADS: Count(10),
+  RATE_LIMIT_GENERAL: Count(100),
+  RATE_LIMIT_WINDOW_SECONDS: Count(60),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)), { default: 'info' }),
+})
+
+type Env = Static<typeof EnvSchema>
+
+export type DatabaseConfig = { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string }
+
+export interface Config {
+  env: Env['NODE_ENV']
+  isProduction: boolean
+  port: number
+  host: string
+  publicUrl: string
+  appUrl: string
+  dataDir: string
+  database: DatabaseConfig
+  redisUrl: string | undefined
+  jwt: { accessSecret: string; refreshSecret: string }
+  mail: { smtpUrl: string | undefined; from: string; dir: string }
+  corsOrigins: string[] | '*'
+  trustProxy: boolean
+  runWorker: boolean
+  rateLimit: { auth: number; uploads: number; general: number; windowSeconds: number }
+  logLevel: Env['LOG_LEVEL']
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+const DEFAULTS: Record<string, string> = {
+  TRUST_PROXY: 'false',
+  RUN_WORKER: 'true',
+}
+
+/**
+ * Parses the environment once. Every bad variable is reported together, by name, so a
+ * misconfigured deployment is fixed in one pass instead of one restart per variable.
+ */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const value = source[key]
+    if (value !== undefined && value !== '') raw[key] = value
+    else if (DEFAULTS[key] !== undefined) raw[key] = DEFAULTS[key]
+  }
+  raw.PUBLIC_URL ??= `http://localhost:${source.PORT || 8000}`
+  const withDefaults = Value.Default(EnvSchema, Value.Convert(EnvSchema, raw))
+  const problems = [...Value.Errors(EnvSchema, withDefaults)].map(
+    (error) => `${error.path.slice(1) || 'environment'}: ${error.message} (got ${JSON.stringify(raw[error.path.slice(1)] ?? null)})`,
+  )
+  if (problems.length > 0) throw new ConfigError(problems)
+  const env = withDefaults as Env
+
+  const isProduction = env.NODE_ENV === 'production'
+  const dataDir = resolve(env.DATA_DIR)
+  const jwt = resolveSecrets(env, isProduction, dataDir)
+  const publicUrl = env.PUBLIC_URL.replace(/\/+$/, '')
+  const origins = env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean)
+
+  return {
+    env: env.NODE_ENV,
+    isProduction,
+    port: env.PORT,
+    host: env.HOST,
+    publicUrl,
+    appUrl: (env.APP_URL ?? publicUrl).replace(/\/+$/, ''),
+    dataDir,
+    database: env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL } : { kind: 'pglite', dataDir: join(dataDir, 'db') },
+    redisUrl: env.REDIS_URL,
+    jwt,
+    mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM, dir: join(dataDir, 'mail') },
+    corsOrigins: origins.includes('*') ? '*' : origins,
+    trustProxy: env.TRUST_PROXY === 'true',
+    runWorker: env.RUN_WORKER === 'true',
+    rateLimit: {
+      auth: env.RATE_LIMIT_AUTH,
+      uploads: env.RATE_LIMIT_UPLOADS,
+      general: env.RATE_LIMIT_GENERAL,
+      windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
+    },
+    logLevel: env.LOG_LEVEL,
+  }
+}
+
+/**
+ * Production must be given both secrets. Elsewhere they are generated on first start and kept in
+ * DATA_DIR, so tokens survive restarts without any setup.
+ */
+function resolveSecrets(env: Env, isProduction: boolean, dataDir: string): Config['jwt'] {
+  if (env.JWT_ACCESS_SECRET && env.JWT_REFRESH_SECRET) {
+    if (env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) {
+      throw new ConfigError(['JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET'])
+    }
+    return { accessSecret: env.JWT_ACCESS_SECRET, refreshSecret: env.JWT_REFRESH_SECRET }
+  }
+  if (isProduction) {
+    throw new ConfigError(
+      ['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET']
+        .filter((name) => !env[name as keyof Env])
+        .map((name) => `${name}: required when NODE_ENV=production (at least 32 characters)`),
+    )
+  }
+  const file = join(dataDir, 'secrets.json')
+  let stored: Partial<Config['jwt']> = {}
+  try {
+    stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<Config['jwt']>
+  } catch {
+    stored = {}
+  }
+  const kept = {
+    accessSecret: stored.accessSecret ?? randomBytes(48).toString('base64url'),
+    refreshSecret: stored.refreshSecret ?? randomBytes(48).toString('base64url'),
+  }
+  if (kept.accessSecret !== stored.accessSecret || kept.refreshSecret !== stored.refreshSecret) {
+    mkdirSync(dataDir, { recursive: true })
+    writeFileSync(file, JSON.stringify(kept, null, 2), { mode: 0o600 })
+  }
+  return {
+    accessSecret: env.JWT_ACCESS_SECRET ?? kept.accessSecret,
+    refreshSecret: env.JWT_REFRESH_SECRET ?? kept.refreshSecret,
+  }
+}

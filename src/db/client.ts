@@ -1,0 +1,55 @@
+import { mkdirSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { sql, type ExtractTablesWithRelations } from 'drizzle-orm'
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
+import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import pg from 'pg'
+import type { DatabaseConfig } from '../config.ts'
+import * as schema from './schema.ts'
+
+export type Schema = typeof schema
+export type Db = PgDatabase<PgQueryResultHKT, Schema>
+export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>
+/** What a repository runs its queries on: the pool outside a transaction, or the transaction. */
+export type Executor = Db | Tx
+
+export type Database =
+  | { kind: 'postgres'; db: Db; pool: pg.Pool; close(): Promise<void> }
+  | { kind: 'pglite'; db: Db; client: PGlite; close(): Promise<void> }
+
+export const pgliteExtensions = { pg_trgm }
+
+// Timestamps and counts come back as JS values the same way on both drivers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10))
+
+export function openDatabase(config: DatabaseConfig): Database {
+  if (config.kind === 'postgres') {
+    const pool = new pg.Pool({ connectionString: config.url, max: 10 })
+    return fromPool(pool)
+  }
+  mkdirSync(config.dataDir, { recursive: true })
+  return fromPglite(new PGlite(config.dataDir, { extensions: pgliteExtensions }))
+}
+
+export function fromPool(pool: pg.Pool): Database {
+  const db = drizzlePg(pool, { schema }) as unknown as Db
+  return { kind: 'postgres', db, pool, close: () => pool.end() }
+}
+
+export function fromPglite(client: PGlite): Database {
+  const db = drizzlePglite(client, { schema }) as unknown as Db
+  return {
+    kind: 'pglite',
+    db,
+    client,
+    close: async () => {
+      if (!client.closed) await client.close()
+    },
+  }
+}
+
+export async function pingDatabase(db: Db): Promise<void> {
+  await db.execute(sql`select 1`)
+}

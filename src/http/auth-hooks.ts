@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import { AppError, forbidden, unauthenticated } from './errors.ts'
+import type { AuthService, Session } from '../modules/auth/auth.service.ts'
+import { can, type Actor, type Permission } from '../modules/roles/permissions.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller, when a valid access token was presented. */
+    session: Session | null
+    /** Why a presented token was refused; answered only on routes that require a session. */
+    authError: AppError | null
+  }
+}
+
+/** `Authorization: Bearer <token>`; any other scheme word means no token (spec 5.1). */
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  if (!header) return undefined
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header)
+  return match?.[1]
+}
+
+/**
+ * Identifies the caller on every request, before rate limiting (which counts per user).
+ * It never refuses: public routes ignore a bad token; guarded routes answer 401 below.
+ */
+export const identifyCaller = fp(async (app: FastifyInstance, options: { auth: Pick<AuthService, 'authenticate'> }) => {
+  app.decorateRequest('session', null)
+  app.decorateRequest('authError', null)
+  app.addHook('onRequest', async (request) => {
+    const token = bearerToken(request)
+    if (!token) return
+    try {
+      request.session = await options.auth.authenticate(token)
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error
+      request.authError = error
+    }
+  })
+})
+
+export const requireAuth: preValidationHookHandler = async (request: FastifyRequest, _reply: FastifyReply) => {
+  if (!request.session) throw request.authError ?? unauthenticated()
+}
+
+export const requireStaff: preValidationHookHandler = async (request: FastifyRequest) => {
+  if (!request.session) throw request.authError ?? unauthenticated()
+  if (!request.session.actor.isStaff && !request.session.actor.isSuperuser) throw forbidden()
+}
+
+export const requireSuperuser: preValidationHookHandler = async (request: FastifyRequest) => {
+  if (!request.session) throw request.authError ?? unauthenticated()
+  if (!request.session.actor.isSuperuser) throw forbidden('Only a superuser may do this')
+}
+
+/** 401 without a valid token, 403 without the permission (staff with a role granting it, or a superuser). */
+export const requirePermission =
+  (permission: Permission): preValidationHookHandler =>
+  async (request: FastifyRequest) => {
+    if (!request.session) throw request.authError ?? unauthenticated()
+    if (!can(request.session.actor, permission)) throw forbidden(`Requires the ${permission} permission`)
+  }
+
+/** The session of a guarded route's request; only call behind requireAuth or a stricter guard. */
+export function sessionOf(request: FastifyRequest): Session {
+  if (!request.session) throw unauthenticated()
+  return request.session
+}
+
+export const actorOf = (request: FastifyRequest): Actor => sessionOf(request).actor

@@ -1,0 +1,71 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+
+export const FieldErrorSchema = Type.Object({
+  field: Type.String({ description: 'The offending field; nested paths use dots, e.g. `packages.0.price`.' }),
+  message: Type.String(),
+})
+
+export const ErrorBody = Type.Object(
+  {
+    success: Type.Literal(false),
+    error: Type.Object({
+      code: Type.String({ description: 'Stable, machine-readable code such as `VALIDATION_ERROR`.' }),
+      message: Type.String({ description: 'Human-readable explanation.' }),
+      details: Type.Array(FieldErrorSchema),
+    }),
+  },
+  { $id: 'ErrorBody', description: 'Every failure has this shape.' },
+)
+export type ErrorBody = Static<typeof ErrorBody>
+
+/** The success envelope (Variant A) around a payload schema. */
+export const Envelope = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data })
+
+export const ok = <T>(data: T): { success: true; data: T } => ({ success: true, data })
+
+export const Id = Type.String({ format: 'uuid', description: 'UUIDv7 identifier.' })
+
+export const IdParams = <K extends string>(name: K) => Type.Object({ [name]: Id } as Record<K, typeof Id>)
+
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC.' })
+
+export const PageQuery = Type.Object({
+  page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1.' }),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page, at most 100.' }),
+})
+export type PageQuery = Static<typeof PageQuery>
+
+export const Pagination = Type.Object({
+  page: Type.Integer(),
+  limit: Type.Integer(),
+  total: Type.Integer(),
+  pages: Type.Integer(),
+  hasNext: Type.Boolean(),
+  hasPrev: Type.Boolean(),
+})
+
+export const Page = <T extends TSchema>(item: T) => Type.Object({ items: Type.Array(item), pagination: Pagination })
+
+export const Message = Type.Object({ message: Type.String() })
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Validation failed: `details` names each field (`VALIDATION_ERROR`).',
+  401: 'No token, or an invalid or expired one (`UNAUTHENTICATED`).',
+  403: 'Authenticated but not allowed (`FORBIDDEN`).',
+  404: 'No such resource, or one the caller may not see (`NOT_FOUND`).',
+  409: 'A conflicting request is in progress.',
+  422: 'The current state forbids this; `code` says why.',
+  429: 'Rate limited (`RATE_LIMITED`); see `Retry-After`.',
+}
+
+const ErrorResponse = (status: number) => Type.Object(ErrorBody.properties, { description: ERROR_DESCRIPTIONS[status] })
+
+/** A route's response map: its success schemas plus the error statuses it can answer (429 always). */
+export function responses<S extends Record<number, TSchema>, E extends number>(
+  success: S,
+  ...errors: E[]
+): S & { [K in E | 429]: ReturnType<typeof ErrorResponse> } {
+  const map: Record<number, TSchema> = { ...success }
+  for (const status of [...errors, 429]) map[status] = ErrorResponse(status)
+  return map as S & { [K in E | 429]: ReturnType<typeof ErrorResponse> }
+}

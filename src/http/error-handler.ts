@@ -1,0 +1,47 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError, type FieldError } from './errors.ts'
+import type { ErrorBody } from './common.schemas.ts'
+import { toFieldErrors } from './validation.ts'
+
+const body = (code: string, message: string, details: FieldError[] = []): ErrorBody => ({
+  success: false,
+  error: { code, message, details },
+})
+
+/** Fastify's own 4xx errors, given codes a client can switch on. */
+const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: string; field?: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'VALIDATION_ERROR', message: 'The body is not valid JSON', field: 'body' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'VALIDATION_ERROR', message: 'The body is empty but the content type is JSON', field: 'body' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'VALIDATION_ERROR', message: 'Content-Length does not match the body', field: 'body' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The body is larger than this endpoint accepts' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'This content type is not accepted here' },
+  FST_ERR_CTP_INVALID_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The content type is missing or invalid' },
+}
+
+export function errorHandler(this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof AppError) {
+    return reply.status(error.statusCode).send(body(error.code, error.message, error.details))
+  }
+  if (error.validation) {
+    // A malformed path id names nothing that exists: the same answer as an unknown id.
+    if (error.validationContext === 'params') return reply.status(404).send(body('NOT_FOUND', 'Resource not found'))
+    const root = error.validationContext === 'body' ? 'body' : (error.validationContext ?? 'request')
+    return reply.status(400).send(body('VALIDATION_ERROR', 'The request is invalid', toFieldErrors(error.validation as never, root)))
+  }
+  const known = error.code ? FRAMEWORK_ERRORS[error.code] : undefined
+  if (known) {
+    return reply.status(known.status).send(body(known.code, known.message, known.field ? [{ field: known.field, message: known.message }] : []))
+  }
+  const status = error.statusCode ?? 500
+  if (status === 429) return reply.status(429).send(body('RATE_LIMITED', 'Too many requests; retry after the time in Retry-After'))
+  if (status >= 400 && status < 500) {
+    request.log.info({ err: error }, 'client error')
+    return reply.status(status).send(body('BAD_REQUEST', 'The request could not be processed'))
+  }
+  request.log.error({ err: error }, 'unhandled error')
+  return reply.status(500).send(body('INTERNAL_ERROR', 'Something went wrong on our side; the request id identifies it'))
+}
+
+export function notFoundHandler(_request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return reply.status(404).send(body('NOT_FOUND', 'No such route'))
+}

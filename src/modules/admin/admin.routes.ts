@@ -1,0 +1,74 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Envelope, ok, responses } from '../../http/common.schemas.ts'
+import { actorOf, requirePermission, requireSuperuser } from '../../http/auth-hooks.ts'
+import { User } from '../users/users.schemas.ts'
+import type { AdminService } from './admin.service.ts'
+import { CreateStaffBody, SetRolesBody, StaffUser, UserIdParams } from './admin.schemas.ts'
+
+const tags = ['admin']
+const security = [{ bearerAuth: [] }]
+
+export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = async (app, { admin }) => {
+  app.post(
+    '/admin/staff',
+    {
+      preValidation: requireSuperuser,
+      schema: {
+        tags,
+        security,
+        summary: 'Create a staff account (superuser)',
+        description: 'The account is created active and staff; `roleId` assigns its first role.',
+        body: CreateStaffBody,
+        response: responses({ 201: Envelope(StaffUser) }, 400, 401, 403),
+      },
+    },
+    async (request, reply) => reply.status(201).send(ok(await admin.createStaff(request.body))),
+  )
+
+  app.put(
+    '/admin/staff/:userId/roles',
+    {
+      preValidation: requireSuperuser,
+      schema: {
+        tags,
+        security,
+        summary: "Replace a staff member's roles (superuser)",
+        params: UserIdParams,
+        body: SetRolesBody,
+        response: responses({ 200: Envelope(StaffUser) }, 400, 401, 403, 404, 422),
+      },
+    },
+    async (request) => ok(await admin.setStaffRoles(request.params.userId, request.body.roleIds)),
+  )
+
+  app.post(
+    '/admin/users/:userId/deactivate',
+    {
+      preValidation: requirePermission('manage_users'),
+      schema: {
+        tags,
+        security,
+        summary: 'Deactivate a user (manage_users)',
+        description: 'Users are never deleted. The account is refused at once, including tokens already issued.',
+        params: UserIdParams,
+        response: responses({ 200: Envelope(User) }, 401, 403, 404, 422),
+      },
+    },
+    async (request) => ok(await admin.deactivateUser(actorOf(request), request.params.userId)),
+  )
+
+  app.post(
+    '/admin/users/:userId/reactivate',
+    {
+      preValidation: requirePermission('manage_users'),
+      schema: {
+        tags,
+        security,
+        summary: 'Reactivate a user (manage_users)',
+        params: UserIdParams,
+        response: responses({ 200: Envelope(User) }, 401, 403, 404, 422),
+      },
+    },
+    async (request) => ok(await admin.reactivateUser(actorOf(request), request.params.userId)),
+  )
+}

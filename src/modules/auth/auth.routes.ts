@@ -1,0 +1,168 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Envelope, Message, ok, responses } from '../../http/common.schemas.ts'
+import { fieldError } from '../../http/errors.ts'
+import { requireAuth, sessionOf } from '../../http/auth-hooks.ts'
+import { User } from '../users/users.schemas.ts'
+import type { AuthService } from './auth.service.ts'
+import {
+  AccessTokenResult,
+  EmailBody,
+  EmailCheckResult,
+  EmailQuery,
+  EmailResult,
+  LoginBody,
+  LoginResult,
+  LogoutBody,
+  RefreshBody,
+  RegisterBody,
+  ResetPasswordBody,
+  TokenBody,
+} from './auth.schemas.ts'
+
+const tags = ['auth']
+const config = { rateLimitBucket: 'auth' as const }
+
+export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = async (app, { auth }) => {
+  app.post(
+    '/auth/register',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Register an account',
+        description: 'Creates an inactive account and e-mails an activation link. Send the name as `fullName` or `name`.',
+        body: RegisterBody,
+        response: responses({ 201: Envelope(User) }, 400),
+      },
+    },
+    async (request, reply) => {
+      const { name, fullName = name, ...rest } = request.body
+      if (fullName === undefined) throw fieldError('fullName', 'is required')
+      return reply.status(201).send(ok(await auth.register({ ...rest, fullName })))
+    },
+  )
+
+  app.post(
+    '/auth/activate',
+    {
+      config,
+      schema: { tags, summary: 'Activate an account', body: TokenBody, response: responses({ 200: Envelope(User) }, 400) },
+    },
+    async (request) => ok(await auth.activate(request.body.token)),
+  )
+
+  app.post(
+    '/auth/activation/resend',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Send a new activation e-mail',
+        description: 'Always succeeds, so it does not reveal which e-mails are registered.',
+        body: EmailBody,
+        response: responses({ 200: Envelope(EmailResult) }, 400),
+      },
+    },
+    async (request) => ok(await auth.resendActivation(request.body.email)),
+  )
+
+  app.post(
+    '/auth/login',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Log in',
+        description: 'Wrong password, unknown e-mail and inactive account all answer 401 alike.',
+        body: LoginBody,
+        response: responses({ 200: Envelope(LoginResult) }, 400, 401),
+      },
+    },
+    async (request) => ok(await auth.login(request.body.email, request.body.password)),
+  )
+
+  app.post(
+    '/auth/refresh',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Exchange a refresh token for a new access token',
+        body: RefreshBody,
+        response: responses({ 200: Envelope(AccessTokenResult) }, 400, 401),
+      },
+    },
+    async (request) => {
+      const token = request.body.refreshToken ?? request.body.refresh
+      if (token === undefined) throw fieldError('refreshToken', 'is required')
+      return ok(await auth.refresh(token))
+    },
+  )
+
+  app.post(
+    '/auth/logout',
+    {
+      preValidation: requireAuth,
+      schema: {
+        tags,
+        summary: 'Log out',
+        description: 'Revokes the access token used for this call and, when sent, the refresh token.',
+        security: [{ bearerAuth: [] }],
+        body: LogoutBody,
+        response: responses({ 200: Envelope(Message) }, 400, 401),
+      },
+    },
+    async (request) => {
+      await auth.logout(sessionOf(request), request.body?.refreshToken ?? request.body?.refresh)
+      return ok({ message: 'Logged out' })
+    },
+  )
+
+  for (const url of ['/auth/forgot-password', '/auth/password-reset/ask']) {
+    app.post(
+      url,
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Ask for a password-reset e-mail',
+          description: 'Always succeeds; only active accounts receive the e-mail. Both paths are the same operation.',
+          body: EmailBody,
+          response: responses({ 200: Envelope(EmailResult) }, 400),
+        },
+      },
+      async (request) => ok(await auth.requestPasswordReset(request.body.email)),
+    )
+  }
+
+  for (const url of ['/auth/reset-password', '/auth/password-reset']) {
+    app.post(
+      url,
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Set a new password with a reset token',
+          description: 'The token works once. Every token issued before the reset stops working.',
+          body: ResetPasswordBody,
+          response: responses({ 200: Envelope(EmailResult) }, 400),
+        },
+      },
+      async (request) => ok(await auth.resetPassword(request.body.token, request.body.password)),
+    )
+  }
+
+  app.get(
+    '/auth/check-email',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Is this e-mail registered?',
+        querystring: EmailQuery,
+        response: responses({ 200: Envelope(EmailCheckResult) }, 400),
+      },
+    },
+    async (request) => ok(await auth.checkEmail(request.query.email)),
+  )
+}

@@ -1,0 +1,59 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Email, FullName, Password, User, Username } from '../users/users.schemas.ts'
+
+const Token = Type.String({ minLength: 1, maxLength: 4096 })
+
+export const RegisterBody = Type.Object(
+  {
+    email: Email,
+    password: Password,
+    fullName: Type.Optional(FullName),
+    name: Type.Optional(Type.String({ ...FullName, description: 'Variant A spelling of `fullName`; one of the two is required.' })),
+    username: Type.Optional(Type.String({ ...Username, description: 'Generated from the full name when absent.' })),
+  },
+  { additionalProperties: false },
+)
+export type RegisterBody = Static<typeof RegisterBody>
+
+export const TokenBody = Type.Object({ token: Token }, { additionalProperties: false })
+
+export const EmailBody = Type.Object({ email: Email }, { additionalProperties: false })
+
+export const EmailQuery = Type.Object({ email: Email }, { additionalProperties: false })
+
+export const LoginBody = Type.Object(
+  { email: Email, password: Type.String({ minLength: 1, maxLength: 1024 }) },
+  { additionalProperties: false },
+)
+
+export const RefreshBody = Type.Object(
+  {
+    refreshToken: Type.Optional(Type.String({ ...Token, description: 'Variant A field.' })),
+    refresh: Type.Optional(Type.String({ ...Token, description: 'Variant B field.' })),
+  },
+  { additionalProperties: false, description: 'Send the refresh token as `refreshToken` or `refresh`.' },
+)
+export type RefreshBody = Static<typeof RefreshBody>
+
+export const LogoutBody = Type.Object(
+  {
+    refreshToken: Type.Optional(Type.String({ ...Token, description: 'Also revoke this refresh token.' })),
+    refresh: Type.Optional(Type.String(Token)),
+  },
+  { additionalProperties: false },
+)
+export type LogoutBody = Static<typeof LogoutBody>
+
+export const ResetPasswordBody = Type.Object({ token: Token, password: Password }, { additionalProperties: false })
+
+export const LoginResult = Type.Object({
+  accessToken: Type.String({ description: 'Bearer token, valid 15 minutes.' }),
+  refreshToken: Type.String({ description: 'Valid 7 days; exchange it at /auth/refresh.' }),
+  user: Type.Composite([User, Type.Object({ name: Type.String({ description: 'Same as `fullName` (Variant A).' }) })]),
+})
+
+export const AccessTokenResult = Type.Object({ accessToken: Type.String() })
+
+export const EmailResult = Type.Object({ email: Type.String() })
+
+export const EmailCheckResult = Type.Object({ exists: Type.Boolean(), email: Type.String() })

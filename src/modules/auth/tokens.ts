@@ -1,0 +1,109 @@
+import { createHash, createHmac, randomUUID } from 'node:crypto'
+import { SignJWT, jwtVerify, type JWTPayload } from 'jose'
+import type { Clock } from '../../lib/clock.ts'
+import { DAY, HOUR, MINUTE } from '../../lib/clock.ts'
+
+export type TokenKind = 'access' | 'refresh' | 'activation' | 'reset'
+
+export const TOKEN_LIFETIMES: Record<TokenKind, number> = {
+  access: 15 * MINUTE,
+  refresh: 7 * DAY,
+  activation: 24 * HOUR,
+  reset: 1 * HOUR,
+}
+
+export interface SessionClaims {
+  sub: string
+  email: string
+  fullName: string
+  jti: string
+  /** The user's token version when issued; a password reset bumps it and retires the token. */
+  ver: number
+  exp: number
+}
+
+export interface ResetClaims {
+  sub: string
+  email: string
+  /** Fingerprint of the password hash when issued: once the password changes, the token is spent. */
+  pwd: string
+}
+
+/**
+ * Each kind has its own key and its own `typ` header, so a token is accepted only where it
+ * belongs (RFC 8725 section 3.11): a refresh token is no access token, an activation token
+ * resets no password. The algorithm is pinned, so `alg: none` and asymmetric confusion fail.
+ */
+export function createTokenService(secrets: { accessSecret: string; refreshSecret: string }, clock: Clock) {
+  const derive = (secret: string, purpose: string) => createHmac('sha256', secret).update(`marketplace:${purpose}`).digest()
+  const keys: Record<TokenKind, Uint8Array> = {
+    access: derive(secrets.accessSecret, 'access'),
+    refresh: derive(secrets.refreshSecret, 'refresh'),
+    activation: derive(secrets.accessSecret, 'activation'),
+    reset: derive(secrets.accessSecret, 'password-reset'),
+  }
+  const typOf = (kind: TokenKind) => `${kind}+jwt`
+
+  async function sign(kind: TokenKind, subject: string, claims: Record<string, unknown>): Promise<string> {
+    const issuedAt = Math.floor(clock.now().getTime() / 1000)
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', typ: typOf(kind) })
+      .setSubject(subject)
+      .setJti(randomUUID())
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + TOKEN_LIFETIMES[kind] / 1000)
+      .sign(keys[kind])
+  }
+
+  /** Returns the payload, or undefined for any token that is not a valid, unexpired token of this kind. */
+  async function verify(kind: TokenKind, token: string): Promise<JWTPayload | undefined> {
+    try {
+      const { payload } = await jwtVerify(token, keys[kind], {
+        algorithms: ['HS256'],
+        typ: typOf(kind),
+        currentDate: clock.now(),
+        requiredClaims: ['sub', 'exp', 'iat', 'jti'],
+      })
+      return payload
+    } catch {
+      return undefined
+    }
+  }
+
+  const isSession = (payload: JWTPayload): payload is JWTPayload & SessionClaims =>
+    typeof payload.sub === 'string' && typeof payload.email === 'string' && typeof payload.jti === 'string' && typeof payload.ver === 'number'
+
+  return {
+    signAccess: (user: UserIdentity) => sign('access', user.id, sessionClaims(user)),
+    signRefresh: (user: UserIdentity) => sign('refresh', user.id, sessionClaims(user)),
+    signActivation: (userId: string) => sign('activation', userId, {}),
+    signReset: (user: { id: string; email: string; passwordHash: string }) =>
+      sign('reset', user.id, { email: user.email, pwd: passwordFingerprint(user.passwordHash) }),
+
+    async verifySession(kind: 'access' | 'refresh', token: string): Promise<SessionClaims | undefined> {
+      const payload = await verify(kind, token)
+      return payload && isSession(payload) ? payload : undefined
+    },
+    async verifyActivation(token: string): Promise<string | undefined> {
+      return (await verify('activation', token))?.sub
+    },
+    async verifyReset(token: string): Promise<ResetClaims | undefined> {
+      const payload = await verify('reset', token)
+      if (!payload || typeof payload.email !== 'string' || typeof payload.pwd !== 'string' || !payload.sub) return undefined
+      return { sub: payload.sub, email: payload.email, pwd: payload.pwd }
+    },
+  }
+}
+
+export type TokenService = ReturnType<typeof createTokenService>
+
+interface UserIdentity {
+  id: string
+  email: string
+  fullName: string
+  tokenVersion: number
+}
+
+const sessionClaims = (user: UserIdentity) => ({ email: user.email, fullName: user.fullName, ver: user.tokenVersion })
+
+export const passwordFingerprint = (passwordHash: string): string => createHash('sha256').update(passwordHash).digest('base64url').slice(0, 22)

@@ -1,0 +1,37 @@
+/** Permission values of spec section 2.2. */
+export const permissions = [
+  'view_users',
+  'manage_users',
+  'view_services',
+  'approve_services',
+  'view_orders',
+  'manage_orders',
+  'resolve_disputes',
+  'view_kyc',
+  'manage_kyc',
+  'view_accounts',
+  'approve_withdrawals',
+] as const
+
+export type Permission = (typeof permissions)[number]
+
+/** Who is calling: the one value services receive for authorisation decisions. */
+export interface Actor {
+  id: string
+  email: string
+  fullName: string
+  isStaff: boolean
+  isSuperuser: boolean
+  permissions: ReadonlySet<Permission>
+}
+
+/** A superuser has every permission; staff have their roles' permissions; everyone else none. */
+export function can(actor: Actor, permission: Permission): boolean {
+  if (actor.isSuperuser) return true
+  return actor.isStaff && actor.permissions.has(permission)
+}
+
+export type UserRole = 'client' | 'staff' | 'admin'
+
+export const roleOf = (user: { isStaff: boolean; isSuperuser: boolean }): UserRole =>
+  user.isSuperuser ? 'admin' : user.isStaff ? 'staff' : 'client'

@@ -1,0 +1,93 @@
+import type { Db, Tx } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { newId } from '../../lib/ids.ts'
+import { fieldError, notFound } from '../../http/errors.ts'
+import type { Permission } from './permissions.ts'
+import { createRolesRepository } from './roles.repository.ts'
+import type { RoleRow } from './roles.table.ts'
+
+export interface RoleInput {
+  name: string
+  permissions: Permission[]
+}
+
+export const toRole = (row: RoleRow) => ({
+  id: row.id,
+  name: row.name,
+  permissions: row.permissions as Permission[],
+  createdAt: row.createdAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
+})
+export type Role = ReturnType<typeof toRole>
+
+const unique = <T>(values: T[]): T[] => [...new Set(values)]
+
+export function createRolesService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps
+
+  async function assertNameFree(tx: Tx, name: string, exceptId?: string): Promise<void> {
+    const existing = await createRolesRepository(tx).findByName(name)
+    if (existing && existing.id !== exceptId) throw fieldError('name', 'is already used by another role')
+  }
+
+  return {
+    listRoles: async (): Promise<Role[]> => (await createRolesRepository(db).list()).map(toRole),
+
+    async getRole(id: string): Promise<Role> {
+      const row = await createRolesRepository(db).findById(id)
+      if (!row) throw notFound('Role')
+      return toRole(row)
+    },
+
+    createRole: (input: RoleInput): Promise<Role> =>
+      db.transaction(async (tx) => {
+        await assertNameFree(tx, input.name)
+        const now = clock.now()
+        const row = await createRolesRepository(tx).insert({
+          id: newId(),
+          name: input.name,
+          permissions: unique(input.permissions),
+          createdAt: now,
+          updatedAt: now,
+        })
+        return toRole(row)
+      }),
+
+    updateRole: (id: string, input: Partial<RoleInput>): Promise<Role> =>
+      db.transaction(async (tx) => {
+        const roles = createRolesRepository(tx)
+        if (!(await roles.findById(id))) throw notFound('Role')
+        if (input.name !== undefined) await assertNameFree(tx, input.name, id)
+        const row = await roles.update(id, {
+          ...(input.name !== undefined && { name: input.name }),
+          ...(input.permissions !== undefined && { permissions: unique(input.permissions) }),
+          updatedAt: clock.now(),
+        })
+        return toRole(row!)
+      }),
+
+    async deleteRole(id: string): Promise<void> {
+      if (!(await createRolesRepository(db).delete(id))) throw notFound('Role')
+    },
+
+    /** The union of the permissions of the user's roles. */
+    async permissionsOf(userId: string): Promise<Set<Permission>> {
+      const roles = await createRolesRepository(db).rolesOfUser(userId)
+      return new Set(roles.flatMap((role) => role.permissions as Permission[]))
+    },
+
+    rolesOf: async (userId: string): Promise<Role[]> => (await createRolesRepository(db).rolesOfUser(userId)).map(toRole),
+
+    /** Replaces a user's roles inside the caller's transaction; an unknown role id is a field error. */
+    async assignRoles(tx: Tx, userId: string, roleIds: string[], field = 'roleIds'): Promise<Role[]> {
+      const roles = createRolesRepository(tx)
+      const wanted = unique(roleIds)
+      const found = await roles.findByIds(wanted)
+      if (found.length !== wanted.length) throw fieldError(field, 'names a role that does not exist')
+      await roles.replaceUserRoles(userId, wanted)
+      return found.map(toRole).sort((a, b) => a.name.localeCompare(b.name))
+    },
+  }
+}
+
+export type RolesService = ReturnType<typeof createRolesService>

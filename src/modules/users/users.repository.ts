@@ -1,0 +1,69 @@
+import { and, asc, count, eq, ilike, or, sql, type SQL } from 'drizzle-orm'
+import type { Executor } from '../../db/client.ts'
+import { users, type NewUserRow, type UserRow } from './users.table.ts'
+
+export interface UserListFilter {
+  search?: string
+  isActive?: boolean
+  isStaff?: boolean
+}
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (match) => `\\${match}`)
+
+function whereOf(filter: UserListFilter): SQL | undefined {
+  const conditions: SQL[] = []
+  if (filter.search) {
+    const pattern = `%${escapeLike(filter.search)}%`
+    // One expression matching the trigram index users_search_trgm_idx.
+    conditions.push(ilike(sql`(${users.email} || ' ' || ${users.username} || ' ' || ${users.fullName})`, pattern))
+  }
+  if (filter.isActive !== undefined) conditions.push(eq(users.isActive, filter.isActive))
+  if (filter.isStaff !== undefined) conditions.push(eq(users.isStaff, filter.isStaff))
+  return conditions.length > 0 ? and(...conditions) : undefined
+}
+
+export function createUsersRepository(db: Executor) {
+  return {
+    async findById(id: string): Promise<UserRow | undefined> {
+      const [row] = await db.select().from(users).where(eq(users.id, id))
+      return row
+    },
+
+    async lockById(id: string): Promise<UserRow | undefined> {
+      const [row] = await db.select().from(users).where(eq(users.id, id)).for('update')
+      return row
+    },
+
+    async findByEmail(email: string): Promise<UserRow | undefined> {
+      const [row] = await db.select().from(users).where(eq(users.email, email))
+      return row
+    },
+
+    async findTakenUsernames(candidates: string[]): Promise<Set<string>> {
+      if (candidates.length === 0) return new Set()
+      const rows = await db.select({ username: users.username }).from(users).where(or(...candidates.map((name) => eq(users.username, name))))
+      return new Set(rows.map((row) => row.username))
+    },
+
+    async insert(row: NewUserRow): Promise<UserRow> {
+      const [inserted] = await db.insert(users).values(row).returning()
+      return inserted!
+    },
+
+    async update(id: string, patch: Partial<Omit<NewUserRow, 'id' | 'createdAt'>>): Promise<UserRow | undefined> {
+      const [row] = await db.update(users).set(patch).where(eq(users.id, id)).returning()
+      return row
+    },
+
+    async list(filter: UserListFilter, offset: number, limit: number): Promise<{ rows: UserRow[]; total: number }> {
+      const where = whereOf(filter)
+      const [rows, [totals]] = await Promise.all([
+        db.select().from(users).where(where).orderBy(asc(users.createdAt), asc(users.id)).offset(offset).limit(limit),
+        db.select({ total: count() }).from(users).where(where),
+      ])
+      return { rows, total: totals?.total ?? 0 }
+    },
+  }
+}
+
+export type UsersRepository = ReturnType<typeof createUsersRepository>

@@ -1,0 +1,67 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Envelope, Page, ok, responses } from '../../http/common.schemas.ts'
+import { actorOf, requireAuth, requirePermission } from '../../http/auth-hooks.ts'
+import type { ProfileChanges, UsersService } from './users.service.ts'
+import { ListUsersQuery, Me, UpdateMeBody, User, UserListItem } from './users.schemas.ts'
+
+const tags = ['users']
+const security = [{ bearerAuth: [] }]
+
+/** Both spellings of spec 2.1 map onto one set of columns; the Variant B name wins when both are sent. */
+const toProfileChanges = (body: UpdateMeBody): ProfileChanges => {
+  const fullName = body.fullName ?? body.name
+  const description = body.description !== undefined ? body.description : body.bio
+  return {
+    ...(fullName !== undefined && { fullName: fullName.trim() }),
+    ...(description !== undefined && { description }),
+    ...(body.title !== undefined && { title: body.title }),
+    ...(body.phone !== undefined && { phone: body.phone }),
+    ...(body.username !== undefined && { username: body.username }),
+  }
+}
+
+export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
+  app.get(
+    '/users/me',
+    {
+      preValidation: requireAuth,
+      schema: { tags, security, summary: 'The current user', response: responses({ 200: Envelope(Me) }, 401) },
+    },
+    async (request) => ok(await users.getProfile(actorOf(request))),
+  )
+
+  for (const method of ['PUT', 'PATCH'] as const) {
+    app.route({
+      method,
+      url: '/users/me',
+      preValidation: requireAuth,
+      schema: {
+        tags,
+        security,
+        summary: method === 'PUT' ? 'Update the current user (Variant A)' : 'Update the current user (Variant B)',
+        description: 'Both verbs accept both spellings: `name`/`fullName`, `bio`/`description`, plus `title` and `phone`. Only the fields sent change.',
+        body: UpdateMeBody,
+        response: responses({ 200: Envelope(User) }, 400, 401),
+      },
+      handler: async (request) => ok(await users.updateProfile(actorOf(request), toProfileChanges(request.body))),
+    })
+  }
+
+  app.get(
+    '/users',
+    {
+      preValidation: requirePermission('view_users'),
+      schema: {
+        tags,
+        security,
+        summary: 'List users (staff with view_users)',
+        querystring: ListUsersQuery,
+        response: responses({ 200: Envelope(Page(UserListItem)) }, 400, 401, 403),
+      },
+    },
+    async (request) => {
+      const { page, limit, search, isActive } = request.query
+      return ok(await users.listUsers({ search, isActive }, { page, limit }))
+    },
+  )
+}

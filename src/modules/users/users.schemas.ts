@@ -1,0 +1,96 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { permissions } from '../roles/permissions.ts'
+
+/** A schema that also accepts null (OpenAPI 3.1 type arrays keep validation messages simple). */
+export const Nullable = <T extends TSchema>(schema: T) =>
+  Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type as string, 'null'] })
+
+export const Email = Type.String({
+  minLength: 3,
+  maxLength: 254,
+  pattern: '^\\s*[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$',
+  errorMessage: 'must be a valid e-mail address',
+  description: 'Trimmed and lowercased before use.',
+})
+
+export const Password = Type.String({
+  minLength: 8,
+  maxLength: 128,
+  pattern: '^(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])',
+  errorMessage: 'must be 8 to 128 characters and contain an uppercase letter, a lowercase letter and a digit',
+})
+
+export const FullName = Type.String({
+  minLength: 2,
+  maxLength: 100,
+  pattern: '^\\s*\\S(.*\\S)?\\s*$',
+  errorMessage: 'must be 2 to 100 characters',
+})
+
+export const Username = Type.String({
+  minLength: 3,
+  maxLength: 20,
+  pattern: '^[a-z0-9_]+$',
+  errorMessage: 'must be 3 to 20 characters of lowercase letters, digits and underscores',
+})
+
+const Title = Type.String({ maxLength: 100, errorMessage: 'must be at most 100 characters' })
+const Description = Type.String({ maxLength: 1000, errorMessage: 'must be at most 1000 characters' })
+const Phone = Type.String({ pattern: '^\\+?[0-9][0-9 ()-]{3,24}$', errorMessage: 'must be a phone number such as +1 555 0100' })
+
+export const User = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    email: Type.String(),
+    fullName: Type.String(),
+    username: Type.String(),
+    title: Nullable(Type.String()),
+    description: Nullable(Type.String()),
+    phone: Nullable(Type.String()),
+    isActive: Type.Boolean(),
+    isStaff: Type.Boolean(),
+    isSuperuser: Type.Boolean(),
+    isKYCVerified: Type.Boolean(),
+    role: Type.Union([Type.Literal('client'), Type.Literal('staff'), Type.Literal('admin')], {
+      description: '`client` for regular users (they buy and sell), `staff`, or `admin` for superusers.',
+    }),
+    lastLogin: Nullable(Timestamp),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { description: 'An account as its owner and staff see it.' },
+)
+
+export const Me = Type.Composite([
+  User,
+  Type.Object({ permissions: Type.Array(Type.Union(permissions.map((value) => Type.Literal(value))), { description: 'What the caller may do in the admin area.' }) }),
+])
+
+export const UpdateMeBody = Type.Object(
+  {
+    fullName: Type.Optional(FullName),
+    name: Type.Optional(Type.String({ ...FullName, description: 'Variant A spelling of `fullName`.' })),
+    title: Type.Optional(Nullable(Title)),
+    description: Type.Optional(Nullable(Description)),
+    bio: Type.Optional(Nullable(Type.String({ ...Description, description: 'Variant A spelling of `description`.' }))),
+    phone: Type.Optional(Nullable(Phone)),
+    username: Type.Optional(Type.String({ description: 'Accepted only when unchanged: usernames are fixed after registration.' })),
+  },
+  { additionalProperties: false, description: 'Either spelling is accepted; fields not listed here (such as `isStaff` or `email`) are refused.' },
+)
+export type UpdateMeBody = Static<typeof UpdateMeBody>
+
+export const ListUsersQuery = Type.Composite(
+  [
+    PageQuery,
+    Type.Object({
+      search: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Matches e-mail, username or full name.' })),
+      isActive: Type.Optional(Type.Boolean()),
+    }),
+  ],
+  { additionalProperties: false },
+)
+export type ListUsersQuery = Static<typeof ListUsersQuery>
+
+export const UserListItem = Type.Composite([User, Type.Object({ servicesCount: Type.Integer({ minimum: 0 }) })])

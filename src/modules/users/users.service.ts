@@ -1,0 +1,157 @@
+import { randomInt } from 'node:crypto'
+import type { Db, Tx } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { newId } from '../../lib/ids.ts'
+import { toUsernameBase } from '../../lib/text.ts'
+import { fieldError, notFound, validationError, type FieldError } from '../../http/errors.ts'
+import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
+import { roleOf, type Actor, type Permission } from '../roles/permissions.ts'
+import { createUsersRepository, type UserListFilter } from './users.repository.ts'
+import type { UserRow } from './users.table.ts'
+
+export interface NewAccount {
+  email: string
+  fullName: string
+  username?: string
+  passwordHash: string
+  isActive?: boolean
+  isStaff?: boolean
+  isSuperuser?: boolean
+}
+
+export interface ProfileChanges {
+  fullName?: string
+  username?: string
+  title?: string | null
+  description?: string | null
+  phone?: string | null
+}
+
+/** The account as its owner and staff see it. Private columns (hash, notes) are never copied. */
+export function toUser(row: UserRow) {
+  return {
+    id: row.id,
+    email: row.email,
+    fullName: row.fullName,
+    username: row.username,
+    title: row.title,
+    description: row.description,
+    phone: row.phone,
+    isActive: row.isActive,
+    isStaff: row.isStaff,
+    isSuperuser: row.isSuperuser,
+    isKYCVerified: row.isKycVerified,
+    role: roleOf(row),
+    lastLogin: row.lastLogin?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }
+}
+export type User = ReturnType<typeof toUser>
+
+const UNIQUE_VIOLATION = '23505'
+const UNIQUE_FIELDS: Record<string, string> = { users_email_unique: 'email', users_username_unique: 'username' }
+
+/** Maps a unique-constraint race on users to the field it concerns. */
+function uniqueViolationField(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown }).cause ?? error
+  const { code, constraint } = cause as { code?: string; constraint?: string }
+  return code === UNIQUE_VIOLATION && constraint ? UNIQUE_FIELDS[constraint] : undefined
+}
+
+export function createUsersService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps
+
+  async function generateUsername(tx: Tx, fullName: string): Promise<string> {
+    let base = toUsernameBase(fullName).slice(0, 20)
+    if (base.length < 3) base = `user_${base}`.replace(/_+$/, '').slice(0, 20)
+    const stem = base.slice(0, 15)
+    const candidates = [base, ...Array.from({ length: 8 }, () => `${stem}_${randomInt(1000, 9999)}`)]
+    const taken = await createUsersRepository(tx).findTakenUsernames(candidates)
+    const free = candidates.find((candidate) => !taken.has(candidate))
+    return free ?? `${stem}_${randomInt(10_000, 99_999)}`
+  }
+
+  return {
+    /** Creates an account inside the caller's transaction; duplicate e-mail or username is a field error. */
+    async createAccount(tx: Tx, account: NewAccount): Promise<UserRow> {
+      const users = createUsersRepository(tx)
+      const problems: FieldError[] = []
+      if (await users.findByEmail(account.email)) problems.push({ field: 'email', message: 'is already registered' })
+      if (account.username && (await users.findTakenUsernames([account.username])).size > 0) {
+        problems.push({ field: 'username', message: 'is already taken' })
+      }
+      if (problems.length > 0) throw validationError(problems)
+
+      const now = clock.now()
+      try {
+        return await users.insert({
+          id: newId(),
+          email: account.email,
+          fullName: account.fullName,
+          username: account.username ?? (await generateUsername(tx, account.fullName)),
+          passwordHash: account.passwordHash,
+          isActive: account.isActive ?? false,
+          isStaff: account.isStaff ?? false,
+          isSuperuser: account.isSuperuser ?? false,
+          activatedAt: account.isActive ? now : null,
+          createdAt: now,
+          updatedAt: now,
+        })
+      } catch (error) {
+        const field = uniqueViolationField(error)
+        if (field) throw fieldError(field, field === 'email' ? 'is already registered' : 'is already taken')
+        throw error
+      }
+    },
+
+    findAccountById: (id: string) => createUsersRepository(db).findById(id),
+    findAccountByEmail: (email: string) => createUsersRepository(db).findByEmail(email),
+    lockAccount: (tx: Tx, id: string) => createUsersRepository(tx).lockById(id),
+
+    async updateAccount(tx: Tx, id: string, patch: Partial<Pick<UserRow, 'isActive' | 'activatedAt' | 'passwordHash' | 'tokenVersion' | 'lastLogin'>>): Promise<UserRow> {
+      const row = await createUsersRepository(tx).update(id, { ...patch, updatedAt: clock.now() })
+      if (!row) throw notFound('User')
+      return row
+    },
+
+    async recordLogin(id: string): Promise<UserRow> {
+      const row = await createUsersRepository(db).update(id, { lastLogin: clock.now() })
+      if (!row) throw notFound('User')
+      return row
+    },
+
+    async getProfile(actor: Actor): Promise<User & { permissions: Permission[] }> {
+      const row = await createUsersRepository(db).findById(actor.id)
+      if (!row) throw notFound('User')
+      return { ...toUser(row), permissions: [...actor.permissions].sort() }
+    },
+
+    async updateProfile(actor: Actor, changes: ProfileChanges): Promise<User> {
+      return db.transaction(async (tx) => {
+        const users = createUsersRepository(tx)
+        const current = await users.lockById(actor.id)
+        if (!current) throw notFound('User')
+        // Spec 2.1: usernames are not changeable after creation, although the validator lists the field.
+        if (changes.username !== undefined && changes.username !== current.username) {
+          throw fieldError('username', 'cannot be changed after registration')
+        }
+        const { username: _ignored, ...allowed } = changes
+        const updated = await users.update(actor.id, { ...allowed, updatedAt: clock.now() })
+        return toUser(updated!)
+      })
+    },
+
+    async listUsers(filter: UserListFilter, page: PageRequest) {
+      const { rows, total } = await createUsersRepository(db).list(filter, offsetOf(page), page.limit)
+      // servicesCount becomes a real count once services exist (catalogue module).
+      return toPage(
+        rows.map((row) => ({ ...toUser(row), servicesCount: 0 })),
+        total,
+        page,
+      )
+    },
+  }
+}
+
+export type UsersService = ReturnType<typeof createUsersService>

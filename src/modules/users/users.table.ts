@@ -1,0 +1,35 @@
+import { sql } from 'drizzle-orm'
+import { boolean, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+
+export const users = pgTable(
+  'users',
+  {
+    id: uuid('id').primaryKey(),
+    email: text('email').notNull().unique(),
+    username: text('username').notNull().unique(),
+    fullName: text('full_name').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    isActive: boolean('is_active').notNull().default(false),
+    isStaff: boolean('is_staff').notNull().default(false),
+    isSuperuser: boolean('is_superuser').notNull().default(false),
+    isKycVerified: boolean('is_kyc_verified').notNull().default(false),
+    title: text('title'),
+    description: text('description'),
+    phone: text('phone'),
+    notes: text('notes'),
+    /** Bumped by a password reset: every token carrying an older version is refused. */
+    tokenVersion: integer('token_version').notNull().default(0),
+    /** Set once, by activation (or at creation for staff); an old activation link cannot undo a deactivation. */
+    activatedAt: timestamp('activated_at', { withTimezone: true, mode: 'date' }),
+    lastLogin: timestamp('last_login', { withTimezone: true, mode: 'date' }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (table) => [
+    index('users_created_at_idx').on(table.createdAt),
+    index('users_search_trgm_idx').using('gin', sql`(${table.email} || ' ' || ${table.username} || ' ' || ${table.fullName}) gin_trgm_ops`),
+  ],
+)
+
+export type UserRow = typeof users.$inferSelect
+export type NewUserRow = typeof users.$inferInsert

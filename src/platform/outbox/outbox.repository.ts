@@ -1,0 +1,42 @@
+import { and, eq, sql } from 'drizzle-orm'
+import type { Executor } from '../../db/client.ts'
+import { outboxAttempts, outboxJobs, type OutboxJobRow } from './outbox.table.ts'
+
+export function createOutboxRepository(db: Executor) {
+  return {
+    async insert(row: typeof outboxJobs.$inferInsert): Promise<OutboxJobRow> {
+      const [inserted] = await db.insert(outboxJobs).values(row).returning()
+      return inserted!
+    },
+
+    /**
+     * Claims due jobs, and jobs whose lease ran out (a worker died mid-job). SKIP LOCKED lets
+     * several workers claim side by side without waiting on, or taking, each other's rows.
+     */
+    async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<OutboxJobRow[]> {
+      const due = db
+        .select({ id: outboxJobs.id })
+        .from(outboxJobs)
+        .where(
+          sql`(${outboxJobs.status} = 'pending' and ${outboxJobs.runAt} <= ${now}) or (${outboxJobs.status} = 'running' and ${outboxJobs.lockedUntil} < ${now})`,
+        )
+        .orderBy(outboxJobs.runAt)
+        .limit(limit)
+        .for('update', { skipLocked: true })
+      return db
+        .update(outboxJobs)
+        .set({ status: 'running', attempts: sql`${outboxJobs.attempts} + 1`, lockedUntil: leaseUntil })
+        .where(sql`${outboxJobs.id} in ${due}`)
+        .returning()
+    },
+
+    async finish(id: string, attempt: number, patch: Partial<typeof outboxJobs.$inferInsert>): Promise<void> {
+      // The attempt guard keeps a worker whose lease expired from overwriting a newer claim.
+      await db.update(outboxJobs).set(patch).where(and(eq(outboxJobs.id, id), eq(outboxJobs.attempts, attempt)))
+    },
+
+    async recordAttempt(row: typeof outboxAttempts.$inferInsert): Promise<void> {
+      await db.insert(outboxAttempts).values(row)
+    },
+  }
+}
