@@ -5,7 +5,7 @@ import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import { pingDatabase, type Database } from './db/client.ts'
@@ -77,7 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: loggerOptions(config, deps.logStream),
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
-    requestIdLogLabel: 'requestId',
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
     // Honour a well-formed id from a proxy so one id follows the request across services.
     genReqId: (request) => {
       const incoming = request.headers['x-request-id']

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError, forbidden, unauthenticated } from './errors.ts'
 import type { AuthService, Session } from '../modules/auth/auth.service.ts'
@@ -40,23 +40,23 @@ export const identifyCaller = fp(async (app: FastifyInstance, options: { auth: P
   })
 })
 
-export const requireAuth: preValidationHookHandler = async (request: FastifyRequest, _reply: FastifyReply) => {
+export const requireAuth: preValidationAsyncHookHandler = async (request: FastifyRequest) => {
   if (!request.session) throw request.authError ?? unauthenticated()
 }
 
-export const requireStaff: preValidationHookHandler = async (request: FastifyRequest) => {
+export const requireStaff: preValidationAsyncHookHandler = async (request: FastifyRequest) => {
   if (!request.session) throw request.authError ?? unauthenticated()
   if (!request.session.actor.isStaff && !request.session.actor.isSuperuser) throw forbidden()
 }
 
-export const requireSuperuser: preValidationHookHandler = async (request: FastifyRequest) => {
+export const requireSuperuser: preValidationAsyncHookHandler = async (request: FastifyRequest) => {
   if (!request.session) throw request.authError ?? unauthenticated()
   if (!request.session.actor.isSuperuser) throw forbidden('Only a superuser may do this')
 }
 
 /** 401 without a valid token, 403 without the permission (staff with a role granting it, or a superuser). */
 export const requirePermission =
-  (permission: Permission): preValidationHookHandler =>
+  (permission: Permission): preValidationAsyncHookHandler =>
   async (request: FastifyRequest) => {
     if (!request.session) throw request.authError ?? unauthenticated()
     if (!can(request.session.actor, permission)) throw forbidden(`Requires the ${permission} permission`)

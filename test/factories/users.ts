@@ -1,0 +1,56 @@
+import type { UserRow } from '../../src/modules/users/users.table.ts'
+import type { Permission } from '../../src/modules/roles/permissions.ts'
+import { hashPassword } from '../../src/lib/passwords.ts'
+import type { TestContext } from '../setup/test-app.ts'
+
+let sequence = 0
+export const unique = (prefix = 'u'): string => `${prefix}${process.pid}${Date.now().toString(36)}${(sequence++).toString(36)}`
+
+export const DEFAULT_PASSWORD = 'Passw0rd!'
+let defaultHash: Promise<string> | undefined
+
+export interface UserOptions {
+  email?: string
+  fullName?: string
+  username?: string
+  password?: string
+  isActive?: boolean
+  isStaff?: boolean
+  isSuperuser?: boolean
+  /** Creates a role with these permissions and gives it to the (staff) user. */
+  permissions?: Permission[]
+}
+
+export interface TestUser {
+  user: UserRow
+  password: string
+  accessToken: string
+  refreshToken: string
+}
+
+/** Inserts a real account (active by default) and signs tokens for it. */
+export async function createUser(ctx: TestContext, options: UserOptions = {}): Promise<TestUser> {
+  const { users, roles, tokens } = ctx.app.services
+  const name = unique()
+  const password = options.password ?? DEFAULT_PASSWORD
+  const passwordHash = options.password ? await hashPassword(password) : await (defaultHash ??= hashPassword(DEFAULT_PASSWORD))
+  const user = await ctx.database.db.transaction(async (tx) => {
+    const row = await users.createAccount(tx, {
+      email: options.email ?? `${name}@example.test`,
+      fullName: options.fullName ?? `Test ${name}`,
+      username: options.username ?? name.slice(0, 20),
+      passwordHash,
+      isActive: options.isActive ?? true,
+      isStaff: options.isStaff ?? options.permissions !== undefined,
+      isSuperuser: options.isSuperuser ?? false,
+    })
+    return row
+  })
+  if (options.permissions) {
+    const role = await roles.createRole({ name: `role-${name}`, permissions: options.permissions })
+    await ctx.database.db.transaction((tx) => roles.assignRoles(tx, user.id, [role.id]))
+  }
+  return { user, password, accessToken: await tokens.signAccess(user), refreshToken: await tokens.signRefresh(user) }
+}
+
+export const createSuperuser = (ctx: TestContext) => createUser(ctx, { isStaff: true, isSuperuser: true })

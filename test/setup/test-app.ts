@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Writable } from 'node:stream'
+import { PGlite } from '@electric-sql/pglite'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import pg from 'pg'
+import { inject } from 'vitest'
+import { buildApp } from '../../src/app.ts'
+import { loadConfig, type Config } from '../../src/config.ts'
+import { fromPglite, fromPool, pgliteExtensions, type Database } from '../../src/db/client.ts'
+import { ManualClock } from '../../src/lib/clock.ts'
+import type { Mailer, MailMessage } from '../../src/platform/mail/mailer.ts'
+import { withDatabase } from './global-setup.ts'
+
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || process.env.REDIS_URL || undefined
+
+/** Captures mail in memory; `failing` makes every send throw, as an SMTP outage would. */
+export class MemoryMailer implements Mailer {
+  sent: MailMessage[] = []
+  failing = false
+
+  async send(message: MailMessage): Promise<void> {
+    if (this.failing) throw new Error('SMTP unavailable')
+    this.sent.push(message)
+  }
+
+  close(): void {}
+
+  /** The first link in the newest message to `to`. */
+  linkTo(to: string): string {
+    const message = [...this.sent].reverse().find((candidate) => candidate.to === to)
+    const link = message?.text.match(/https?:\/\/\S+/)?.[0]
+    if (!link) throw new Error(`no mail with a link to ${to}`)
+    return link
+  }
+
+  tokenTo(to: string): string {
+    return new URL(this.linkTo(to)).searchParams.get('token')!
+  }
+}
+
+/** A fresh database for one test file: a copy of the migrated one, on PGlite or PostgreSQL. */
+export async function openTestDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {
+  const template = inject('pgTemplate')
+  const url = process.env.TEST_DATABASE_URL
+  if (template && url) {
+    const name = `mk_${template.split('_')[2]}_${randomBytes(6).toString('hex')}`
+    const admin = new pg.Client({ connectionString: url })
+    await admin.connect()
+    await admin.query(`create database ${name} template ${template}`)
+    const database = fromPool(new pg.Pool({ connectionString: withDatabase(url, name), max: 5 }))
+    return {
+      database,
+      drop: async () => {
+        await database.close()
+        await admin.query(`drop database if exists ${name} with (force)`)
+        await admin.end()
+      },
+    }
+  }
+  const dump = new Blob([readFileSync(inject('pgliteDump'))])
+  const database = fromPglite(new PGlite({ loadDataDir: dump, extensions: pgliteExtensions }))
+  return { database, drop: () => database.close() }
+}
+
+export function testConfig(env: Record<string, string | undefined> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'marketplace-data-')),
+    JWT_ACCESS_SECRET: 'test-access-secret-0123456789-abcdefghij',
+    JWT_REFRESH_SECRET: 'test-refresh-secret-0123456789-abcdefghij',
+    RUN_WORKER: 'false',
+    RATE_LIMIT_AUTH: '100000',
+    RATE_LIMIT_UPLOADS: '100000',
+    RATE_LIMIT_GENERAL: '100000',
+    LOG_LEVEL: 'silent',
+    APP_URL: 'http://app.test',
+    ...env,
+  })
+}
+
+export interface TestContext {
+  app: FastifyInstance
+  database: Database
+  clock: ManualClock
+  mailer: MemoryMailer
+  config: Config
+  close(): Promise<void>
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string | undefined>
+  /** Share a database with another app (two instances behind one load balancer). */
+  database?: Database
+  mailer?: Mailer
+  logStream?: Writable
+  clock?: ManualClock
+}
+
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestContext> {
+  const own = options.database ? undefined : await openTestDatabase()
+  const database = options.database ?? own!.database
+  const config = testConfig(options.env)
+  const clock = options.clock ?? new ManualClock()
+  const mailer = new MemoryMailer()
+  const app = await buildApp({ config, database, clock, mailer: options.mailer ?? mailer, logStream: options.logStream })
+  await app.ready()
+  return {
+    app,
+    database,
+    clock,
+    mailer,
+    config,
+    async close() {
+      await app.close()
+      await own?.drop()
+      rmSync(config.dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+export const API = '/api/v1'
+
+/** `app.inject` under the API prefix with an optional bearer token. */
+export function request(app: FastifyInstance, options: Omit<InjectOptions, 'url'> & { url: string; token?: string }): Promise<LightMyRequestResponse> {
+  const { token, url, headers, ...rest } = options
+  return app.inject({
+    ...rest,
+    url: `${API}${url}`,
+    headers: { ...headers, ...(token && { authorization: `Bearer ${token}` }) },
+  })
+}
+
+export interface ErrorJson {
+  success: false
+  error: { code: string; message: string; details: { field: string; message: string }[] }
+}
+
+/** The fields named in a 400's details, sorted, for compact assertions. */
+export const fieldsOf = (response: LightMyRequestResponse): string[] =>
+  [...new Set(response.json<ErrorJson>().error.details.map((detail) => detail.field))].sort()
