@@ -1,10 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config.ts'
 import type { Db } from './db/client.ts'
-import type { Clock } from './lib/clock.ts'
+import { HOUR, type Clock } from './lib/clock.ts'
 import type { Mailer } from './platform/mail/mailer.ts'
 import { createOutbox } from './platform/outbox/outbox.ts'
-import { createWorker, type JobHandler } from './platform/outbox/worker.ts'
+import { createWorker, type JobHandler, type PeriodicTask } from './platform/outbox/worker.ts'
 import { createAdminService } from './modules/admin/admin.service.ts'
 import { createAuthService, MAIL_TOPICS } from './modules/auth/auth.service.ts'
 import { createTokenService } from './modules/auth/tokens.ts'
@@ -33,7 +33,8 @@ export function createServices({ config, db, clock, mailer, logger }: Infrastruc
     [MAIL_TOPICS.activation]: (payload) => auth.sendActivationEmail(userIdOf(payload)),
     [MAIL_TOPICS.passwordReset]: (payload) => auth.sendPasswordResetEmail(userIdOf(payload)),
   }
-  const worker = createWorker({ db, clock, logger: logger.child({ component: 'worker' }), handlers })
+  const periodic: PeriodicTask[] = [{ name: 'purge-revoked-tokens', everyMs: HOUR, run: auth.purgeRevokedTokens }]
+  const worker = createWorker({ db, clock, logger: logger.child({ component: 'worker' }), handlers, periodic })
 
   return { outbox, tokens, users, roles, auth, admin, worker }
 }

@@ -18,8 +18,19 @@ function createAjv(options: Options): Ajv {
 const bodyAjv = createAjv({ coerceTypes: false })
 const textAjv = createAjv({ coerceTypes: 'array' })
 
-export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema) as ReturnType<FastifySchemaCompiler<object>>
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  if (httpPart !== 'body') return textAjv.compile(schema) as ReturnType<FastifySchemaCompiler<object>>
+  const validate = bodyAjv.compile(schema)
+  // A request without a body is checked as an empty object, so it gets one error per required
+  // field instead of "must be object", and an all-optional body (logout) may be left out.
+  const validateBody = (data: unknown) => {
+    const valid = validate(data ?? {})
+    validateBody.errors = validate.errors
+    return valid
+  }
+  validateBody.errors = validate.errors
+  return validateBody as unknown as ReturnType<FastifySchemaCompiler<object>>
+}
 
 const joinPath = (instancePath: string, property?: string): string => {
   const parts = instancePath.split('/').filter(Boolean).map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))

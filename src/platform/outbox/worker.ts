@@ -8,11 +8,19 @@ import type { OutboxJobRow } from './outbox.table.ts'
 
 export type JobHandler = (payload: Record<string, unknown>, job: OutboxJobRow) => Promise<void>
 
+/** Housekeeping that every worker runs on a schedule (idempotent: several instances may run it). */
+export interface PeriodicTask {
+  name: string
+  everyMs: number
+  run: () => Promise<unknown>
+}
+
 export interface WorkerOptions {
   db: Db
   clock: Clock
   logger: FastifyBaseLogger
   handlers: Record<string, JobHandler>
+  periodic?: PeriodicTask[]
   batchSize?: number
   pollIntervalMs?: number
   /** How long a claim holds before another worker may take the job over. */
@@ -34,6 +42,7 @@ export function createWorker(options: WorkerOptions) {
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> | undefined
   let stopped = true
+  const lastRun = new Map<string, number>()
 
   async function process(job: OutboxJobRow): Promise<boolean> {
     const startedAt = clock.now()
@@ -81,10 +90,28 @@ export function createWorker(options: WorkerOptions) {
     }
   }
 
+  /** Runs each periodic task whose interval has passed since its last run (the first call runs all). */
+  async function runPeriodic(): Promise<string[]> {
+    const ran: string[] = []
+    for (const task of options.periodic ?? []) {
+      const now = clock.now().getTime()
+      const previous = lastRun.get(task.name)
+      if (previous !== undefined && now - previous < task.everyMs) continue
+      lastRun.set(task.name, now)
+      try {
+        await task.run()
+        ran.push(task.name)
+      } catch (error) {
+        logger.error({ err: error, task: task.name }, 'periodic task failed')
+      }
+    }
+    return ran
+  }
+
   function schedule(): void {
     if (stopped) return
     timer = setTimeout(() => {
-      running = drain()
+      running = Promise.all([drain(), runPeriodic()])
         .catch((error: unknown) => logger.error({ err: error }, 'worker loop failed'))
         .finally(() => {
           running = undefined
@@ -97,6 +124,7 @@ export function createWorker(options: WorkerOptions) {
   return {
     runOnce,
     drain,
+    runPeriodic,
     start(): void {
       if (!stopped) return
       stopped = false
