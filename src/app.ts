@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
 import cors from '@fastify/cors'
+import multipart from '@fastify/multipart'
 import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -20,6 +21,11 @@ import { authRoutes } from './modules/auth/auth.routes.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
 import { rolesRoutes } from './modules/roles/roles.routes.ts'
 import { usersRoutes } from './modules/users/users.routes.ts'
+import { portfolioRoutes } from './modules/portfolio/portfolio.routes.ts'
+import { MAX_UPLOAD_BYTES } from './modules/uploads/upload-rules.ts'
+import { uploadsRoutes } from './modules/uploads/uploads.routes.ts'
+import { createStorage } from './platform/storage/create-storage.ts'
+import type { StorageDriver } from './platform/storage/storage.ts'
 import { createServices, type Services } from './services.ts'
 
 export const API_PREFIX = '/api/v1'
@@ -29,6 +35,7 @@ export interface AppDeps {
   database: Database
   clock?: Clock
   mailer?: Mailer
+  storage?: StorageDriver
   /** Where logs go (default stdout); tests pass a stream to read them. */
   logStream?: Writable
 }
@@ -89,7 +96,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const mailer = deps.mailer ?? (config.mail.smtpUrl ? createSmtpMailer(config.mail.smtpUrl, config.mail.from) : createFileMailer(config.mail.dir, config.mail.from, app.log))
-  const services = createServices({ config, db: database.db, clock, mailer, logger: app.log })
+  const storage = deps.storage ?? createStorage(config.storage)
+  const services = createServices({ config, db: database.db, clock, mailer, storage, logger: app.log })
   app.decorate('services', services)
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined
   redis?.on('error', (error) => app.log.warn({ err: error }, 'redis error'))
@@ -139,6 +147,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   })
 
+  await app.register(multipart, {
+    limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, fieldSize: 4096, parts: 30, headerPairs: 100 },
+  })
   await app.register(identifyCaller, { auth: services.auth })
   await app.register(rateLimits, {
     limits: { auth: config.rateLimit.auth, uploads: config.rateLimit.uploads, general: config.rateLimit.general },
@@ -150,7 +161,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       await api.register(authRoutes, { auth: services.auth })
-      await api.register(usersRoutes, { users: services.users })
+      await api.register(usersRoutes, { users: services.users, tmpDir: config.tmpDir })
+      await api.register(uploadsRoutes, { uploads: services.uploads, tmpDir: config.tmpDir })
+      await api.register(portfolioRoutes, { portfolio: services.portfolio })
       await api.register(rolesRoutes, { roles: services.roles })
       await api.register(adminRoutes, { admin: services.admin })
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

@@ -8,6 +8,7 @@ import { hashPassword } from './lib/passwords.ts'
 import { normaliseEmail } from './lib/text.ts'
 import { AppError } from './http/errors.ts'
 import { createFileMailer, createSmtpMailer } from './platform/mail/mailer.ts'
+import { createStorage } from './platform/storage/create-storage.ts'
 import { createServices } from './services.ts'
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -33,7 +34,7 @@ async function withDatabase<T>(config: Config, run: (database: Database) => Prom
 function servicesFor(config: Config, database: Database) {
   const logger = pino({ level: config.logLevel })
   const mailer = config.mail.smtpUrl ? createSmtpMailer(config.mail.smtpUrl, config.mail.from) : createFileMailer(config.mail.dir, config.mail.from, logger)
-  return { logger, mailer, services: createServices({ config, db: database.db, clock: systemClock, mailer, logger }) }
+  return { logger, mailer, services: createServices({ config, db: database.db, clock: systemClock, mailer, storage: createStorage(config.storage), logger }) }
 }
 
 async function createSuperuser(config: Config, argv: string[], env: Record<string, string | undefined>): Promise<void> {

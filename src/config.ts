@@ -22,6 +22,13 @@ const EnvSchema = Type.Object({
   JWT_REFRESH_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   SMTP_URL: Type.Optional(Url('smtp|smtps')),
   MAIL_FROM: Type.String({ minLength: 3, default: 'Marketplace <no-reply@localhost>' }),
+  S3_BUCKET: Type.Optional(Type.String({ minLength: 3, maxLength: 63 })),
+  S3_ENDPOINT: Type.Optional(Url('https?')),
+  S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
+  S3_ACCESS_KEY_ID: Type.Optional(Type.String({ minLength: 1 })),
+  S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  S3_FORCE_PATH_STYLE: Type.Optional(Bool),
+  SIGNED_URL_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 7 * 24 * 3600, default: 3600 }),
   CORS_ORIGINS: Type.String({ default: '*' }),
   TRUST_PROXY: Bool,
   RUN_WORKER: Bool,
@@ -33,6 +40,10 @@ const EnvSchema = Type.Object({
 })
 
 type Env = Static<typeof EnvSchema>
+
+export type StorageConfig =
+  | { kind: 'local'; dir: string }
+  | { kind: 's3'; bucket: string; region: string; endpoint?: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean }
 
 export type DatabaseConfig = { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string }
 
@@ -48,6 +59,10 @@ export interface Config {
   redisUrl: string | undefined
   jwt: { accessSecret: string; refreshSecret: string }
   mail: { smtpUrl: string | undefined; from: string; dir: string }
+  storage: StorageConfig
+  /** Where uploads are staged while they are checked, before they reach storage. */
+  tmpDir: string
+  signedUrlTtlSeconds: number
   corsOrigins: string[] | '*'
   trustProxy: boolean
   runWorker: boolean
@@ -104,6 +119,20 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     redisUrl: env.REDIS_URL,
     jwt,
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM, dir: join(dataDir, 'mail') },
+    storage: env.S3_BUCKET
+      ? {
+          kind: 's3',
+          bucket: env.S3_BUCKET,
+          region: env.S3_REGION,
+          endpoint: env.S3_ENDPOINT,
+          accessKeyId: env.S3_ACCESS_KEY_ID,
+          secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+          // Custom endpoints (MinIO, R2, ...) usually need path-style addressing.
+          forcePathStyle: env.S3_FORCE_PATH_STYLE ? env.S3_FORCE_PATH_STYLE === 'true' : env.S3_ENDPOINT !== undefined,
+        }
+      : { kind: 'local', dir: join(dataDir, 'uploads') },
+    tmpDir: join(dataDir, 'tmp'),
+    signedUrlTtlSeconds: env.SIGNED_URL_TTL_SECONDS,
     corsOrigins: origins.includes('*') ? '*' : origins,
     trustProxy: env.TRUST_PROXY === 'true',
     runWorker: env.RUN_WORKER === 'true',

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config.ts'
 import type { Db } from './db/client.ts'
-import { HOUR, type Clock } from './lib/clock.ts'
+import { HOUR, MINUTE, type Clock } from './lib/clock.ts'
 import type { Mailer } from './platform/mail/mailer.ts'
 import { createOutbox } from './platform/outbox/outbox.ts'
 import { createWorker, type JobHandler, type PeriodicTask } from './platform/outbox/worker.ts'
@@ -10,21 +10,37 @@ import { createAuthService, MAIL_TOPICS } from './modules/auth/auth.service.ts'
 import { createTokenService } from './modules/auth/tokens.ts'
 import { createRolesService } from './modules/roles/roles.service.ts'
 import { createUsersService } from './modules/users/users.service.ts'
+import { createPortfolioService } from './modules/portfolio/portfolio.service.ts'
+import { createUrlSigner } from './modules/uploads/signed-urls.ts'
+import { createUploadsService, STORAGE_TOPICS } from './modules/uploads/uploads.service.ts'
+import type { StorageDriver } from './platform/storage/storage.ts'
 
 export interface Infrastructure {
   config: Config
   db: Db
   clock: Clock
   mailer: Mailer
+  storage: StorageDriver
   logger: FastifyBaseLogger
 }
 
 /** The dependency graph of every module service, on one screen. */
-export function createServices({ config, db, clock, mailer, logger }: Infrastructure) {
+export function createServices({ config, db, clock, mailer, storage, logger }: Infrastructure) {
   const outbox = createOutbox({ clock })
   const tokens = createTokenService(config.jwt, clock)
-  const users = createUsersService({ db, clock })
+  const uploads = createUploadsService({
+    db,
+    clock,
+    storage,
+    outbox,
+    signer: createUrlSigner(config.jwt.accessSecret),
+    publicUrl: config.publicUrl,
+    tmpDir: config.tmpDir,
+    signedUrlTtlSeconds: config.signedUrlTtlSeconds,
+  })
+  const users = createUsersService({ db, clock, uploads })
   const roles = createRolesService({ db, clock })
+  const portfolio = createPortfolioService({ db, clock })
   const auth = createAuthService({ db, clock, tokens, users, roles, outbox, mailer, appUrl: config.appUrl })
   const admin = createAdminService({ db, clock, users, roles })
 
@@ -32,11 +48,16 @@ export function createServices({ config, db, clock, mailer, logger }: Infrastruc
   const handlers: Record<string, JobHandler> = {
     [MAIL_TOPICS.activation]: (payload) => auth.sendActivationEmail(userIdOf(payload)),
     [MAIL_TOPICS.passwordReset]: (payload) => auth.sendPasswordResetEmail(userIdOf(payload)),
+    [STORAGE_TOPICS.move]: (payload) => uploads.moveStoredFile(payload as { uploadId: string; from: string; to: string }),
+    [STORAGE_TOPICS.delete]: (payload) => uploads.deleteStoredFile(payload as { key: string }),
   }
-  const periodic: PeriodicTask[] = [{ name: 'purge-revoked-tokens', everyMs: HOUR, run: auth.purgeRevokedTokens }]
+  const periodic: PeriodicTask[] = [
+    { name: 'purge-revoked-tokens', everyMs: HOUR, run: auth.purgeRevokedTokens },
+    { name: 'purge-unattached-uploads', everyMs: 15 * MINUTE, run: () => uploads.purgeUnattached() },
+  ]
   const worker = createWorker({ db, clock, logger: logger.child({ component: 'worker' }), handlers, periodic })
 
-  return { outbox, tokens, users, roles, auth, admin, worker }
+  return { outbox, tokens, uploads, users, roles, portfolio, auth, admin, worker }
 }
 
 export type Services = ReturnType<typeof createServices>

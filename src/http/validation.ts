@@ -29,7 +29,7 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
     return valid
   }
   validateBody.errors = validate.errors
-  return validateBody as unknown as ReturnType<FastifySchemaCompiler<object>>
+  return validateBody
 }
 
 const joinPath = (instancePath: string, property?: string): string => {

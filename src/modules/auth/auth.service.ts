@@ -92,7 +92,7 @@ export function createAuthService(deps: {
       if (!matches || !user.isActive) throw unauthenticated('Invalid e-mail or password')
       const updated = await users.recordLogin(user.id)
       const session = await issueSession(updated)
-      return { ...session, user: { ...toUser(updated), name: updated.fullName } }
+      return { ...session, user: { ...(await users.describe(updated)), name: updated.fullName } }
     },
 
     async refresh(refreshToken: string): Promise<{ accessToken: string }> {

@@ -1,6 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, Page, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth, requirePermission } from '../../http/auth-hooks.ts'
+import { withForm } from '../../http/multipart.ts'
+import { TAG_RULES } from '../uploads/upload-rules.ts'
+import { MultipartForm } from '../uploads/uploads.schemas.ts'
 import type { ProfileChanges, UsersService } from './users.service.ts'
 import { ListUsersQuery, Me, UpdateMeBody, User, UserListItem } from './users.schemas.ts'
 
@@ -17,10 +20,30 @@ const toProfileChanges = (body: UpdateMeBody): ProfileChanges => {
     ...(body.title !== undefined && { title: body.title }),
     ...(body.phone !== undefined && { phone: body.phone }),
     ...(body.username !== undefined && { username: body.username }),
+    ...(body.avatar !== undefined && { avatar: body.avatar }),
   }
 }
 
-export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
+export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; tmpDir: string }> = async (app, { users, tmpDir }) => {
+  app.post(
+    '/users/me/avatar',
+    {
+      preValidation: requireAuth,
+      config: { rateLimitBucket: 'uploads' },
+      schema: {
+        tags,
+        security,
+        summary: 'Set the avatar',
+        description: 'multipart/form-data with one `file`: JPEG or PNG, at most 5 MB. Replaces (and deletes) the previous avatar.',
+        consumes: ['multipart/form-data'],
+        body: MultipartForm({ file: 'The image (exactly one).' }),
+        response: responses({ 200: Envelope(User) }, 400, 401, 415),
+      },
+    },
+    async (request) =>
+      ok(await withForm(request, { field: 'file', maxFiles: 1, maxBytes: TAG_RULES.avatar.maxBytes, tmpDir }, ({ files }) => users.setAvatar(actorOf(request), files[0]!))),
+  )
+
   app.get(
     '/users/me',
     {

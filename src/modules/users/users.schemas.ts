@@ -4,7 +4,9 @@ import { permissions } from '../roles/permissions.ts'
 
 /** A schema that also accepts null (OpenAPI 3.1 type arrays keep validation messages simple). */
 export const Nullable = <T extends TSchema>(schema: T) =>
-  Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type as string, 'null'] })
+  typeof schema.type === 'string'
+    ? Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] })
+    : Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()]))
 
 export const Email = Type.String({
   minLength: 3,
@@ -48,6 +50,7 @@ export const User = Type.Object(
     title: Nullable(Type.String()),
     description: Nullable(Type.String()),
     phone: Nullable(Type.String()),
+    avatar: Nullable(Type.String({ description: 'URL of the avatar image.' })),
     isActive: Type.Boolean(),
     isStaff: Type.Boolean(),
     isSuperuser: Type.Boolean(),
@@ -76,6 +79,9 @@ export const UpdateMeBody = Type.Object(
     bio: Type.Optional(Nullable(Type.String({ ...Description, description: 'Variant A spelling of `description`.' }))),
     phone: Type.Optional(Nullable(Phone)),
     username: Type.Optional(Type.String({ description: 'Accepted only when unchanged: usernames are fixed after registration.' })),
+    avatar: Type.Optional(
+      Nullable(Type.String({ format: 'uuid', errorMessage: 'must be an upload id', description: 'Id of a JPEG or PNG you uploaded (POST /uploads), or null to remove the avatar.' })),
+    ),
   },
   { additionalProperties: false, description: 'Either spelling is accepted; fields not listed here (such as `isStaff` or `email`) are refused.' },
 )

@@ -5,6 +5,8 @@ import { newId } from '../../lib/ids.ts'
 import { toUsernameBase } from '../../lib/text.ts'
 import { fieldError, notFound, validationError, type FieldError } from '../../http/errors.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
+import type { StagedFile } from '../../http/multipart.ts'
+import type { UploadsService } from '../uploads/uploads.service.ts'
 import { roleOf, type Actor, type Permission } from '../roles/permissions.ts'
 import { createUsersRepository, type UserListFilter } from './users.repository.ts'
 import type { UserRow } from './users.table.ts'
@@ -20,6 +22,8 @@ export interface NewAccount {
 }
 
 export interface ProfileChanges {
+  /** An unattached upload id to become the avatar, or null to remove it. */
+  avatar?: string | null
   fullName?: string
   username?: string
   title?: string | null
@@ -28,7 +32,7 @@ export interface ProfileChanges {
 }
 
 /** The account as its owner and staff see it. Private columns (hash, notes) are never copied. */
-export function toUser(row: UserRow) {
+export function toUser(row: UserRow, avatar: string | null = null) {
   return {
     id: row.id,
     email: row.email,
@@ -37,6 +41,7 @@ export function toUser(row: UserRow) {
     title: row.title,
     description: row.description,
     phone: row.phone,
+    avatar,
     isActive: row.isActive,
     isStaff: row.isStaff,
     isSuperuser: row.isSuperuser,
@@ -59,8 +64,20 @@ function uniqueViolationField(error: unknown): string | undefined {
   return code === UNIQUE_VIOLATION && constraint ? UNIQUE_FIELDS[constraint] : undefined
 }
 
-export function createUsersService(deps: { db: Db; clock: Clock }) {
-  const { db, clock } = deps
+type AvatarUploads = Pick<UploadsService, 'filesOf' | 'urlOf' | 'bindUpload' | 'clearSlot' | 'attachFile'>
+
+const avatarSlot = (userId: string) => ({ objectType: 'user', objectId: userId, tag: 'avatar' }) as const
+
+export function createUsersService(deps: { db: Db; clock: Clock; uploads: AvatarUploads }) {
+  const { db, clock, uploads } = deps
+
+  /** Avatar URLs of many users in one query (lists must not query per user). */
+  async function avatarsOf(userIds: string[]): Promise<Map<string, string>> {
+    const rows = await uploads.filesOf('user', userIds, 'avatar')
+    return new Map(rows.map((row) => [row.objectId!, uploads.urlOf(row)]))
+  }
+
+  const describe = async (row: UserRow): Promise<User> => toUser(row, (await avatarsOf([row.id])).get(row.id) ?? null)
 
   async function generateUsername(tx: Tx, fullName: string): Promise<string> {
     let base = toUsernameBase(fullName).slice(0, 20)
@@ -121,14 +138,25 @@ export function createUsersService(deps: { db: Db; clock: Clock }) {
       return row
     },
 
+    describe,
+    avatarsOf,
+
     async getProfile(actor: Actor): Promise<User & { permissions: Permission[] }> {
       const row = await createUsersRepository(db).findById(actor.id)
       if (!row) throw notFound('User')
-      return { ...toUser(row), permissions: [...actor.permissions].sort() }
+      return { ...(await describe(row)), permissions: [...actor.permissions].sort() }
+    },
+
+    /** `POST /users/me/avatar`: stores the image as the avatar, replacing (and deleting) the old one. */
+    async setAvatar(actor: Actor, staged: StagedFile): Promise<User> {
+      await uploads.attachFile(actor, staged, avatarSlot(actor.id))
+      const row = await createUsersRepository(db).findById(actor.id)
+      if (!row) throw notFound('User')
+      return describe(row)
     },
 
     async updateProfile(actor: Actor, changes: ProfileChanges): Promise<User> {
-      return db.transaction(async (tx) => {
+      const updated = await db.transaction(async (tx) => {
         const users = createUsersRepository(tx)
         const current = await users.lockById(actor.id)
         if (!current) throw notFound('User')
@@ -136,17 +164,20 @@ export function createUsersService(deps: { db: Db; clock: Clock }) {
         if (changes.username !== undefined && changes.username !== current.username) {
           throw fieldError('username', 'cannot be changed after registration')
         }
-        const { username: _ignored, ...allowed } = changes
-        const updated = await users.update(actor.id, { ...allowed, updatedAt: clock.now() })
-        return toUser(updated!)
+        const { username: _ignored, avatar, ...allowed } = changes
+        if (avatar === null) await uploads.clearSlot(tx, avatarSlot(actor.id))
+        else if (avatar !== undefined) await uploads.bindUpload(tx, actor, avatar, avatarSlot(actor.id), 'avatar')
+        return (await users.update(actor.id, { ...allowed, updatedAt: clock.now() }))!
       })
+      return describe(updated)
     },
 
     async listUsers(filter: UserListFilter, page: PageRequest) {
       const { rows, total } = await createUsersRepository(db).list(filter, offsetOf(page), page.limit)
+      const avatars = await avatarsOf(rows.map((row) => row.id))
       // servicesCount becomes a real count once services exist (catalogue module).
       return toPage(
-        rows.map((row) => ({ ...toUser(row), servicesCount: 0 })),
+        rows.map((row) => ({ ...toUser(row, avatars.get(row.id) ?? null), servicesCount: 0 })),
         total,
         page,
       )

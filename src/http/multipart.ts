@@ -1,0 +1,84 @@
+import { createWriteStream } from 'node:fs'
+import { mkdir, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import type {} from '@fastify/multipart'
+import type { FastifyRequest } from 'fastify'
+import { newId } from '../lib/ids.ts'
+import { AppError, fieldError } from './errors.ts'
+
+/** A file received from a multipart body, staged on disk (never held whole in memory). */
+export interface StagedFile {
+  path: string
+  /** The client's name for it, untrusted. */
+  filename: string
+  size: number
+}
+
+export interface MultipartOptions {
+  /** The form field that carries the file(s): `file` or `files`. */
+  field: string
+  maxFiles: number
+  maxBytes: number
+  tmpDir: string
+}
+
+export interface ReceivedForm {
+  files: StagedFile[]
+  fields: Record<string, string>
+}
+
+const isTooLarge = (error: unknown) => (error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE'
+
+/**
+ * Streams each file part to a staging file, capped at `maxBytes` while it arrives, and hands the
+ * form to `use`. Breaking a limit (size, count, wrong field, empty file) is a 400 on the file
+ * field. Staged files are removed afterwards, whatever happened.
+ */
+export async function withForm<T>(request: FastifyRequest, options: MultipartOptions, use: (form: ReceivedForm) => Promise<T>): Promise<T> {
+  const files: StagedFile[] = []
+  const fields: Record<string, string> = {}
+  const discard = async () => {
+    await Promise.all(files.map((file) => rm(file.path, { force: true })))
+  }
+  const mb = Math.round(options.maxBytes / (1024 * 1024))
+  try {
+    await mkdir(options.tmpDir, { recursive: true })
+    const parts = request.parts({ limits: { fileSize: options.maxBytes, files: options.maxFiles + 1, fields: 20, fieldSize: 4096, parts: options.maxFiles + 21 } })
+    for await (const part of parts) {
+      if (part.type === 'field') {
+        fields[part.fieldname] = String(part.value)
+        continue
+      }
+      if (part.fieldname !== options.field) {
+        part.file.resume()
+        throw fieldError(options.field, `must be sent in the "${options.field}" field (got "${part.fieldname}")`)
+      }
+      if (files.length >= options.maxFiles) {
+        part.file.resume()
+        throw fieldError(options.field, options.maxFiles === 1 ? 'must be exactly one file' : `must be at most ${options.maxFiles} files`)
+      }
+      const staged: StagedFile = { path: join(options.tmpDir, `${newId()}.upload`), filename: part.filename, size: 0 }
+      files.push(staged)
+      try {
+        await pipeline(part.file, createWriteStream(staged.path))
+      } catch (error) {
+        if (isTooLarge(error)) throw fieldError(options.field, `must be at most ${mb} MB`)
+        throw error
+      }
+      if (part.file.truncated) throw fieldError(options.field, `must be at most ${mb} MB`)
+      staged.size = part.file.bytesRead
+      if (staged.size === 0) throw fieldError(options.field, 'must not be empty')
+    }
+    if (files.length === 0) throw fieldError(options.field, 'is required')
+    return await use({ files, fields })
+  } catch (error) {
+    // Parser errors (a truncated or malformed body) are the client's; file-system errors are ours.
+    if (error instanceof Error && !(error instanceof AppError) && !('syscall' in error) && !('statusCode' in error)) {
+      throw fieldError(options.field, 'could not be read: the multipart body is malformed')
+    }
+    throw error
+  } finally {
+    await discard()
+  }
+}

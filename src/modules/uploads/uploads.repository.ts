@@ -1,0 +1,60 @@
+import { and, asc, eq, inArray, isNull, lt } from 'drizzle-orm'
+import type { Executor } from '../../db/client.ts'
+import { uploads, type UploadObjectType, type UploadRow, type UploadTag } from './uploads.table.ts'
+
+export function createUploadsRepository(db: Executor) {
+  return {
+    async insert(row: UploadRow): Promise<UploadRow> {
+      const [inserted] = await db.insert(uploads).values(row).returning()
+      return inserted!
+    },
+
+    async findByPath(path: string): Promise<UploadRow | undefined> {
+      const [row] = await db.select().from(uploads).where(eq(uploads.path, path))
+      return row
+    },
+
+    async lockById(id: string): Promise<UploadRow | undefined> {
+      const [row] = await db.select().from(uploads).where(eq(uploads.id, id)).for('update')
+      return row
+    },
+
+    listByObject(objectType: UploadObjectType, objectIds: string[], tag: UploadTag): Promise<UploadRow[]> {
+      if (objectIds.length === 0) return Promise.resolve([])
+      return db
+        .select()
+        .from(uploads)
+        .where(and(eq(uploads.objectType, objectType), inArray(uploads.objectId, objectIds), eq(uploads.tag, tag)))
+        .orderBy(asc(uploads.order), asc(uploads.createdAt))
+    },
+
+    async update(id: string, patch: Partial<Omit<UploadRow, 'id'>>): Promise<UploadRow | undefined> {
+      const [row] = await db.update(uploads).set(patch).where(eq(uploads.id, id)).returning()
+      return row
+    },
+
+    /** Records that bytes moved, unless the row changed meanwhile. */
+    async updateStorageKey(id: string, from: string, to: string): Promise<void> {
+      await db.update(uploads).set({ storageKey: to }).where(and(eq(uploads.id, id), eq(uploads.storageKey, from)))
+    },
+
+    async deleteByIds(ids: string[]): Promise<UploadRow[]> {
+      if (ids.length === 0) return []
+      return db.delete(uploads).where(inArray(uploads.id, ids)).returning()
+    },
+
+    async deleteUnattached(ids: string[]): Promise<UploadRow[]> {
+      if (ids.length === 0) return []
+      return db.delete(uploads).where(and(inArray(uploads.id, ids), isNull(uploads.objectId))).returning()
+    },
+
+    listUnattachedBefore(cutoff: Date, limit: number): Promise<UploadRow[]> {
+      return db
+        .select()
+        .from(uploads)
+        .where(and(isNull(uploads.objectId), lt(uploads.createdAt, cutoff)))
+        .orderBy(asc(uploads.createdAt))
+        .limit(limit)
+    },
+  }
+}

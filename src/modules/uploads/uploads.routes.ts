@@ -1,0 +1,69 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Envelope, ok, responses } from '../../http/common.schemas.ts'
+import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
+import { sendFile } from '../../http/file-response.ts'
+import { withForm } from '../../http/multipart.ts'
+import { MAX_UPLOAD_BYTES } from './upload-rules.ts'
+import type { UploadsService } from './uploads.service.ts'
+import { FileBody, FileParams, FileQuery, MultipartForm, Upload } from './uploads.schemas.ts'
+
+const tags = ['uploads']
+
+export const uploadsRoutes: FastifyPluginAsyncTypebox<{ uploads: UploadsService; tmpDir: string }> = async (app, { uploads, tmpDir }) => {
+  app.post(
+    '/uploads',
+    {
+      preValidation: requireAuth,
+      config: { rateLimitBucket: 'uploads' },
+      schema: {
+        tags,
+        security: [{ bearerAuth: [] }],
+        summary: 'Upload a file',
+        description:
+          'multipart/form-data with one `file` and an optional `tag`. The file is kept unattached until its id is sent in a field such as `avatar`; unattached files are deleted after 24 hours. Limits per tag: avatar 5 MB JPEG or PNG; service images 10 MB images; documents 10 MB images or PDF; deliveries and chat attachments 10 MB, any type.',
+        consumes: ['multipart/form-data'],
+        body: MultipartForm({ file: 'The file (exactly one).', tag: 'Optional: avatar, service_banner, service_gallery, id_document, business_document, order_delivery or chat_attachment.' }),
+        response: responses({ 201: Envelope(Upload) }, 400, 401, 415),
+      },
+    },
+    async (request, reply) => {
+      const upload = await withForm(request, { field: 'file', maxFiles: 1, maxBytes: MAX_UPLOAD_BYTES, tmpDir }, ({ files, fields }) =>
+        uploads.createUpload(actorOf(request), files[0]!, fields.tag),
+      )
+      return reply.status(201).send(ok(upload))
+    },
+  )
+
+  app.get(
+    '/uploads/*',
+    {
+      schema: {
+        tags,
+        summary: 'Download a file',
+        description:
+          'Public files (avatars, service images) are served to anyone. Private files (deliveries, chat attachments, identity documents) only to who may see them, by Bearer token or by the signed URL the API returned (`expires` and `signature`); to anyone else they do not exist (404). Supports `Range` and `If-None-Match`.',
+        params: FileParams,
+        querystring: FileQuery,
+        response: responses({ 200: FileBody, 206: FileBody }, 404, 416),
+      },
+    },
+    async (request, reply) => {
+      const { row, isPublic, read } = await uploads.openFile(request.params['*'], {
+        actor: request.session?.actor ?? null,
+        expires: request.query.expires,
+        signature: request.query.signature,
+      })
+      const inline = row.mimetype.startsWith('image/')
+      return sendFile(request, reply, {
+        size: row.size,
+        contentType: inline || row.mimetype === 'application/pdf' ? row.mimetype : 'application/octet-stream',
+        filename: row.filename,
+        inline,
+        etag: `"${row.id}"`,
+        lastModified: row.createdAt,
+        cacheControl: isPublic ? 'public, max-age=31536000, immutable' : 'private, no-store',
+        read,
+      })
+    },
+  )
+}

@@ -1,0 +1,41 @@
+import { Type } from '@sinclair/typebox'
+import { Id, Timestamp } from '../../http/common.schemas.ts'
+import { Nullable } from '../users/users.schemas.ts'
+import { uploadObjectTypes, uploadTags } from './uploads.table.ts'
+
+export const UploadTagSchema = Type.Union(
+  uploadTags.map((tag) => Type.Literal(tag)),
+  { errorMessage: `must be one of ${uploadTags.join(', ')}` },
+)
+
+export const Upload = Type.Object({
+  id: Id,
+  filename: Type.String({ description: 'The original name, for display only.' }),
+  size: Type.Integer({ description: 'Bytes.' }),
+  mimetype: Type.String({ description: 'Detected from the content, not from the name.' }),
+  url: Type.String({ description: 'Public files: a permanent URL. Private files: a signed URL that expires.' }),
+  tag: Nullable(UploadTagSchema),
+  objectType: Nullable(Type.Union(uploadObjectTypes.map((type) => Type.Literal(type)))),
+  objectId: Nullable(Id),
+  order: Type.Integer(),
+  createdAt: Timestamp,
+})
+
+/**
+ * Documents a multipart form. The parts are streamed and checked by the handler, so every
+ * property is optional here: the schema describes the form, it does not validate it.
+ */
+export const MultipartForm = <K extends string>(fields: Record<K, string>) =>
+  Type.Object(
+    Object.fromEntries(Object.entries<string>(fields).map(([name, description]) => [name, Type.Optional(Type.Unsafe<unknown>({ type: 'string', format: 'binary', description }))])),
+    { description: 'multipart/form-data' },
+  )
+
+export const FileQuery = Type.Object({
+  expires: Type.Optional(Type.Integer({ minimum: 0, maximum: 99_999_999_999 })),
+  signature: Type.Optional(Type.String({ maxLength: 100 })),
+})
+
+export const FileParams = Type.Object({ '*': Type.String({ maxLength: 500 }) })
+
+export const FileBody = Type.Unsafe<unknown>({ type: 'string', format: 'binary', description: 'The file bytes.' })
