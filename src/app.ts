@@ -94,6 +94,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>()
+  // The API speaks JSON (and multipart for files): a text/plain body is 415, not a string to validate.
+  app.removeContentTypeParser('text/plain')
 
   const mailer = deps.mailer ?? (config.mail.smtpUrl ? createSmtpMailer(config.mail.smtpUrl, config.mail.from) : createFileMailer(config.mail.dir, config.mail.from, app.log))
   const storage = deps.storage ?? createStorage(config.storage)
@@ -176,6 +178,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onReady', async () => {
     if (config.runWorker) services.worker.start()
+    // Count from the first request: until Redis answers, the limiter would let requests through.
+    if (redis && redis.status !== 'ready') {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5000)
+        redis.once('ready', () => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
+  })
+
+  // While closing, answers tell keep-alive clients to go, so their idle sockets do not hold the
+  // shutdown open until the keep-alive timeout.
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('Connection', 'close')
   })
   app.addHook('onClose', async () => {
     await services.worker.stop()

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { Value } from '@sinclair/typebox/value'
 import pino from 'pino'
 import { ConfigError, loadConfig, type Config } from './config.ts'
 import { openDatabase, type Database } from './db/client.ts'
@@ -9,6 +10,7 @@ import { normaliseEmail } from './lib/text.ts'
 import { AppError } from './http/errors.ts'
 import { createFileMailer, createSmtpMailer } from './platform/mail/mailer.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
+import { Email, FullName, Password, Username } from './modules/users/users.schemas.ts'
 import { createServices } from './services.ts'
 
 const USAGE = `Usage: npm run cli -- <command> [options]
@@ -47,15 +49,19 @@ async function createSuperuser(config: Config, argv: string[], env: Record<strin
   const fullName = values['full-name'] ?? env.SUPERUSER_FULL_NAME ?? 'Administrator'
   const missing = [!email && '--email', !password && '--password'].filter(Boolean)
   if (missing.length > 0) throw new Error(`create-superuser needs ${missing.join(' and ')}\n\n${USAGE}`)
-  if (password!.length < 8) throw new Error('--password must be at least 8 characters')
+  // The same rules as the API, or the account could never log in.
+  if (!Value.Check(Email, email)) throw new Error('--email must be a valid e-mail address')
+  if (!Value.Check(Password, password)) throw new Error('--password must be 8 to 128 characters with an uppercase letter, a lowercase letter and a digit')
+  if (!Value.Check(FullName, fullName)) throw new Error('--full-name must be 2 to 100 characters')
+  if (values.username !== undefined && !Value.Check(Username, values.username)) throw new Error('--username must be 3 to 20 characters of a-z, 0-9 and _')
 
   await withDatabase(config, async (database) => {
     const { services, mailer } = servicesFor(config, database)
     try {
-      const passwordHash = await hashPassword(password!)
+      const passwordHash = await hashPassword(password)
       const user = await database.db.transaction((tx) =>
         services.users.createAccount(tx, {
-          email: normaliseEmail(email!),
+          email: normaliseEmail(email),
           fullName: fullName.trim(),
           username: values.username,
           passwordHash,

@@ -93,13 +93,30 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     if (value !== undefined && value !== '') raw[key] = value
     else if (DEFAULTS[key] !== undefined) raw[key] = DEFAULTS[key]
   }
-  raw.PUBLIC_URL ??= `http://localhost:${source.PORT || 8000}`
-  const withDefaults = Value.Default(EnvSchema, Value.Convert(EnvSchema, raw))
-  const problems = [...Value.Errors(EnvSchema, withDefaults)].map(
-    (error) => `${error.path.slice(1) || 'environment'}: ${error.message} (got ${JSON.stringify(raw[error.path.slice(1)] ?? null)})`,
-  )
-  if (problems.length > 0) throw new ConfigError(problems)
+  const problems: string[] = []
+  for (const [key, schema] of Object.entries(EnvSchema.properties)) {
+    // Whole numbers only: Convert would quietly turn "8080.5" into 8080.
+    if ((schema as { type?: string }).type === 'integer' && typeof raw[key] === 'string' && !/^[0-9]+$/.test(raw[key])) {
+      problems.push(`${key}: must be a whole number (got ${JSON.stringify(raw[key])})`)
+      delete raw[key]
+    }
+  }
+  const withDefaults = Value.Default(EnvSchema, Value.Convert(EnvSchema, raw)) as Record<string, unknown>
+  withDefaults.PUBLIC_URL ??= `http://localhost:${String(withDefaults.PORT)}`
+  for (const error of Value.Errors(EnvSchema, withDefaults)) {
+    const key = error.path.slice(1)
+    problems.push(`${key || 'environment'}: ${error.message} (got ${JSON.stringify(raw[key] ?? null)})`)
+  }
   const env = withDefaults as Env
+  if (env.NODE_ENV === 'production') {
+    for (const name of ['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET'] as const) {
+      if (!env[name]) problems.push(`${name}: required when NODE_ENV=production (at least 32 characters)`)
+    }
+    // Without SMTP, mail goes to files and its links (reset tokens) to the log: development only.
+    if (!env.SMTP_URL) problems.push('SMTP_URL: required when NODE_ENV=production')
+  }
+  if (env.JWT_ACCESS_SECRET && env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) problems.push('JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET')
+  if (problems.length > 0) throw new ConfigError(problems)
 
   const isProduction = env.NODE_ENV === 'production'
   const dataDir = resolve(env.DATA_DIR)
@@ -152,18 +169,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
  */
 function resolveSecrets(env: Env, isProduction: boolean, dataDir: string): Config['jwt'] {
   if (env.JWT_ACCESS_SECRET && env.JWT_REFRESH_SECRET) {
-    if (env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) {
-      throw new ConfigError(['JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET'])
-    }
     return { accessSecret: env.JWT_ACCESS_SECRET, refreshSecret: env.JWT_REFRESH_SECRET }
   }
-  if (isProduction) {
-    throw new ConfigError(
-      ['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET']
-        .filter((name) => !env[name as keyof Env])
-        .map((name) => `${name}: required when NODE_ENV=production (at least 32 characters)`),
-    )
-  }
+  // Production without both secrets was refused above, with the other problems.
+  if (isProduction) throw new ConfigError(['JWT secrets: required when NODE_ENV=production'])
   const file = join(dataDir, 'secrets.json')
   let stored: Partial<Config['jwt']> = {}
   try {

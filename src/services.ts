@@ -38,9 +38,9 @@ export function createServices({ config, db, clock, mailer, storage, logger }: I
     tmpDir: config.tmpDir,
     signedUrlTtlSeconds: config.signedUrlTtlSeconds,
   })
-  const users = createUsersService({ db, clock, uploads })
-  const roles = createRolesService({ db, clock })
   const portfolio = createPortfolioService({ db, clock })
+  const users = createUsersService({ db, clock, uploads, portfolio })
+  const roles = createRolesService({ db, clock })
   const auth = createAuthService({ db, clock, tokens, users, roles, outbox, mailer, appUrl: config.appUrl })
   const admin = createAdminService({ db, clock, users, roles })
 

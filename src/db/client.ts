@@ -34,6 +34,9 @@ export function openDatabase(config: DatabaseConfig): Database {
 }
 
 export function fromPool(pool: pg.Pool): Database {
+  // An idle connection that PostgreSQL closes (restart, failover) is dropped and replaced by the
+  // pool; without a listener its error event would crash the process.
+  pool.on('error', (error) => console.error(`idle PostgreSQL connection lost: ${error.message}`))
   const db = drizzlePg(pool, { schema }) as unknown as Db
   return { kind: 'postgres', db, pool, close: () => pool.end() }
 }

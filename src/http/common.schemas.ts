@@ -1,5 +1,11 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 
+/** A schema that also accepts null (OpenAPI 3.1 type arrays keep validation messages simple). */
+export const Nullable = <T extends TSchema>(schema: T) =>
+  typeof schema.type === 'string'
+    ? Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] })
+    : Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()]))
+
 export const FieldErrorSchema = Type.Object({
   field: Type.String({ description: 'The offending field; nested paths use dots, e.g. `packages.0.price`.' }),
   message: Type.String(),

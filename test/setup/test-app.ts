@@ -50,7 +50,12 @@ export async function openTestDatabase(): Promise<{ database: Database; drop: ()
     const admin = new pg.Client({ connectionString: url })
     await admin.connect()
     await admin.query(`create database ${name} template ${template}`)
-    const database = fromPool(new pg.Pool({ connectionString: withDatabase(url, name), max: 5 }))
+    const pool = new pg.Pool({ connectionString: withDatabase(url, name), max: 5 })
+    // Dropping the database with (force) terminates connections that are still closing.
+    pool.on('error', (error: Error & { code?: string }) => {
+      if (error.code !== '57P01') throw error
+    })
+    const database = fromPool(pool)
     return {
       database,
       drop: async () => {

@@ -35,7 +35,8 @@ export function createAdminService(deps: { db: Db; clock: Clock; users: UsersSer
       assertMayManage(actor, target)
       const updated = await users.updateAccount(tx, userId, {
         isActive,
-        ...(isActive && !target.activatedAt && { activatedAt: clock.now() }),
+        // Staff decided this account's state: an unused activation link must not override it.
+        ...(!target.activatedAt && { activatedAt: clock.now() }),
       })
       return toUser(updated)
     })

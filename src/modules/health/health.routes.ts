@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { Envelope, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, ErrorBody, ok } from '../../http/common.schemas.ts'
 import { AppError } from '../../http/errors.ts'
 
 const tags = ['health']
@@ -21,7 +21,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ ping: () => Promise<void>
       schema: {
         tags,
         summary: 'Readiness: the database answers',
-        response: responses({ 200: Envelope(Type.Object({ status: Type.Literal('ready') })) }, 503),
+        response: { 200: Envelope(Type.Object({ status: Type.Literal('ready') })), 503: ErrorBody },
       },
     },
     async (request) => {

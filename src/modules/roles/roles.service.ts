@@ -1,4 +1,5 @@
 import type { Db, Tx } from '../../db/client.ts'
+import { uniqueViolation } from '../../db/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { fieldError, notFound } from '../../http/errors.ts'
@@ -25,9 +26,21 @@ const unique = <T>(values: T[]): T[] => [...new Set(values)]
 export function createRolesService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps
 
+  const NAME_TAKEN = 'is already used by another role'
+
   async function assertNameFree(tx: Tx, name: string, exceptId?: string): Promise<void> {
     const existing = await createRolesRepository(tx).findByName(name)
-    if (existing && existing.id !== exceptId) throw fieldError('name', 'is already used by another role')
+    if (existing && existing.id !== exceptId) throw fieldError('name', NAME_TAKEN)
+  }
+
+  /** Two concurrent requests can both pass the check; the unique index decides, as a field error. */
+  async function nameRace<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (error) {
+      if (uniqueViolation(error) === 'roles_name_unique') throw fieldError('name', NAME_TAKEN)
+      throw error
+    }
   }
 
   return {
@@ -40,7 +53,7 @@ export function createRolesService(deps: { db: Db; clock: Clock }) {
     },
 
     createRole: (input: RoleInput): Promise<Role> =>
-      db.transaction(async (tx) => {
+      nameRace(() => db.transaction(async (tx) => {
         await assertNameFree(tx, input.name)
         const now = clock.now()
         const row = await createRolesRepository(tx).insert({
@@ -51,10 +64,10 @@ export function createRolesService(deps: { db: Db; clock: Clock }) {
           updatedAt: now,
         })
         return toRole(row)
-      }),
+      })),
 
     updateRole: (id: string, input: Partial<RoleInput>): Promise<Role> =>
-      db.transaction(async (tx) => {
+      nameRace(() => db.transaction(async (tx) => {
         const roles = createRolesRepository(tx)
         if (!(await roles.findById(id))) throw notFound('Role')
         if (input.name !== undefined) await assertNameFree(tx, input.name, id)
@@ -64,7 +77,7 @@ export function createRolesService(deps: { db: Db; clock: Clock }) {
           updatedAt: clock.now(),
         })
         return toRole(row!)
-      }),
+      })),
 
     async deleteRole(id: string): Promise<void> {
       if (!(await createRolesRepository(db).delete(id))) throw notFound('Role')

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Id, Timestamp } from '../../http/common.schemas.ts'
-import { Nullable } from '../users/users.schemas.ts'
+import { Id, Nullable, Timestamp } from '../../http/common.schemas.ts'
 import { uploadObjectTypes, uploadTags } from './uploads.table.ts'
 
 export const UploadTagSchema = Type.Union(

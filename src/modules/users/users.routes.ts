@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, Page, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, IdParams, Page, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth, requirePermission } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/upload-rules.ts'
 import { MultipartForm } from '../uploads/uploads.schemas.ts'
 import type { ProfileChanges, UsersService } from './users.service.ts'
-import { ListUsersQuery, Me, UpdateMeBody, User, UserListItem } from './users.schemas.ts'
+import { ListUsersQuery, Me, PublicProfile, UpdateMeBody, User, UserListItem } from './users.schemas.ts'
 
 const tags = ['users']
 const security = [{ bearerAuth: [] }]
@@ -69,6 +69,20 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; tmpDi
       handler: async (request) => ok(await users.updateProfile(actorOf(request), toProfileChanges(request.body))),
     })
   }
+
+  app.get(
+    '/users/:userId',
+    {
+      schema: {
+        tags,
+        summary: 'Public profile of a user',
+        description: 'Anyone may read it. Inactive or unknown users are 404.',
+        params: IdParams('userId'),
+        response: responses({ 200: Envelope(PublicProfile) }, 404),
+      },
+    },
+    async (request) => ok(await users.getPublicProfile(request.params.userId)),
+  )
 
   app.get(
     '/users',

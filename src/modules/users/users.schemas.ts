@@ -1,12 +1,8 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { PageQuery, Timestamp } from '../../http/common.schemas.ts'
-import { permissions } from '../roles/permissions.ts'
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { Portfolio } from '../portfolio/portfolio.schemas.ts'
 
-/** A schema that also accepts null (OpenAPI 3.1 type arrays keep validation messages simple). */
-export const Nullable = <T extends TSchema>(schema: T) =>
-  typeof schema.type === 'string'
-    ? Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] })
-    : Type.Unsafe<Static<T> | null>(Type.Union([schema, Type.Null()]))
+import { permissions } from '../roles/permissions.ts'
 
 export const Email = Type.String({
   minLength: 3,
@@ -26,7 +22,7 @@ export const Password = Type.String({
 export const FullName = Type.String({
   minLength: 2,
   maxLength: 100,
-  pattern: '^\\s*\\S(.*\\S)?\\s*$',
+  pattern: '^\\s*\\S.*\\S\\s*$',
   errorMessage: 'must be 2 to 100 characters',
 })
 
@@ -100,3 +96,18 @@ export const ListUsersQuery = Type.Composite(
 export type ListUsersQuery = Static<typeof ListUsersQuery>
 
 export const UserListItem = Type.Composite([User, Type.Object({ servicesCount: Type.Integer({ minimum: 0 }) })])
+
+export const PublicProfile = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    fullName: Type.String(),
+    username: Type.String(),
+    title: Nullable(Type.String()),
+    description: Nullable(Type.String()),
+    avatar: Nullable(Type.String({ description: 'URL of the avatar image.' })),
+    isKYCVerified: Type.Boolean({ description: 'The seller passed identity verification.' }),
+    createdAt: Timestamp,
+    portfolio: Portfolio,
+  },
+  { description: 'What anyone may see of a user: no e-mail, phone, flags or notes.' },
+)

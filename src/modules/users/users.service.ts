@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto'
 import type { Db, Tx } from '../../db/client.ts'
+import { uniqueViolation } from '../../db/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { toUsernameBase } from '../../lib/text.ts'
@@ -7,6 +8,7 @@ import { fieldError, notFound, validationError, type FieldError } from '../../ht
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { StagedFile } from '../../http/multipart.ts'
 import type { UploadsService } from '../uploads/uploads.service.ts'
+import type { PortfolioService } from '../portfolio/portfolio.service.ts'
 import { roleOf, type Actor, type Permission } from '../roles/permissions.ts'
 import { createUsersRepository, type UserListFilter } from './users.repository.ts'
 import type { UserRow } from './users.table.ts'
@@ -54,22 +56,17 @@ export function toUser(row: UserRow, avatar: string | null = null) {
 }
 export type User = ReturnType<typeof toUser>
 
-const UNIQUE_VIOLATION = '23505'
 const UNIQUE_FIELDS: Record<string, string> = { users_email_unique: 'email', users_username_unique: 'username' }
 
 /** Maps a unique-constraint race on users to the field it concerns. */
-function uniqueViolationField(error: unknown): string | undefined {
-  const cause = (error as { cause?: unknown }).cause ?? error
-  const { code, constraint } = cause as { code?: string; constraint?: string }
-  return code === UNIQUE_VIOLATION && constraint ? UNIQUE_FIELDS[constraint] : undefined
-}
+const uniqueViolationField = (error: unknown): string | undefined => UNIQUE_FIELDS[uniqueViolation(error) ?? '']
 
 type AvatarUploads = Pick<UploadsService, 'filesOf' | 'urlOf' | 'bindUpload' | 'clearSlot' | 'attachFile'>
 
 const avatarSlot = (userId: string) => ({ objectType: 'user', objectId: userId, tag: 'avatar' }) as const
 
-export function createUsersService(deps: { db: Db; clock: Clock; uploads: AvatarUploads }) {
-  const { db, clock, uploads } = deps
+export function createUsersService(deps: { db: Db; clock: Clock; uploads: AvatarUploads; portfolio: Pick<PortfolioService, 'portfolioOf'> }) {
+  const { db, clock, uploads, portfolio } = deps
 
   /** Avatar URLs of many users in one query (lists must not query per user). */
   async function avatarsOf(userIds: string[]): Promise<Map<string, string>> {
@@ -101,12 +98,12 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
       if (problems.length > 0) throw validationError(problems)
 
       const now = clock.now()
-      try {
-        return await users.insert({
+      const insert = (username: string) =>
+        users.insert({
           id: newId(),
           email: account.email,
           fullName: account.fullName,
-          username: account.username ?? (await generateUsername(tx, account.fullName)),
+          username,
           passwordHash: account.passwordHash,
           isActive: account.isActive ?? false,
           isStaff: account.isStaff ?? false,
@@ -115,6 +112,18 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
           createdAt: now,
           updatedAt: now,
         })
+      try {
+        if (account.username) return await insert(account.username)
+        // A generated name can be taken by a concurrent registration between the check and the
+        // insert: retry with a new one inside a savepoint, so the transaction survives the clash.
+        for (let attempt = 1; ; attempt++) {
+          const username = await generateUsername(tx, account.fullName)
+          try {
+            return await tx.transaction(() => insert(username))
+          } catch (error) {
+            if (uniqueViolationField(error) !== 'username' || attempt >= 5) throw error
+          }
+        }
       } catch (error) {
         const field = uniqueViolationField(error)
         if (field) throw fieldError(field, field === 'email' ? 'is already registered' : 'is already taken')
@@ -145,6 +154,24 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
       const row = await createUsersRepository(db).findById(actor.id)
       if (!row) throw notFound('User')
       return { ...(await describe(row)), permissions: [...actor.permissions].sort() }
+    },
+
+    /** Spec 4.2: what anyone may see. An inactive account has no public profile. */
+    async getPublicProfile(userId: string) {
+      const row = await createUsersRepository(db).findById(userId)
+      if (!row?.isActive) throw notFound('User')
+      const [avatars, items] = await Promise.all([avatarsOf([row.id]), portfolio.portfolioOf(row.id)])
+      return {
+        id: row.id,
+        fullName: row.fullName,
+        username: row.username,
+        title: row.title,
+        description: row.description,
+        avatar: avatars.get(row.id) ?? null,
+        isKYCVerified: row.isKycVerified,
+        createdAt: row.createdAt.toISOString(),
+        portfolio: items,
+      }
     },
 
     /** `POST /users/me/avatar`: stores the image as the avatar, replacing (and deleting) the old one. */

@@ -1,0 +1,316 @@
+import type { AddressInfo } from 'node:net'
+import { PassThrough } from 'node:stream'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { buildApp } from './app.ts'
+import { ManualClock } from './lib/clock.ts'
+import { unique } from '../test/factories/users.ts'
+import { API, createTestApp, MemoryMailer, openTestDatabase, request, testConfig, type ErrorJson, type TestContext } from '../test/setup/test-app.ts'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+describe('HTTP platform', () => {
+  let ctx: TestContext
+  beforeAll(async () => {
+    ctx = await createTestApp()
+  })
+  afterAll(() => ctx.close())
+
+  describe('health probes', () => {
+    it('answers GET /health with the success envelope', async () => {
+      const response = await ctx.app.inject({ method: 'GET', url: '/health' })
+      expect(response.statusCode).toBe(200)
+      expect(response.json()).toEqual({ success: true, data: { status: 'ok' } })
+    })
+
+    it('answers GET /ready with the success envelope when the database answers', async () => {
+      const response = await ctx.app.inject({ method: 'GET', url: '/ready' })
+      expect(response.statusCode).toBe(200)
+      expect(response.json()).toEqual({ success: true, data: { status: 'ready' } })
+    })
+  })
+
+  describe('headers on every answer', () => {
+    const answers = () => [
+      ctx.app.inject({ method: 'GET', url: '/health' }),
+      request(ctx.app, { method: 'GET', url: '/auth/check-email?email=someone@example.test' }),
+      request(ctx.app, { method: 'POST', url: '/auth/login', payload: { email: 'bad' } }),
+      request(ctx.app, { method: 'GET', url: '/users/me' }),
+      ctx.app.inject({ method: 'GET', url: '/no-such-route' }),
+      request(ctx.app, { method: 'POST', url: '/auth/login', headers: { 'content-type': 'application/json' }, payload: '{oops' }),
+    ]
+
+    it('sends API-Version: 1 on success and error answers', async () => {
+      const responses = await Promise.all(answers())
+      expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 400, 401, 404, 400])
+      for (const response of responses) expect(response.headers['api-version']).toBe('1')
+    })
+
+    it('sends a fresh X-Request-Id on every answer when none is given', async () => {
+      const responses = await Promise.all(answers())
+      const ids = responses.map((response) => response.headers['x-request-id'])
+      for (const id of ids) expect(id).toMatch(UUID)
+      expect(new Set(ids).size).toBe(ids.length)
+    })
+
+    it('echoes a well-formed incoming X-Request-Id', async () => {
+      for (const id of ['req-42', 'edge.lb-1:7f3a_9', 'a'.repeat(128)]) {
+        const response = await ctx.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': id } })
+        expect(response.headers['x-request-id']).toBe(id)
+      }
+      const failed = await request(ctx.app, { method: 'GET', url: '/users/me', headers: { 'x-request-id': 'trace-401' } })
+      expect(failed.statusCode).toBe(401)
+      expect(failed.headers['x-request-id']).toBe('trace-401')
+    })
+
+    it('replaces a malformed incoming X-Request-Id with a fresh one', async () => {
+      for (const id of ['a'.repeat(300), 'a'.repeat(129), 'has spaces in it', 'x\u00e9y', '<script>', '']) {
+        const response = await ctx.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': id } })
+        expect(response.headers['x-request-id']).not.toBe(id)
+        expect(response.headers['x-request-id']).toMatch(UUID)
+      }
+    })
+
+    it('sends security headers on success and error answers', async () => {
+      const responses = await Promise.all(answers())
+      for (const response of responses) {
+        expect(response.headers['x-content-type-options']).toBe('nosniff')
+        expect(response.headers['x-frame-options']).toMatch(/^(DENY|SAMEORIGIN)$/)
+        const csp = String(response.headers['content-security-policy'])
+        expect(csp).toContain("default-src 'self'")
+        expect(csp).toContain("frame-ancestors 'none'")
+        expect(csp).toContain("object-src 'none'")
+      }
+    })
+  })
+
+  describe('OpenAPI document and docs page', () => {
+    type Operation = { summary?: string; security?: unknown[]; responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }> }
+    let document: { openapi: string; paths: Record<string, Record<string, Operation>>; components?: Record<string, unknown> }
+
+    const OPERATIONS: [method: string, path: string, success: string, guarded: boolean][] = [
+      ['post', '/auth/register', '201', false],
+      ['post', '/auth/activate', '200', false],
+      ['post', '/auth/activation/resend', '200', false],
+      ['post', '/auth/login', '200', false],
+      ['post', '/auth/refresh', '200', false],
+      ['post', '/auth/logout', '200', true],
+      ['post', '/auth/forgot-password', '200', false],
+      ['post', '/auth/password-reset/ask', '200', false],
+      ['post', '/auth/reset-password', '200', false],
+      ['post', '/auth/password-reset', '200', false],
+      ['get', '/auth/check-email', '200', false],
+      ['get', '/users/me', '200', true],
+      ['put', '/users/me', '200', true],
+      ['patch', '/users/me', '200', true],
+      ['get', '/users', '200', true],
+      ['get', '/admin/roles', '200', true],
+      ['post', '/admin/roles', '201', true],
+      ['get', '/admin/roles/{roleId}', '200', true],
+      ['put', '/admin/roles/{roleId}', '200', true],
+      ['delete', '/admin/roles/{roleId}', '200', true],
+      ['post', '/admin/staff', '201', true],
+      ['put', '/admin/staff/{userId}/roles', '200', true],
+      ['post', '/admin/users/{userId}/deactivate', '200', true],
+      ['post', '/admin/users/{userId}/reactivate', '200', true],
+    ]
+
+    beforeAll(async () => {
+      const response = await request(ctx.app, { method: 'GET', url: '/openapi.json' })
+      expect(response.statusCode).toBe(200)
+      document = response.json()
+    })
+
+    it('serves an OpenAPI 3.1 document at /api/v1/openapi.json', () => {
+      expect(document.openapi).toMatch(/^3\.1\.\d+$/)
+      expect(document.components?.securitySchemes).toMatchObject({ bearerAuth: { type: 'http', scheme: 'bearer' } })
+    })
+
+    it.each(OPERATIONS)('documents %s %s with a summary and its success response schema', (method, path, success, guarded) => {
+      const operation = document.paths[`${API}${path}`]?.[method]
+      expect(operation, `${method} ${path}`).toBeDefined()
+      expect(operation?.summary?.length).toBeGreaterThan(0)
+      const schema = operation?.responses?.[success]?.content?.['application/json']?.schema
+      expect(schema, `${method} ${path} ${success}`).toBeDefined()
+      expect(schema?.properties).toHaveProperty('success')
+      expect(schema?.properties).toHaveProperty('data')
+      expect(operation?.responses).toHaveProperty('429')
+      if (guarded) expect(operation?.security).toEqual([{ bearerAuth: [] }])
+    })
+
+    it('gives every documented operation a summary, a success response and the 429 answer', () => {
+      const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method, operation })))
+      expect(operations.length).toBeGreaterThanOrEqual(OPERATIONS.length)
+      for (const { path, method, operation } of operations) {
+        expect(operation.summary, `${method} ${path}`).toBeTruthy()
+        expect(Object.keys(operation.responses ?? {}).some((status) => status.startsWith('2')), `${method} ${path}`).toBe(true)
+        if (path !== '/health' && path !== '/ready') expect(operation.responses, `${method} ${path}`).toHaveProperty('429')
+      }
+    })
+
+    it('documents the health probes but not the document itself', () => {
+      expect(document.paths['/health']?.get?.summary).toBeTruthy()
+      expect(document.paths['/ready']?.get?.summary).toBeTruthy()
+      expect(document.paths[`${API}/openapi.json`]).toBeUndefined()
+    })
+
+    it('serves the interactive docs as an HTML page', async () => {
+      let response = await ctx.app.inject({ method: 'GET', url: '/docs' })
+      if (response.statusCode >= 300 && response.statusCode < 400) {
+        response = await ctx.app.inject({ method: 'GET', url: new URL(String(response.headers.location), 'http://localhost/docs').pathname })
+      }
+      expect(response.statusCode).toBe(200)
+      expect(response.headers['content-type']).toMatch(/^text\/html/)
+      expect(response.body).toMatch(/<html/i)
+      expect((await ctx.app.inject({ method: 'GET', url: '/docs/' })).statusCode).toBe(200)
+    })
+  })
+})
+
+describe('readiness without a database', () => {
+  it('answers GET /ready with 503 in the error envelope when the database is gone, while /health still answers', async () => {
+    const { database, drop } = await openTestDatabase()
+    const app = await buildApp({ config: testConfig(), database, mailer: new MemoryMailer(), clock: new ManualClock() })
+    await app.ready()
+    try {
+      await drop()
+      const ready = await app.inject({ method: 'GET', url: '/ready' })
+      expect(ready.statusCode).toBe(503)
+      const body = ready.json<ErrorJson>()
+      expect(body).toMatchObject({ success: false, error: { code: 'NOT_READY', details: [] } })
+      expect(body.error.message.length).toBeGreaterThan(0)
+      const health = await app.inject({ method: 'GET', url: '/health' })
+      expect(health.statusCode).toBe(200)
+    } finally {
+      await app.close()
+    }
+  })
+})
+
+describe('CORS', () => {
+  let ctx: TestContext
+  beforeAll(async () => {
+    ctx = await createTestApp({ env: { CORS_ORIGINS: 'https://shop.example' } })
+  })
+  afterAll(() => ctx.close())
+
+  const preflight = (origin: string) =>
+    ctx.app.inject({
+      method: 'OPTIONS',
+      url: `${API}/auth/login`,
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,authorization' },
+    })
+
+  it('allows a preflight from a configured origin', async () => {
+    const response = await preflight('https://shop.example')
+    expect(response.statusCode).toBeLessThan(300)
+    expect(response.headers['access-control-allow-origin']).toBe('https://shop.example')
+    expect(String(response.headers['access-control-allow-methods'])).toContain('POST')
+  })
+
+  it('gives no Access-Control-Allow-Origin to a preflight from another origin', async () => {
+    const response = await preflight('https://evil.example')
+    expect(response.headers['access-control-allow-origin']).toBeUndefined()
+  })
+
+  it('exposes the request id, API version and rate-limit headers to the allowed origin', async () => {
+    const response = await ctx.app.inject({ method: 'GET', url: '/health', headers: { origin: 'https://shop.example' } })
+    expect(response.headers['access-control-allow-origin']).toBe('https://shop.example')
+    const exposed = String(response.headers['access-control-expose-headers']).toLowerCase()
+    for (const header of ['x-request-id', 'api-version', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after']) {
+      expect(exposed).toContain(header)
+    }
+    const foreign = await ctx.app.inject({ method: 'GET', url: '/health', headers: { origin: 'https://evil.example' } })
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined()
+  })
+})
+
+describe('log redaction', () => {
+  const PASSWORD = 'Sup3rSecret-Passw0rd'
+  const BEARER = 'secret-token-value'
+  const chunks: string[] = []
+  const logText = () => chunks.join('')
+  let ctx: TestContext
+  beforeAll(async () => {
+    const logStream = new PassThrough()
+    logStream.on('data', (chunk: Buffer) => chunks.push(chunk.toString('utf8')))
+    ctx = await createTestApp({ env: { LOG_LEVEL: 'info' }, logStream })
+  })
+  afterAll(() => ctx.close())
+
+  it('logs request ids but never passwords, bearer tokens or token query values', async () => {
+    const email = `${unique('log')}@example.test`
+    const ids: string[] = []
+    const track = <T extends { headers: Record<string, unknown> }>(response: T): T => {
+      ids.push(String(response.headers['x-request-id']))
+      return response
+    }
+
+    const registered = track(await request(ctx.app, { method: 'POST', url: '/auth/register', payload: { email, password: PASSWORD, fullName: 'Log Reader' } }))
+    expect(registered.statusCode).toBe(201)
+    await ctx.app.services.worker.drain()
+    const activationToken = ctx.mailer.tokenTo(email)
+    track(await request(ctx.app, { method: 'POST', url: '/auth/activate', payload: { token: activationToken } }))
+    const login = track(await request(ctx.app, { method: 'POST', url: '/auth/login', payload: { email, password: PASSWORD } }))
+    expect(login.statusCode).toBe(200)
+    const { accessToken, refreshToken } = login.json().data
+    track(await request(ctx.app, { method: 'GET', url: '/users/me', token: accessToken }))
+    const refused = track(await request(ctx.app, { method: 'GET', url: '/users/me', headers: { authorization: `Bearer ${BEARER}` } }))
+    expect(refused.statusCode).toBe(401)
+    track(await request(ctx.app, { method: 'GET', url: '/auth/check-email?email=a@b.co&token=abc' }))
+    track(await request(ctx.app, { method: 'GET', url: `/auth/check-email?email=a@b.co&refreshToken=${refreshToken}` }))
+
+    await vi.waitFor(() => {
+      for (const id of ids) expect(logText()).toContain(`"requestId":"${id}"`)
+      expect(logText().match(/request completed/g)?.length ?? 0).toBeGreaterThanOrEqual(ids.length)
+    })
+    const logs = logText()
+    expect(logs).not.toContain(PASSWORD)
+    expect(logs).not.toContain(BEARER)
+    expect(logs).not.toContain(accessToken)
+    expect(logs).not.toContain(refreshToken)
+    expect(logs).not.toContain(activationToken)
+    expect(logs).not.toContain('token=abc')
+    expect(logs).toContain('token=[redacted]')
+    expect(logs).toContain('refreshToken=[redacted]')
+  })
+})
+
+describe('graceful shutdown', () => {
+  it('finishes a request in flight when closing, then refuses new connections', async () => {
+    const { database, drop } = await openTestDatabase()
+    const app = await buildApp({ config: testConfig(), database, mailer: new MemoryMailer(), clock: new ManualClock() })
+    let closing: Promise<void> | undefined
+    try {
+      let arrived!: () => void
+      const inFlight = new Promise<void>((resolve) => (arrived = resolve))
+      app.get('/slow', async () => {
+        arrived()
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        return { success: true, data: { finished: true } }
+      })
+      await app.ready()
+      await app.listen({ port: 0, host: '127.0.0.1' })
+      const { port } = app.server.address() as AddressInfo
+      const base = `http://127.0.0.1:${port}`
+
+      // fetch keeps connections alive, as browsers and HTTP client pools do.
+      const pending = fetch(`${base}/slow`)
+      await inFlight
+      closing = app.close()
+
+      const response = await pending
+      expect(response.status).toBe(200)
+      expect(await response.json()).toEqual({ success: true, data: { finished: true } })
+      // Otherwise the idle keep-alive connection holds close() open until its keep-alive timeout.
+      expect(response.headers.get('connection')).toBe('close')
+      await closing
+
+      await expect(fetch(`${base}/health`)).rejects.toThrow()
+    } finally {
+      // Only needed when an assertion above failed: do not leave the server waiting on a socket.
+      app.server.closeAllConnections()
+      await (closing ?? app.close())
+      await drop()
+    }
+  })
+})

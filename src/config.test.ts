@@ -1,0 +1,235 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from './config.ts'
+
+const ACCESS = 'access-secret-0123456789-abcdefghijklmnop'
+const REFRESH = 'refresh-secret-0123456789-abcdefghijklmnop'
+
+let dataDir: string
+beforeEach(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'marketplace-config-'))
+})
+afterEach(() => rmSync(dataDir, { recursive: true, force: true }))
+
+/** Runs loadConfig and returns the ConfigError it throws (fails the test if it does not throw one). */
+function configError(source: Record<string, string | undefined>): ConfigError {
+  try {
+    loadConfig(source)
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError)
+    return error as ConfigError
+  }
+  throw new Error('loadConfig accepted the configuration')
+}
+
+/** The variable each problem is about (every problem line starts with `NAME:`). */
+const variablesOf = (error: ConfigError) => error.problems.map((problem) => problem.split(':')[0]).sort()
+
+describe('loadConfig defaults', () => {
+  it('serves on 0.0.0.0:8000 with the embedded database under DATA_DIR/db when nothing else is set', () => {
+    const config = loadConfig({ DATA_DIR: dataDir })
+    expect(config).toMatchObject({
+      env: 'development',
+      isProduction: false,
+      port: 8000,
+      host: '0.0.0.0',
+      publicUrl: 'http://localhost:8000',
+      appUrl: 'http://localhost:8000',
+      dataDir,
+      database: { kind: 'pglite', dataDir: join(dataDir, 'db') },
+      redisUrl: undefined,
+      mail: { smtpUrl: undefined, from: 'Marketplace <no-reply@localhost>', dir: join(dataDir, 'mail') },
+      corsOrigins: '*',
+      trustProxy: false,
+      runWorker: true,
+      rateLimit: { auth: 5, uploads: 10, general: 100, windowSeconds: 60 },
+      logLevel: 'info',
+    })
+  })
+
+  it('treats empty variables as unset', () => {
+    const config = loadConfig({ DATA_DIR: dataDir, PORT: '', DATABASE_URL: '', LOG_LEVEL: '', RATE_LIMIT_AUTH: '' })
+    expect(config.port).toBe(8000)
+    expect(config.database.kind).toBe('pglite')
+    expect(config.logLevel).toBe('info')
+    expect(config.rateLimit.auth).toBe(5)
+  })
+
+  it('derives PUBLIC_URL from PORT when PUBLIC_URL is not set', () => {
+    const config = loadConfig({ DATA_DIR: dataDir, PORT: '9123' })
+    expect(config.port).toBe(9123)
+    expect(config.publicUrl).toBe('http://localhost:9123')
+    expect(config.appUrl).toBe('http://localhost:9123')
+  })
+
+  it('strips trailing slashes from PUBLIC_URL and APP_URL, and APP_URL falls back to PUBLIC_URL', () => {
+    expect(loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'https://api.example.com/' })).toMatchObject({
+      publicUrl: 'https://api.example.com',
+      appUrl: 'https://api.example.com',
+    })
+    expect(loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'https://api.example.com', APP_URL: 'https://www.example.com//' }).appUrl).toBe(
+      'https://www.example.com',
+    )
+  })
+
+  it('selects PostgreSQL when DATABASE_URL is set', () => {
+    const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgres://user:pass@db.internal:5432/marketplace' })
+    expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://user:pass@db.internal:5432/marketplace' })
+    expect(loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgresql://db/marketplace' }).database.kind).toBe('postgres')
+  })
+
+  it('reads the boolean switches, the rate limits and the SMTP URL', () => {
+    const config = loadConfig({
+      DATA_DIR: dataDir,
+      TRUST_PROXY: 'true',
+      RUN_WORKER: 'false',
+      RATE_LIMIT_AUTH: '7',
+      RATE_LIMIT_UPLOADS: '11',
+      RATE_LIMIT_GENERAL: '250',
+      RATE_LIMIT_WINDOW_SECONDS: '30',
+      SMTP_URL: 'smtps://user:pass@mail.example.com:465',
+      LOG_LEVEL: 'warn',
+    })
+    expect(config).toMatchObject({
+      trustProxy: true,
+      runWorker: false,
+      rateLimit: { auth: 7, uploads: 11, general: 250, windowSeconds: 30 },
+      mail: { smtpUrl: 'smtps://user:pass@mail.example.com:465' },
+      logLevel: 'warn',
+    })
+  })
+})
+
+describe('loadConfig CORS_ORIGINS', () => {
+  it('allows every origin with *', () => {
+    expect(loadConfig({ DATA_DIR: dataDir, CORS_ORIGINS: '*' }).corsOrigins).toBe('*')
+  })
+
+  it('splits a comma list and trims each origin', () => {
+    expect(loadConfig({ DATA_DIR: dataDir, CORS_ORIGINS: 'https://a.example.com, https://b.example.com ,,' }).corsOrigins).toEqual([
+      'https://a.example.com',
+      'https://b.example.com',
+    ])
+  })
+
+  it('treats a list that contains * as every origin', () => {
+    expect(loadConfig({ DATA_DIR: dataDir, CORS_ORIGINS: 'https://a.example.com,*' }).corsOrigins).toBe('*')
+  })
+})
+
+describe('loadConfig validation', () => {
+  it('reports every bad variable in one ConfigError, each by name', () => {
+    const error = configError({ DATA_DIR: dataDir, PORT: 'abc', RATE_LIMIT_AUTH: '0', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud' })
+    expect(variablesOf(error)).toEqual(['DATABASE_URL', 'LOG_LEVEL', 'PORT', 'RATE_LIMIT_AUTH'])
+    for (const name of ['PORT', 'RATE_LIMIT_AUTH', 'DATABASE_URL', 'LOG_LEVEL']) expect(error.message).toContain(`${name}:`)
+    expect(error.message).toContain('"abc"')
+    expect(error.message).toContain('"mysql://x"')
+    expect(error.name).toBe('ConfigError')
+  })
+
+  it('refuses unknown NODE_ENV, boolean and URL values', () => {
+    const error = configError({
+      DATA_DIR: dataDir,
+      NODE_ENV: 'staging',
+      TRUST_PROXY: 'yes',
+      REDIS_URL: 'http://redis',
+      SMTP_URL: 'mail.example.com',
+      PUBLIC_URL: 'ftp://example.com',
+    })
+    expect(variablesOf(error)).toEqual(['NODE_ENV', 'PUBLIC_URL', 'REDIS_URL', 'SMTP_URL', 'TRUST_PROXY'])
+  })
+
+  it('refuses a port above 65535 and a rate limit above the maximum', () => {
+    expect(variablesOf(configError({ DATA_DIR: dataDir, PORT: '70000', RATE_LIMIT_GENERAL: '1000001' }))).toEqual(['PORT', 'RATE_LIMIT_GENERAL'])
+  })
+
+  it('refuses fractional numbers instead of silently truncating them', () => {
+    expect(variablesOf(configError({ DATA_DIR: dataDir, PORT: '8080.5', RATE_LIMIT_AUTH: '2.5' }))).toEqual(['PORT', 'RATE_LIMIT_AUTH'])
+  })
+})
+
+const PRODUCTION = { NODE_ENV: 'production', SMTP_URL: 'smtp://mail.example.test:587' }
+
+describe('loadConfig JWT secrets', () => {
+  it('requires SMTP_URL in production, where mail in files would put reset links in the log', () => {
+    const error = configError({ DATA_DIR: dataDir, NODE_ENV: 'production', JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: REFRESH })
+    expect(variablesOf(error)).toEqual(['SMTP_URL'])
+  })
+
+  it('requires both secrets in production and names both', () => {
+    const error = configError({ DATA_DIR: dataDir, ...PRODUCTION })
+    expect(variablesOf(error)).toEqual(['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET'])
+    expect(error.message).toContain('JWT_ACCESS_SECRET')
+    expect(error.message).toContain('JWT_REFRESH_SECRET')
+    expect(existsSync(join(dataDir, 'secrets.json'))).toBe(false)
+  })
+
+  it('names only the missing secret in production', () => {
+    expect(variablesOf(configError({ DATA_DIR: dataDir, ...PRODUCTION, JWT_ACCESS_SECRET: ACCESS }))).toEqual(['JWT_REFRESH_SECRET'])
+  })
+
+  it('reports missing production secrets together with the other bad variables', () => {
+    const error = configError({ DATA_DIR: dataDir, ...PRODUCTION, PORT: 'abc' })
+    expect(variablesOf(error)).toEqual(['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET', 'PORT'])
+  })
+
+  it('accepts two distinct secrets in production and writes nothing to DATA_DIR', () => {
+    const config = loadConfig({ DATA_DIR: dataDir, ...PRODUCTION, JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: REFRESH })
+    expect(config.isProduction).toBe(true)
+    expect(config.jwt).toEqual({ accessSecret: ACCESS, refreshSecret: REFRESH })
+    expect(existsSync(join(dataDir, 'secrets.json'))).toBe(false)
+  })
+
+  it('refuses equal access and refresh secrets', () => {
+    for (const NODE_ENV of ['production', 'development']) {
+      const error = configError({ DATA_DIR: dataDir, NODE_ENV, SMTP_URL: PRODUCTION.SMTP_URL, JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: ACCESS })
+      expect(variablesOf(error)).toEqual(['JWT_REFRESH_SECRET'])
+      expect(error.message).toMatch(/must differ/)
+    }
+  })
+
+  it('refuses secrets shorter than 32 characters', () => {
+    const error = configError({ DATA_DIR: dataDir, ...PRODUCTION, JWT_ACCESS_SECRET: 'a'.repeat(31), JWT_REFRESH_SECRET: 'too-short' })
+    expect(variablesOf(error)).toEqual(['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET'])
+    expect(configError({ DATA_DIR: dataDir, JWT_ACCESS_SECRET: 'short' }).message).toContain('JWT_ACCESS_SECRET')
+  })
+
+  it('generates distinct secrets in development, keeps them in DATA_DIR/secrets.json and reuses them on the next start', () => {
+    const first = loadConfig({ DATA_DIR: dataDir })
+    expect(first.jwt.accessSecret.length).toBeGreaterThanOrEqual(32)
+    expect(first.jwt.refreshSecret.length).toBeGreaterThanOrEqual(32)
+    expect(first.jwt.accessSecret).not.toBe(first.jwt.refreshSecret)
+
+    const file = join(dataDir, 'secrets.json')
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(first.jwt)
+    // The file holds signing keys: readable by the owner only.
+    expect(statSync(file).mode & 0o077).toBe(0)
+
+    const second = loadConfig({ DATA_DIR: dataDir })
+    expect(second.jwt).toEqual(first.jwt)
+
+    const elsewhere = mkdtempSync(join(tmpdir(), 'marketplace-config-'))
+    try {
+      expect(loadConfig({ DATA_DIR: elsewhere }).jwt.accessSecret).not.toBe(first.jwt.accessSecret)
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true })
+    }
+  })
+
+  it('replaces an unreadable secrets file with fresh secrets', () => {
+    writeFileSync(join(dataDir, 'secrets.json'), 'not json')
+    const config = loadConfig({ DATA_DIR: dataDir })
+    expect(JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8'))).toEqual(config.jwt)
+  })
+
+  it('prefers secrets from the environment over the stored ones in development', () => {
+    const stored = loadConfig({ DATA_DIR: dataDir }).jwt
+    expect(loadConfig({ DATA_DIR: dataDir, JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: REFRESH }).jwt).toEqual({
+      accessSecret: ACCESS,
+      refreshSecret: REFRESH,
+    })
+    expect(loadConfig({ DATA_DIR: dataDir, JWT_ACCESS_SECRET: ACCESS }).jwt).toEqual({ accessSecret: ACCESS, refreshSecret: stored.refreshSecret })
+  })
+})
