@@ -43,41 +43,43 @@ export async function withForm<T>(request: FastifyRequest, options: MultipartOpt
   }
   const mb = Math.round(options.maxBytes / (1024 * 1024))
   try {
-    await mkdir(options.tmpDir, { recursive: true })
-    const parts = request.parts({ limits: { fileSize: options.maxBytes, files: options.maxFiles + 1, fields: 20, fieldSize: 4096, parts: options.maxFiles + 21 } })
-    for await (const part of parts) {
-      if (part.type === 'field') {
-        fields[part.fieldname] = String(part.value)
-        continue
+    try {
+      await mkdir(options.tmpDir, { recursive: true })
+      const parts = request.parts({ limits: { fileSize: options.maxBytes, files: options.maxFiles + 1, fields: 20, fieldSize: 4096, parts: options.maxFiles + 21 } })
+      for await (const part of parts) {
+        if (part.type === 'field') {
+          fields[part.fieldname] = String(part.value)
+          continue
+        }
+        if (part.fieldname !== options.field) {
+          part.file.resume()
+          throw fieldError(options.field, `must be sent in the "${options.field}" field (got "${part.fieldname}")`)
+        }
+        if (files.length >= options.maxFiles) {
+          part.file.resume()
+          throw fieldError(options.field, options.maxFiles === 1 ? 'must be exactly one file' : `must be at most ${options.maxFiles} files`)
+        }
+        const staged: StagedFile = { path: join(options.tmpDir, `${newId()}.upload`), filename: part.filename, size: 0 }
+        files.push(staged)
+        try {
+          await pipeline(part.file, createWriteStream(staged.path))
+        } catch (error) {
+          if (isTooLarge(error)) throw fieldError(options.field, `must be at most ${mb} MB`)
+          throw error
+        }
+        if (part.file.truncated) throw fieldError(options.field, `must be at most ${mb} MB`)
+        staged.size = part.file.bytesRead
+        if (staged.size === 0) throw fieldError(options.field, 'must not be empty')
       }
-      if (part.fieldname !== options.field) {
-        part.file.resume()
-        throw fieldError(options.field, `must be sent in the "${options.field}" field (got "${part.fieldname}")`)
+      if (files.length === 0) throw fieldError(options.field, 'is required')
+    } catch (error) {
+      // Parser errors (a truncated or malformed body) are the client's; file-system errors are ours.
+      if (error instanceof Error && !(error instanceof AppError) && !('syscall' in error) && !('statusCode' in error)) {
+        throw fieldError(options.field, 'could not be read: the multipart body is malformed')
       }
-      if (files.length >= options.maxFiles) {
-        part.file.resume()
-        throw fieldError(options.field, options.maxFiles === 1 ? 'must be exactly one file' : `must be at most ${options.maxFiles} files`)
-      }
-      const staged: StagedFile = { path: join(options.tmpDir, `${newId()}.upload`), filename: part.filename, size: 0 }
-      files.push(staged)
-      try {
-        await pipeline(part.file, createWriteStream(staged.path))
-      } catch (error) {
-        if (isTooLarge(error)) throw fieldError(options.field, `must be at most ${mb} MB`)
-        throw error
-      }
-      if (part.file.truncated) throw fieldError(options.field, `must be at most ${mb} MB`)
-      staged.size = part.file.bytesRead
-      if (staged.size === 0) throw fieldError(options.field, 'must not be empty')
+      throw error
     }
-    if (files.length === 0) throw fieldError(options.field, 'is required')
     return await use({ files, fields })
-  } catch (error) {
-    // Parser errors (a truncated or malformed body) are the client's; file-system errors are ours.
-    if (error instanceof Error && !(error instanceof AppError) && !('syscall' in error) && !('statusCode' in error)) {
-      throw fieldError(options.field, 'could not be read: the multipart body is malformed')
-    }
-    throw error
   } finally {
     await discard()
   }

@@ -52,9 +52,11 @@ export async function openTestDatabase(): Promise<{ database: Database; drop: ()
     await admin.query(`create database ${name} template ${template}`)
     const pool = new pg.Pool({ connectionString: withDatabase(url, name), max: 5 })
     // Dropping the database with (force) terminates connections that are still closing.
-    pool.on('error', (error: Error & { code?: string }) => {
+    const tolerateTermination = (error: Error & { code?: string }) => {
       if (error.code !== '57P01') throw error
-    })
+    }
+    pool.on('error', tolerateTermination)
+    pool.on('connect', (client) => client.on('error', tolerateTermination))
     const database = fromPool(pool)
     return {
       database,

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { uploads, type UploadObjectType, type UploadRow, type UploadTag } from './uploads.table.ts'
 
@@ -7,6 +7,16 @@ export function createUploadsRepository(db: Executor) {
     async insert(row: UploadRow): Promise<UploadRow> {
       const [inserted] = await db.insert(uploads).values(row).returning()
       return inserted!
+    },
+
+    /** Serialises changes to one object's slot (e.g. a user's avatar) until the transaction ends. */
+    async lockSlot(objectType: UploadObjectType, objectId: string, tag: UploadTag): Promise<void> {
+      await db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`uploads:${objectType}/${objectId}/${tag}`}, 0))`)
+    },
+
+    async findById(id: string): Promise<UploadRow | undefined> {
+      const [row] = await db.select().from(uploads).where(eq(uploads.id, id))
+      return row
     },
 
     async findByPath(path: string): Promise<UploadRow | undefined> {

@@ -136,9 +136,14 @@ export function createUploadsService(deps: UploadsDeps) {
   /** Deletes the rows of a single-file slot and queues their bytes for deletion after commit. */
   async function clearSlot(tx: Tx, target: Omit<UploadTarget, 'order'>, keepId?: string): Promise<void> {
     const uploads = createUploadsRepository(tx)
+    // Two uploads for one slot at once would otherwise each see the slot empty and both stay.
+    await uploads.lockSlot(target.objectType, target.objectId, target.tag)
     const existing = await uploads.listByObject(target.objectType, [target.objectId], target.tag)
     const removed = await uploads.deleteByIds(existing.filter((row) => row.id !== keepId).map((row) => row.id))
-    for (const row of removed) await outbox.enqueue(tx, { topic: STORAGE_TOPICS.delete, payload: { key: row.storageKey } })
+    // A pending move may not have run yet: the bytes are at one key or the other, so delete both.
+    for (const row of removed) {
+      for (const key of new Set([row.storageKey, row.path])) await outbox.enqueue(tx, { topic: STORAGE_TOPICS.delete, payload: { key } })
+    }
   }
 
   return {
@@ -239,6 +244,9 @@ export function createUploadsService(deps: UploadsDeps) {
       }),
 
     async moveStoredFile(payload: { uploadId: string; from: string; to: string }): Promise<void> {
+      // A file replaced or removed before its move ran is deleted by its own job instead.
+      const row = await createUploadsRepository(db).findById(payload.uploadId)
+      if (!row || row.storageKey !== payload.from) return
       await storage.move(payload.from, payload.to)
       await createUploadsRepository(db).updateStorageKey(payload.uploadId, payload.from, payload.to)
     },

@@ -44,7 +44,10 @@ export function createS3Storage(options: S3Options): StorageDriver {
 
     async put(key, body, { contentType, size }) {
       assertSafeKey(key)
-      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType, ContentLength: size }))
+      // The SDK neither rejects nor aborts when the body stream fails; abort the request ourselves.
+      const abort = new AbortController()
+      body.once('error', (error) => abort.abort(error))
+      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType, ContentLength: size }), { abortSignal: abort.signal })
     },
 
     async get(key: string, range?: ByteRange): Promise<Readable> {
