@@ -11,11 +11,12 @@ import { Redis } from 'ioredis'
 import type { Config } from './config.ts'
 import { pingDatabase, type Database } from './db/client.ts'
 import { identifyCaller } from './http/auth-hooks.ts'
+import { API_PREFIX } from './http/prefix.ts'
 import { errorHandler, notFoundHandler } from './http/error-handler.ts'
 import { rateLimits } from './http/rate-limit.ts'
 import { validatorCompiler } from './http/validation.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
-import { createFileMailer, createSmtpMailer, type Mailer } from './platform/mail/mailer.ts'
+import { createMailer, type Mailer } from './platform/mail/mailer.ts'
 import { adminRoutes } from './modules/admin/admin.routes.ts'
 import { authRoutes } from './modules/auth/auth.routes.ts'
 import { healthRoutes } from './modules/health/health.routes.ts'
@@ -28,7 +29,6 @@ import { createStorage } from './platform/storage/create-storage.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
 import { createServices, type Services } from './services.ts'
 
-export const API_PREFIX = '/api/v1'
 
 export interface AppDeps {
   config: Config
@@ -47,7 +47,7 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
-const SENSITIVE_QUERY = /([?&](?:token|access_token|refresh|refreshToken|password)=)[^&]*/gi
+const SENSITIVE_QUERY = /([?&](?:token|access_token|refresh|refreshToken|password|signature)=)[^&]*/gi
 
 const loggerOptions = (config: Config, stream?: Writable): FastifyServerOptions['logger'] => ({
   level: config.logLevel,
@@ -97,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The API speaks JSON (and multipart for files): a text/plain body is 415, not a string to validate.
   app.removeContentTypeParser('text/plain')
 
-  const mailer = deps.mailer ?? (config.mail.smtpUrl ? createSmtpMailer(config.mail.smtpUrl, config.mail.from) : createFileMailer(config.mail.dir, config.mail.from, app.log))
+  const mailer = deps.mailer ?? createMailer(config.mail, app.log)
   const storage = deps.storage ?? createStorage(config.storage)
   const services = createServices({ config, db: database.db, clock, mailer, storage, logger: app.log })
   app.decorate('services', services)

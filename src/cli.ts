@@ -1,14 +1,14 @@
 import { parseArgs } from 'node:util'
 import { Value } from '@sinclair/typebox/value'
 import pino from 'pino'
-import { ConfigError, loadConfig, type Config } from './config.ts'
+import { loadConfig, type Config } from './config.ts'
 import { openDatabase, type Database } from './db/client.ts'
 import { runMigrations } from './db/migrate.ts'
 import { systemClock } from './lib/clock.ts'
 import { hashPassword } from './lib/passwords.ts'
 import { normaliseEmail } from './lib/text.ts'
 import { AppError } from './http/errors.ts'
-import { createFileMailer, createSmtpMailer } from './platform/mail/mailer.ts'
+import { createMailer } from './platform/mail/mailer.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
 import { Email, FullName, Password, Username } from './modules/users/users.schemas.ts'
 import { createServices } from './services.ts'
@@ -35,7 +35,7 @@ async function withDatabase<T>(config: Config, run: (database: Database) => Prom
 
 function servicesFor(config: Config, database: Database) {
   const logger = pino({ level: config.logLevel })
-  const mailer = config.mail.smtpUrl ? createSmtpMailer(config.mail.smtpUrl, config.mail.from) : createFileMailer(config.mail.dir, config.mail.from, logger)
+  const mailer = createMailer(config.mail, logger)
   return { logger, mailer, services: createServices({ config, db: database.db, clock: systemClock, mailer, storage: createStorage(config.storage), logger }) }
 }
 
@@ -119,7 +119,7 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof AppError) console.error(`error: ${error.details.map((detail) => `${detail.field} ${detail.message}`).join('; ') || error.message}`)
-  else if (error instanceof ConfigError || error instanceof Error) console.error(`error: ${error.message}`)
+  else if (error instanceof Error) console.error(`error: ${error.message}`)
   else console.error(error)
   process.exit(1)
 })

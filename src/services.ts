@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config.ts'
+import { API_PREFIX } from './http/prefix.ts'
 import type { Db } from './db/client.ts'
 import { HOUR, MINUTE, type Clock } from './lib/clock.ts'
 import type { Mailer } from './platform/mail/mailer.ts'
@@ -34,7 +35,7 @@ export function createServices({ config, db, clock, mailer, storage, logger }: I
     storage,
     outbox,
     signer: createUrlSigner(config.jwt.accessSecret),
-    publicUrl: config.publicUrl,
+    filesBaseUrl: `${config.publicUrl}${API_PREFIX}/uploads`,
     tmpDir: config.tmpDir,
     signedUrlTtlSeconds: config.signedUrlTtlSeconds,
   })
@@ -50,6 +51,7 @@ export function createServices({ config, db, clock, mailer, storage, logger }: I
     [MAIL_TOPICS.passwordReset]: (payload) => auth.sendPasswordResetEmail(userIdOf(payload)),
     [STORAGE_TOPICS.move]: (payload) => uploads.moveStoredFile(payload as { uploadId: string; from: string; to: string }),
     [STORAGE_TOPICS.delete]: (payload) => uploads.deleteStoredFile(payload as { key: string }),
+    [STORAGE_TOPICS.deleteIfOrphan]: (payload) => uploads.deleteIfOrphan(payload as { key: string }),
   }
   const periodic: PeriodicTask[] = [
     { name: 'purge-revoked-tokens', everyMs: HOUR, run: auth.purgeRevokedTokens },

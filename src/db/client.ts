@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
 import { sql, type ExtractTablesWithRelations } from 'drizzle-orm'
@@ -30,7 +31,49 @@ export function openDatabase(config: DatabaseConfig): Database {
     return fromPool(pool)
   }
   mkdirSync(config.dataDir, { recursive: true })
-  return fromPglite(new PGlite(config.dataDir, { extensions: pgliteExtensions }))
+  const release = lockDataDir(config.dataDir)
+  const database = fromPglite(new PGlite(config.dataDir, { extensions: pgliteExtensions }))
+  return {
+    ...database,
+    close: async () => {
+      await database.close()
+      release()
+    },
+  }
+}
+
+export class DatabaseInUseError extends Error {}
+
+/**
+ * PGlite is one process: a second process opening the same directory (the CLI while the server
+ * runs) would corrupt it. A lock file with the owner's pid refuses that, and a stale lock left
+ * by a crashed process is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const file = join(dataDir, 'marketplace.lock')
+  for (;;) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' })
+      return () => rmSync(file, { force: true })
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EEXIST') throw error
+      const owner = Number.parseInt(readFileSync(file, 'utf8'), 10)
+      if (owner !== process.pid && isAlive(owner)) {
+        throw new DatabaseInUseError(`The embedded database in ${dataDir} is in use by process ${owner}. Stop it first, or use PostgreSQL (DATABASE_URL).`)
+      }
+      rmSync(file, { force: true })
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as { code?: string }).code === 'EPERM'
+  }
 }
 
 export function fromPool(pool: pg.Pool): Database {

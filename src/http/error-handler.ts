@@ -15,6 +15,9 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: 
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'VALIDATION_ERROR', message: 'Content-Length does not match the body', field: 'body' },
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The body is larger than this endpoint accepts' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'This content type is not accepted here' },
+  FST_FILES_LIMIT: { status: 400, code: 'VALIDATION_ERROR', message: 'Too many files in the form', field: 'file' },
+  FST_PARTS_LIMIT: { status: 400, code: 'VALIDATION_ERROR', message: 'Too many parts in the form', field: 'body' },
+  FST_FIELDS_LIMIT: { status: 400, code: 'VALIDATION_ERROR', message: 'Too many fields in the form', field: 'body' },
   FST_INVALID_MULTIPART_CONTENT_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'This endpoint takes multipart/form-data' },
   FST_ERR_CTP_INVALID_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The content type is missing or invalid' },
 }
@@ -28,6 +31,11 @@ export function errorHandler(this: FastifyInstance, error: FastifyError, request
     if (error.validationContext === 'params') return reply.status(404).send(body('NOT_FOUND', 'Resource not found'))
     const root = error.validationContext === 'body' ? 'body' : (error.validationContext ?? 'request')
     return reply.status(400).send(body('VALIDATION_ERROR', 'The request is invalid', toFieldErrors(error.validation as never, root)))
+  }
+  // Values PostgreSQL cannot store (NUL bytes, impossible dates) that slipped past validation.
+  const sqlState = ((error as { cause?: { code?: string } }).cause ?? error).code
+  if (sqlState && ['22021', '22P05', '22008', '22007'].includes(sqlState)) {
+    return reply.status(400).send(body('VALIDATION_ERROR', 'A value in the request cannot be stored'))
   }
   const known = error.code ? FRAMEWORK_ERRORS[error.code] : undefined
   if (known) {

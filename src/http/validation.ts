@@ -18,18 +18,33 @@ function createAjv(options: Options): Ajv {
 const bodyAjv = createAjv({ coerceTypes: false })
 const textAjv = createAjv({ coerceTypes: 'array' })
 
+/** The path of the first string holding a NUL character, which PostgreSQL cannot store in text. */
+function findNul(data: unknown, path = ''): string | undefined {
+  if (typeof data === 'string') return data.includes('\u0000') ? path : undefined
+  if (data === null || typeof data !== 'object') return undefined
+  for (const [key, value] of Object.entries(data)) {
+    const found = findNul(value, `${path}/${key}`)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  if (httpPart !== 'body') return textAjv.compile(schema) as ReturnType<FastifySchemaCompiler<object>>
-  const validate = bodyAjv.compile(schema)
-  // A request without a body is checked as an empty object, so it gets one error per required
-  // field instead of "must be object", and an all-optional body (logout) may be left out.
-  const validateBody = (data: unknown) => {
-    const valid = validate(data ?? {})
-    validateBody.errors = validate.errors
+  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)
+  const check = (data: unknown) => {
+    const nul = findNul(data)
+    if (nul !== undefined) {
+      check.errors = [{ instancePath: nul, keyword: 'nul', schemaPath: '#', params: {}, message: 'must not contain NUL characters' }] as ErrorObject[]
+      return false
+    }
+    // A request without a body is checked as an empty object, so it gets one error per required
+    // field instead of "must be object", and an all-optional body (logout) may be left out.
+    const valid = validate(httpPart === 'body' ? (data ?? {}) : data)
+    check.errors = validate.errors
     return valid
   }
-  validateBody.errors = validate.errors
-  return validateBody
+  check.errors = validate.errors
+  return check
 }
 
 const joinPath = (instancePath: string, property?: string): string => {

@@ -65,10 +65,14 @@ export function createAuthService(deps: {
       const userId = await tokens.verifyActivation(token)
       const user = userId ? await users.findAccountById(userId) : undefined
       if (!user) throw fieldError('token', INVALID_TOKEN)
-      if (user.isActive) return toUser(user)
-      // Activated before and inactive now means staff deactivated it: an old link must not undo that.
-      if (user.activatedAt) throw fieldError('token', INVALID_TOKEN)
-      return db.transaction(async (tx) => toUser(await users.updateAccount(tx, user.id, { isActive: true, activatedAt: clock.now() })))
+      return db.transaction(async (tx) => {
+        // Under the row lock, so a deactivation by staff at the same moment is not overwritten.
+        const current = (await users.lockAccount(tx, user.id))!
+        if (current.isActive) return toUser(current)
+        // Activated before and inactive now means staff deactivated it: an old link must not undo that.
+        if (current.activatedAt) throw fieldError('token', INVALID_TOKEN)
+        return toUser(await users.updateAccount(tx, current.id, { isActive: true, activatedAt: clock.now() }))
+      })
     },
 
     /** Always succeeds; only an account that was never activated gets a new link. */

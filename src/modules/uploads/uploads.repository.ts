@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { uploads, type UploadObjectType, type UploadRow, type UploadTag } from './uploads.table.ts'
 
@@ -44,8 +44,23 @@ export function createUploadsRepository(db: Executor) {
     },
 
     /** Records that bytes moved, unless the row changed meanwhile. */
-    async updateStorageKey(id: string, from: string, to: string): Promise<void> {
-      await db.update(uploads).set({ storageKey: to }).where(and(eq(uploads.id, id), eq(uploads.storageKey, from)))
+    async updateStorageKey(id: string, from: string, to: string): Promise<boolean> {
+      const rows = await db
+        .update(uploads)
+        .set({ storageKey: to })
+        .where(and(eq(uploads.id, id), eq(uploads.storageKey, from)))
+        .returning({ id: uploads.id })
+      return rows.length > 0
+    },
+
+    /** Whether any row keeps its bytes at this key, or will once a pending move runs. */
+    async isReferenced(key: string): Promise<boolean> {
+      const [row] = await db
+        .select({ id: uploads.id })
+        .from(uploads)
+        .where(or(eq(uploads.storageKey, key), eq(uploads.path, key)))
+        .limit(1)
+      return row !== undefined
     },
 
     async deleteByIds(ids: string[]): Promise<UploadRow[]> {

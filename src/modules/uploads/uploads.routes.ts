@@ -48,22 +48,12 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox<{ uploads: UploadsService;
       },
     },
     async (request, reply) => {
-      const { row, isPublic, read } = await uploads.openFile(request.params['*'], {
+      const file = await uploads.openFile(request.params['*'], {
         actor: request.session?.actor ?? null,
         expires: request.query.expires,
         signature: request.query.signature,
       })
-      const inline = row.mimetype.startsWith('image/')
-      return sendFile(request, reply, {
-        size: row.size,
-        contentType: inline || row.mimetype === 'application/pdf' ? row.mimetype : 'application/octet-stream',
-        filename: row.filename,
-        inline,
-        etag: `"${row.id}"`,
-        lastModified: row.createdAt,
-        cacheControl: isPublic ? 'public, max-age=31536000, immutable' : 'private, no-store',
-        read,
-      })
+      return sendFile(request, reply, file)
     },
   )
 }

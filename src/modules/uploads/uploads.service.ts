@@ -4,20 +4,21 @@ import { posix } from 'node:path'
 import type { Readable } from 'node:stream'
 import type { Db, Tx } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
-import { DAY } from '../../lib/clock.ts'
+import { DAY, HOUR } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { fieldError, notFound } from '../../http/errors.ts'
+import type { FileToSend } from '../../http/file-response.ts'
 import type { StagedFile } from '../../http/multipart.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import { StorageNotFoundError, type ByteRange, type StorageDriver } from '../../platform/storage/storage.ts'
 import { can, type Actor } from '../roles/permissions.ts'
 import { inspectFile, UnreadableImageError, type InspectedFile } from './file-inspection.ts'
 import type { UrlSigner } from './signed-urls.ts'
-import { MAX_UPLOAD_BYTES, MB, ruleViolation, sanitiseFilename, TAG_RULES } from './upload-rules.ts'
+import { isRaster, MAX_UPLOAD_BYTES, MB, ruleViolation, sanitiseFilename, TAG_RULES } from './upload-rules.ts'
 import { createUploadsRepository } from './uploads.repository.ts'
 import { uploadTags, type UploadObjectType, type UploadRow, type UploadTag } from './uploads.table.ts'
 
-export const STORAGE_TOPICS = { move: 'storage.move', delete: 'storage.delete' } as const
+export const STORAGE_TOPICS = { move: 'storage.move', delete: 'storage.delete', deleteIfOrphan: 'storage.delete_if_orphan' } as const
 
 export interface UploadTarget {
   objectType: UploadObjectType
@@ -35,12 +36,14 @@ export interface UploadsDeps {
   storage: StorageDriver
   outbox: Outbox
   signer: UrlSigner
-  publicUrl: string
+  /** Where files are served, e.g. `https://api.example.com/api/v1/uploads`. */
+  filesBaseUrl: string
   tmpDir: string
   signedUrlTtlSeconds: number
 }
 
 const UNATTACHED_TTL = DAY
+const ORPHAN_GRACE = HOUR
 
 const keyFor = (target: UploadTarget, fileName: string) => `${target.objectType}/${target.objectId}/${target.tag}/${fileName}`
 
@@ -52,7 +55,7 @@ export function createUploadsService(deps: UploadsDeps) {
   const isPublic = (row: UploadRow) => row.objectId !== null && row.tag !== null && TAG_RULES[row.tag].isPublic
 
   function urlOf(row: UploadRow): string {
-    const base = `${deps.publicUrl}/api/v1/uploads/${row.path}`
+    const base = `${deps.filesBaseUrl}/${row.path}`
     if (isPublic(row)) return base
     const { expires, signature } = signer.sign(row.path, nowSeconds() + deps.signedUrlTtlSeconds)
     return `${base}?expires=${expires}&signature=${signature}`
@@ -83,7 +86,9 @@ export function createUploadsService(deps: UploadsDeps) {
       if (rule && rule.accepts !== 'any') throw fieldError(field, 'is not a readable image')
       inspected = { path: staged.path, size: staged.size, mimetype: 'application/octet-stream', extension: '', isImage: false }
     }
-    const violation = rule ? ruleViolation(rule, inspected) : inspected.size > MAX_UPLOAD_BYTES ? `must be at most ${MAX_UPLOAD_BYTES / MB} MB` : undefined
+    // Limits apply to what the client sent (spec section 8), and the type to what was detected.
+    const sent = { mimetype: inspected.mimetype, size: Math.max(staged.size, inspected.size) }
+    const violation = rule ? ruleViolation(rule, sent) : sent.size > MAX_UPLOAD_BYTES ? `must be at most ${MAX_UPLOAD_BYTES / MB} MB` : undefined
     if (violation) {
       if (inspected.path !== staged.path) await rm(inspected.path, { force: true })
       throw fieldError(field, violation)
@@ -105,6 +110,10 @@ export function createUploadsService(deps: UploadsDeps) {
     try {
       const fileName = `${newId()}${inspected.extension}`
       const key = options.target ? keyFor(options.target, fileName) : `tmp/${actor.id}/${fileName}`
+      // If the process dies between storing the bytes and recording the row, this sweeps them up.
+      await db.transaction((tx) =>
+        outbox.enqueue(tx, { topic: STORAGE_TOPICS.deleteIfOrphan, payload: { key }, runAt: new Date(clock.now().getTime() + ORPHAN_GRACE) }),
+      )
       await storage.put(key, createReadStream(inspected.path), { contentType: inspected.mimetype, size: inspected.size })
       const now = clock.now()
       const row: UploadRow = {
@@ -125,7 +134,9 @@ export function createUploadsService(deps: UploadsDeps) {
       try {
         return await db.transaction((tx) => record(tx, row))
       } catch (error) {
-        await storage.delete(key).catch(() => undefined)
+        // Unless the commit went through after all (the connection died after COMMIT).
+        const recorded = await createUploadsRepository(db).isReferenced(key).catch(() => true)
+        if (!recorded) await storage.delete(key).catch(() => undefined)
         throw error
       }
     } finally {
@@ -139,7 +150,11 @@ export function createUploadsService(deps: UploadsDeps) {
     // Two uploads for one slot at once would otherwise each see the slot empty and both stay.
     await uploads.lockSlot(target.objectType, target.objectId, target.tag)
     const existing = await uploads.listByObject(target.objectType, [target.objectId], target.tag)
-    const removed = await uploads.deleteByIds(existing.filter((row) => row.id !== keepId).map((row) => row.id))
+    await queueByteDeletion(tx, await uploads.deleteByIds(existing.filter((row) => row.id !== keepId).map((row) => row.id)))
+  }
+
+  /** Queues the bytes of deleted rows for deletion after commit. */
+  async function queueByteDeletion(tx: Tx, removed: UploadRow[]): Promise<void> {
     // A pending move may not have run yet: the bytes are at one key or the other, so delete both.
     for (const row of removed) {
       for (const key of new Set([row.storageKey, row.path])) await outbox.enqueue(tx, { topic: STORAGE_TOPICS.delete, payload: { key } })
@@ -215,19 +230,30 @@ export function createUploadsService(deps: UploadsDeps) {
         (actor !== null && row.objectId !== null && rule?.staffPermission !== undefined && can(actor, rule.staffPermission)) ||
         (actor !== null && row.objectType !== null && row.objectId !== null && ((await policies.get(row.objectType)?.(row.objectId, actor)) ?? false))
       if (!allowed) throw notFound('File')
-      return {
-        row,
-        isPublic: isPublic(row),
+      const inline = isRaster(row.mimetype)
+      const file: FileToSend = {
+        size: row.size,
+        // Only re-encoded raster images show in the page; PDFs download; anything else is opaque bytes.
+        contentType: inline || row.mimetype === 'application/pdf' ? row.mimetype : 'application/octet-stream',
+        filename: row.filename,
+        inline,
+        etag: `"${row.id}"`,
+        lastModified: row.createdAt,
+        // A public path never changes content (a replacement gets a new path), so it caches forever.
+        cacheControl: isPublic(row) ? 'public, max-age=31536000, immutable' : 'private, no-store',
         read: async (range?: ByteRange): Promise<Readable> => {
-          try {
-            return await storage.get(row.storageKey, range)
-          } catch (error) {
-            // The bytes may have just moved to their bound path.
-            if (error instanceof StorageNotFoundError && row.storageKey !== row.path) return storage.get(row.path, range)
-            throw error
+          for (const key of new Set([row.storageKey, row.path])) {
+            try {
+              return await storage.get(key, range)
+            } catch (error) {
+              // The bytes may have just moved to their bound path; gone from both means gone.
+              if (!(error instanceof StorageNotFoundError)) throw error
+            }
           }
+          throw notFound('File')
         },
       }
+      return file
     },
 
     /**
@@ -239,7 +265,7 @@ export function createUploadsService(deps: UploadsDeps) {
         const uploads = createUploadsRepository(tx)
         const stale = await uploads.listUnattachedBefore(new Date(clock.now().getTime() - UNATTACHED_TTL), limit)
         const removed = await uploads.deleteUnattached(stale.map((row) => row.id))
-        for (const row of removed) await outbox.enqueue(tx, { topic: STORAGE_TOPICS.delete, payload: { key: row.storageKey } })
+        await queueByteDeletion(tx, removed)
         return removed.length
       }),
 
@@ -248,7 +274,13 @@ export function createUploadsService(deps: UploadsDeps) {
       const row = await createUploadsRepository(db).findById(payload.uploadId)
       if (!row || row.storageKey !== payload.from) return
       await storage.move(payload.from, payload.to)
-      await createUploadsRepository(db).updateStorageKey(payload.uploadId, payload.from, payload.to)
+      const moved = await createUploadsRepository(db).updateStorageKey(payload.uploadId, payload.from, payload.to)
+      // The row went away while the bytes were moving: nobody will delete them at their new key.
+      if (!moved && !(await createUploadsRepository(db).findById(payload.uploadId))) await storage.delete(payload.to)
+    },
+
+    async deleteIfOrphan(payload: { key: string }): Promise<void> {
+      if (!(await createUploadsRepository(db).isReferenced(payload.key))) await storage.delete(payload.key)
     },
 
     async deleteStoredFile(payload: { key: string }): Promise<void> {

@@ -45,3 +45,7 @@ export function createFileMailer(dir: string, from: string, logger: FastifyBaseL
     close: () => transport.close(),
   }
 }
+
+/** SMTP when `SMTP_URL` is set, else `.eml` files in the mail directory. */
+export const createMailer = (config: { smtpUrl: string | undefined; from: string; dir: string }, logger: FastifyBaseLogger): Mailer =>
+  config.smtpUrl ? createSmtpMailer(config.smtpUrl, config.from) : createFileMailer(config.dir, config.from, logger)
