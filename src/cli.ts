@@ -39,14 +39,14 @@ function servicesFor(config: Config, database: Database) {
   return { logger, mailer, services: createServices({ config, db: database.db, clock: systemClock, mailer, storage: createStorage(config.storage), logger }) }
 }
 
-async function createSuperuser(config: Config, argv: string[], env: Record<string, string | undefined>): Promise<void> {
+async function createSuperuser(config: Config, argv: string[]): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     options: { email: { type: 'string' }, password: { type: 'string' }, 'full-name': { type: 'string' }, username: { type: 'string' } },
   })
-  const email = values.email ?? env.SUPERUSER_EMAIL
-  const password = values.password ?? env.SUPERUSER_PASSWORD
-  const fullName = values['full-name'] ?? env.SUPERUSER_FULL_NAME ?? 'Administrator'
+  const email = values.email ?? config.superuser.email
+  const password = values.password ?? config.superuser.password
+  const fullName = values['full-name'] ?? config.superuser.fullName ?? 'Administrator'
   const missing = [!email && '--email', !password && '--password'].filter(Boolean)
   if (missing.length > 0) throw new Error(`create-superuser needs ${missing.join(' and ')}\n\n${USAGE}`)
   // The same rules as the API, or the account could never log in.
@@ -99,8 +99,6 @@ async function runWorker(config: Config): Promise<void> {
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv
-  // eslint-disable-next-line no-restricted-syntax -- the CLI's documented fallbacks for create-superuser
-  const env = process.env
   switch (command) {
     case 'migrate': {
       const config = loadConfig()
@@ -108,7 +106,7 @@ async function main(argv: string[]): Promise<void> {
       return
     }
     case 'create-superuser':
-      return createSuperuser(loadConfig(), rest, env)
+      return createSuperuser(loadConfig(), rest)
     case 'worker':
       return runWorker(loadConfig())
     default:

@@ -36,6 +36,9 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_UPLOADS: Count(10),
   RATE_LIMIT_GENERAL: Count(100),
   RATE_LIMIT_WINDOW_SECONDS: Count(60),
+  SUPERUSER_EMAIL: Type.Optional(Type.String()),
+  SUPERUSER_PASSWORD: Type.Optional(Type.String()),
+  SUPERUSER_FULL_NAME: Type.Optional(Type.String()),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)), { default: 'info' }),
 })
 
@@ -68,6 +71,8 @@ export interface Config {
   runWorker: boolean
   rateLimit: { auth: number; uploads: number; general: number; windowSeconds: number }
   logLevel: Env['LOG_LEVEL']
+  /** Fallbacks for `cli create-superuser` when its flags are absent. */
+  superuser: { email?: string; password?: string; fullName?: string }
 }
 
 export class ConfigError extends Error {
@@ -160,6 +165,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
     },
     logLevel: env.LOG_LEVEL,
+    superuser: { email: env.SUPERUSER_EMAIL, password: env.SUPERUSER_PASSWORD, fullName: env.SUPERUSER_FULL_NAME },
   }
 }
 

@@ -40,32 +40,30 @@ export const identifyCaller = fp(async (app: FastifyInstance, options: { auth: P
   })
 })
 
-export const requireAuth: preValidationAsyncHookHandler = async (request: FastifyRequest) => {
+/** The caller's session, or the 401 that explains why there is none (bad, expired, revoked token). */
+export function sessionOf(request: FastifyRequest): Session {
   if (!request.session) throw request.authError ?? unauthenticated()
+  return request.session
+}
+
+export const requireAuth: preValidationAsyncHookHandler = async (request: FastifyRequest) => {
+  sessionOf(request)
 }
 
 export const requireStaff: preValidationAsyncHookHandler = async (request: FastifyRequest) => {
-  if (!request.session) throw request.authError ?? unauthenticated()
-  if (!request.session.actor.isStaff && !request.session.actor.isSuperuser) throw forbidden()
+  const { actor } = sessionOf(request)
+  if (!actor.isStaff && !actor.isSuperuser) throw forbidden()
 }
 
 export const requireSuperuser: preValidationAsyncHookHandler = async (request: FastifyRequest) => {
-  if (!request.session) throw request.authError ?? unauthenticated()
-  if (!request.session.actor.isSuperuser) throw forbidden('Only a superuser may do this')
+  if (!sessionOf(request).actor.isSuperuser) throw forbidden('Only a superuser may do this')
 }
 
 /** 401 without a valid token, 403 without the permission (staff with a role granting it, or a superuser). */
 export const requirePermission =
   (permission: Permission): preValidationAsyncHookHandler =>
   async (request: FastifyRequest) => {
-    if (!request.session) throw request.authError ?? unauthenticated()
-    if (!can(request.session.actor, permission)) throw forbidden(`Requires the ${permission} permission`)
+    if (!can(sessionOf(request).actor, permission)) throw forbidden(`Requires the ${permission} permission`)
   }
-
-/** The session of a guarded route's request; only call behind requireAuth or a stricter guard. */
-export function sessionOf(request: FastifyRequest): Session {
-  if (!request.session) throw unauthenticated()
-  return request.session
-}
 
 export const actorOf = (request: FastifyRequest): Actor => sessionOf(request).actor

@@ -75,3 +75,13 @@ export function responses<S extends Record<number, TSchema>, E extends number>(
   for (const status of [...errors, 429]) map[status] = ErrorResponse(status)
   return map as S & { [K in E | 429]: ReturnType<typeof ErrorResponse> }
 }
+
+/**
+ * Documents a multipart form. The parts are streamed and checked by the handler, so every
+ * property is optional here: the schema describes the form, it does not validate it.
+ */
+export const MultipartForm = <K extends string>(fields: Record<K, string>) =>
+  Type.Object(
+    Object.fromEntries(Object.entries<string>(fields).map(([name, description]) => [name, Type.Optional(Type.Unsafe<unknown>({ type: 'string', format: 'binary', description }))])),
+    { description: 'multipart/form-data' },
+  )

@@ -5,8 +5,7 @@ import { normaliseEmail } from '../../lib/text.ts'
 import { forbidden, notFound, unprocessable } from '../../http/errors.ts'
 import type { Actor } from '../roles/permissions.ts'
 import type { Role, RolesService } from '../roles/roles.service.ts'
-import { toUser, type User, type UsersService } from '../users/users.service.ts'
-import type { UserRow } from '../users/users.table.ts'
+import { toUser, type Account, type User, type UsersService } from '../users/users.service.ts'
 
 export interface StaffInput {
   fullName: string
@@ -19,11 +18,16 @@ export interface StaffInput {
 export type StaffUser = User & { roles: Role[] }
 
 /** Admin operations; owns no tables and works through the users and roles services. */
-export function createAdminService(deps: { db: Db; clock: Clock; users: UsersService; roles: RolesService }) {
+export function createAdminService(deps: {
+  db: Db
+  clock: Clock
+  users: Pick<UsersService, 'createAccount' | 'lockAccount' | 'updateAccount'>
+  roles: Pick<RolesService, 'assignRoles'>
+}) {
   const { db, clock, users, roles } = deps
 
   /** Only a superuser acts on another staff or superuser account; nobody switches themselves off. */
-  function assertMayManage(actor: Actor, target: UserRow): void {
+  function assertMayManage(actor: Actor, target: Account): void {
     if (target.id === actor.id) throw unprocessable('CANNOT_MODIFY_SELF', 'You cannot change the status of your own account')
     if ((target.isStaff || target.isSuperuser) && !actor.isSuperuser) throw forbidden('Only a superuser may act on a staff account')
   }

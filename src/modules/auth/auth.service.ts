@@ -7,8 +7,7 @@ import type { Mailer } from '../../platform/mail/mailer.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import { permissions as allPermissions, type Actor, type Permission } from '../roles/permissions.ts'
 import type { RolesService } from '../roles/roles.service.ts'
-import { toUser, type User, type UsersService } from '../users/users.service.ts'
-import type { UserRow } from '../users/users.table.ts'
+import { toUser, type Account, type User, type UsersService } from '../users/users.service.ts'
 import { activationEmail, passwordResetEmail } from './auth-emails.ts'
 import { createAuthRepository } from './auth.repository.ts'
 import { passwordFingerprint, type TokenService } from './tokens.ts'
@@ -35,7 +34,7 @@ export function createAuthService(deps: {
   db: Db
   clock: Clock
   tokens: TokenService
-  users: UsersService
+  users: Pick<UsersService, 'createAccount' | 'describe' | 'findAccountByEmail' | 'findAccountById' | 'lockAccount' | 'recordLogin' | 'updateAccount'>
   roles: Pick<RolesService, 'permissionsOf'>
   outbox: Outbox
   mailer: Mailer
@@ -43,10 +42,10 @@ export function createAuthService(deps: {
 }) {
   const { db, clock, tokens, users, roles, outbox, mailer, appUrl } = deps
 
-  const isUsable = (user: UserRow | undefined, version: number): user is UserRow =>
+  const isUsable = (user: Account | undefined, version: number): user is Account =>
     user !== undefined && user.isActive && user.tokenVersion === version
 
-  async function issueSession(user: UserRow) {
+  async function issueSession(user: Account) {
     const [accessToken, refreshToken] = await Promise.all([tokens.signAccess(user), tokens.signRefresh(user)])
     return { accessToken, refreshToken }
   }

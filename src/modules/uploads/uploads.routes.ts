@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, MultipartForm, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { sendFile } from '../../http/file-response.ts'
 import { withForm } from '../../http/multipart.ts'
 import { MAX_UPLOAD_BYTES } from './upload-rules.ts'
 import type { UploadsService } from './uploads.service.ts'
-import { FileBody, FileParams, FileQuery, MultipartForm, Upload } from './uploads.schemas.ts'
+import { FileBody, FileParams, FileQuery, Upload } from './uploads.schemas.ts'
 
 const tags = ['uploads']
 

@@ -20,16 +20,6 @@ export const Upload = Type.Object({
   createdAt: Timestamp,
 })
 
-/**
- * Documents a multipart form. The parts are streamed and checked by the handler, so every
- * property is optional here: the schema describes the form, it does not validate it.
- */
-export const MultipartForm = <K extends string>(fields: Record<K, string>) =>
-  Type.Object(
-    Object.fromEntries(Object.entries<string>(fields).map(([name, description]) => [name, Type.Optional(Type.Unsafe<unknown>({ type: 'string', format: 'binary', description }))])),
-    { description: 'multipart/form-data' },
-  )
-
 export const FileQuery = Type.Object({
   expires: Type.Optional(Type.Integer({ minimum: 0, maximum: 99_999_999_999 })),
   signature: Type.Optional(Type.String({ maxLength: 100 })),

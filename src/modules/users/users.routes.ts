@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, IdParams, Page, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, IdParams, MultipartForm, Page, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth, requirePermission } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/upload-rules.ts'
-import { MultipartForm } from '../uploads/uploads.schemas.ts'
 import type { ProfileChanges, UsersService } from './users.service.ts'
 import { ListUsersQuery, Me, PublicProfile, UpdateMeBody, User, UserListItem } from './users.schemas.ts'
 

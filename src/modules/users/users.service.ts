@@ -33,6 +33,9 @@ export interface ProfileChanges {
   phone?: string | null
 }
 
+/** An account row as other modules receive it (they never import the users table). */
+export type Account = UserRow
+
 /** The account as its owner and staff see it. Private columns (hash, notes) are never copied. */
 export function toUser(row: UserRow, avatar: string | null = null) {
   return {
