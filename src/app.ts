@@ -23,6 +23,8 @@ import { healthRoutes } from './modules/health/health.routes.ts'
 import { rolesRoutes } from './modules/roles/roles.routes.ts'
 import { usersRoutes } from './modules/users/users.routes.ts'
 import { portfolioRoutes } from './modules/portfolio/portfolio.routes.ts'
+import { servicesRoutes } from './modules/catalogue/services.routes.ts'
+import { categoriesRoutes } from './modules/catalogue/categories.routes.ts'
 import { MAX_UPLOAD_BYTES } from './modules/uploads/upload-rules.ts'
 import { uploadsRoutes } from './modules/uploads/uploads.routes.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
@@ -84,6 +86,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: loggerOptions(config, deps.logStream),
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
+    // Path parameters are bounded by the route schemas, which answer 404 in the usual envelope.
+    maxParamLength: 2048,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     // Honour a well-formed id from a proxy so one id follows the request across services.
     genReqId: (request) => {
@@ -167,7 +171,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(uploadsRoutes, { uploads: services.uploads, tmpDir: config.tmpDir })
       await api.register(portfolioRoutes, { portfolio: services.portfolio })
       await api.register(rolesRoutes, { roles: services.roles })
+      await api.register(categoriesRoutes, { categories: services.categories })
       await api.register(adminRoutes, { admin: services.admin })
+      await api.register(servicesRoutes, { services: services.catalogueServices, tmpDir: config.tmpDir })
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
     },
     { prefix: API_PREFIX },

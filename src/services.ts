@@ -12,6 +12,9 @@ import { createTokenService } from './modules/auth/tokens.ts'
 import { createRolesService } from './modules/roles/roles.service.ts'
 import { createUsersService } from './modules/users/users.service.ts'
 import { createPortfolioService } from './modules/portfolio/portfolio.service.ts'
+import { createServicesService } from './modules/catalogue/services.service.ts'
+import { EVENT_TOPIC } from './platform/outbox/events.ts'
+import { createCategoriesService } from './modules/catalogue/categories.service.ts'
 import { createUrlSigner } from './modules/uploads/signed-urls.ts'
 import { createUploadsService, STORAGE_TOPICS } from './modules/uploads/uploads.service.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
@@ -40,8 +43,11 @@ export function createServices({ config, db, clock, mailer, storage, logger }: I
     signedUrlTtlSeconds: config.signedUrlTtlSeconds,
   })
   const portfolio = createPortfolioService({ db, clock })
-  const users = createUsersService({ db, clock, uploads, portfolio })
+  // Services show their sellers and users count their services: the late-bound call breaks the cycle.
+  const catalogueServices = createServicesService({ db, clock, outbox, uploads, users: { publicSummariesOf: (ids) => users.publicSummariesOf(ids) } })
+  const users = createUsersService({ db, clock, uploads, portfolio, catalogue: catalogueServices })
   const roles = createRolesService({ db, clock })
+  const categories = createCategoriesService({ db, clock })
   const auth = createAuthService({ db, clock, tokens, users, roles, outbox, mailer, appUrl: config.appUrl })
   const admin = createAdminService({ db, clock, users, roles })
 
@@ -52,6 +58,8 @@ export function createServices({ config, db, clock, mailer, storage, logger }: I
     [STORAGE_TOPICS.move]: (payload) => uploads.moveStoredFile(payload as { uploadId: string; from: string; to: string }),
     [STORAGE_TOPICS.delete]: (payload) => uploads.deleteStoredFile(payload as { key: string }),
     [STORAGE_TOPICS.deleteIfOrphan]: (payload) => uploads.deleteIfOrphan(payload as { key: string }),
+    // Events are only recorded for now: webhook delivery (DESIGN 6) arrives with the webhooks module.
+    [EVENT_TOPIC]: async (payload) => logger.info({ event: payload.event, data: payload.data }, 'event recorded'),
   }
   const periodic: PeriodicTask[] = [
     { name: 'purge-revoked-tokens', everyMs: HOUR, run: auth.purgeRevokedTokens },
@@ -59,7 +67,7 @@ export function createServices({ config, db, clock, mailer, storage, logger }: I
   ]
   const worker = createWorker({ db, clock, logger: logger.child({ component: 'worker' }), handlers, periodic })
 
-  return { outbox, tokens, uploads, users, roles, portfolio, auth, admin, worker }
+  return { outbox, tokens, uploads, users, roles, portfolio, categories, catalogueServices, auth, admin, worker }
 }
 
 export type Services = ReturnType<typeof createServices>

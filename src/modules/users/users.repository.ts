@@ -1,4 +1,4 @@
-import { and, asc, count, eq, ilike, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, eq, ilike, inArray, or, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { users, type NewUserRow, type UserRow } from './users.table.ts'
 
@@ -32,6 +32,11 @@ export function createUsersRepository(db: Executor) {
     async lockById(id: string): Promise<UserRow | undefined> {
       const [row] = await db.select().from(users).where(eq(users.id, id)).for('update')
       return row
+    },
+
+    async findByIds(ids: string[]): Promise<UserRow[]> {
+      if (ids.length === 0) return []
+      return db.select().from(users).where(inArray(users.id, ids))
     },
 
     async findByEmail(email: string): Promise<UserRow | undefined> {

@@ -9,6 +9,7 @@ import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { StagedFile } from '../../http/multipart.ts'
 import type { UploadsService } from '../uploads/uploads.service.ts'
 import type { PortfolioService } from '../portfolio/portfolio.service.ts'
+import type { ServicesService } from '../catalogue/services.service.ts'
 import { roleOf, type Actor, type Permission } from '../roles/permissions.ts'
 import { createUsersRepository, type UserListFilter } from './users.repository.ts'
 import type { UserRow } from './users.table.ts'
@@ -68,8 +69,14 @@ type AvatarUploads = Pick<UploadsService, 'filesOf' | 'urlOf' | 'bindUpload' | '
 
 const avatarSlot = (userId: string) => ({ objectType: 'user', objectId: userId, tag: 'avatar' }) as const
 
-export function createUsersService(deps: { db: Db; clock: Clock; uploads: AvatarUploads; portfolio: Pick<PortfolioService, 'portfolioOf'> }) {
-  const { db, clock, uploads, portfolio } = deps
+export function createUsersService(deps: {
+  db: Db
+  clock: Clock
+  uploads: AvatarUploads
+  portfolio: Pick<PortfolioService, 'portfolioOf'>
+  catalogue: Pick<ServicesService, 'countServicesBySellers'>
+}) {
+  const { db, clock, uploads, portfolio, catalogue } = deps
 
   /** Avatar URLs of many users in one query (lists must not query per user). */
   async function avatarsOf(userIds: string[]): Promise<Map<string, string>> {
@@ -153,6 +160,12 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
     describe,
     avatarsOf,
 
+    /** What other modules show of users (sellers on services): public fields and avatar, in two queries. */
+    async publicSummariesOf(userIds: string[]): Promise<Map<string, { id: string; fullName: string; username: string; avatar: string | null }>> {
+      const [rows, avatars] = await Promise.all([createUsersRepository(db).findByIds(userIds), avatarsOf(userIds)])
+      return new Map(rows.map((row) => [row.id, { id: row.id, fullName: row.fullName, username: row.username, avatar: avatars.get(row.id) ?? null }]))
+    },
+
     async getProfile(actor: Actor): Promise<User & { permissions: Permission[] }> {
       const row = await createUsersRepository(db).findById(actor.id)
       if (!row) throw notFound('User')
@@ -204,10 +217,10 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
 
     async listUsers(filter: UserListFilter, page: PageRequest) {
       const { rows, total } = await createUsersRepository(db).list(filter, offsetOf(page), page.limit)
-      const avatars = await avatarsOf(rows.map((row) => row.id))
-      // servicesCount becomes a real count once services exist (catalogue module).
+      const ids = rows.map((row) => row.id)
+      const [avatars, servicesCounts] = await Promise.all([avatarsOf(ids), catalogue.countServicesBySellers(ids)])
       return toPage(
-        rows.map((row) => ({ ...toUser(row, avatars.get(row.id) ?? null), servicesCount: 0 })),
+        rows.map((row) => ({ ...toUser(row, avatars.get(row.id) ?? null), servicesCount: servicesCounts.get(row.id) ?? 0 })),
         total,
         page,
       )

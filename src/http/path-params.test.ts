@@ -1,0 +1,20 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createSuperuser } from '../../test/factories/users.ts'
+import { createTestApp, request, type TestContext } from '../../test/setup/test-app.ts'
+
+describe('path parameters', () => {
+  let ctx: TestContext
+  beforeAll(async () => {
+    ctx = await createTestApp()
+  })
+  afterAll(() => ctx.close())
+
+  it('answers an overlong id with 404 NOT_FOUND in the envelope, like any malformed id', async () => {
+    const { accessToken } = await createSuperuser(ctx)
+    for (const url of [`/admin/roles/${'a'.repeat(150)}`, `/users/${'b'.repeat(600)}`, `/uploads/${'c/'.repeat(400)}x.png`]) {
+      const response = await request(ctx.app, { method: 'GET', url, token: accessToken })
+      expect(response.statusCode).toBe(404)
+      expect(response.json()).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } })
+    }
+  })
+})

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest'
+import { fromCents, toCents } from './money.ts'
+
+describe('money', () => {
+  it('converts two-decimal amounts to cents exactly, despite binary floating point', () => {
+    expect(toCents(19.99)).toBe(1999)
+    expect(toCents(0.29)).toBe(29)
+    expect(toCents(1.005 + 0)).toBeUndefined()
+    expect(toCents(50000)).toBe(5_000_000)
+    expect(toCents(5.1)).toBe(510)
+    expect(toCents(0.1 + 0.2)).toBeUndefined()
+  })
+
+  it('refuses three decimals and non-finite numbers', () => {
+    expect(toCents(10.001)).toBeUndefined()
+    expect(toCents(Number.NaN)).toBeUndefined()
+    expect(toCents(Number.POSITIVE_INFINITY)).toBeUndefined()
+  })
+
+  it('turns cents back into the same two-decimal number', () => {
+    for (const cents of [1, 29, 999, 1999, 123_456, 5_000_000]) expect(toCents(fromCents(cents))).toBe(cents)
+    expect(fromCents(1999)).toBe(19.99)
+  })
+})

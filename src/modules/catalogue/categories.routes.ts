@@ -1,0 +1,89 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { Envelope, Message, ok, responses } from '../../http/common.schemas.ts'
+import { requireSuperuser } from '../../http/auth-hooks.ts'
+import type { CategoriesService } from './categories.service.ts'
+import { Category, CategoryParams, CategoryTreeItem, CreateCategoryBody, UpdateCategoryBody } from './categories.schemas.ts'
+
+const tags = ['categories']
+const security = [{ bearerAuth: [] }]
+
+export const categoriesRoutes: FastifyPluginAsyncTypebox<{ categories: CategoriesService }> = async (app, { categories }) => {
+  app.get(
+    '/categories',
+    {
+      schema: {
+        tags,
+        summary: 'The category tree',
+        description: 'Top-level categories with their subcategories, each level ordered by position then name.',
+        response: responses({ 200: Envelope(Type.Array(CategoryTreeItem)) }, 429),
+      },
+    },
+    async () => ok(await categories.listCategoryTree()),
+  )
+
+  app.get(
+    '/categories/:categoryId',
+    {
+      schema: {
+        tags,
+        summary: 'One category by id or slug',
+        description: 'With its subcategories, and its parent when it is a subcategory.',
+        params: CategoryParams,
+        response: responses({ 200: Envelope(Category) }, 404),
+      },
+    },
+    async (request) => ok(await categories.getCategory(request.params.categoryId)),
+  )
+
+  app.post(
+    '/categories',
+    {
+      preValidation: requireSuperuser,
+      schema: {
+        tags,
+        security,
+        summary: 'Create a category or subcategory (superuser)',
+        body: CreateCategoryBody,
+        response: responses({ 201: Envelope(Category) }, 400, 401, 403),
+      },
+    },
+    async (request, reply) => reply.status(201).send(ok(await categories.createCategory(request.body))),
+  )
+
+  app.put(
+    '/categories/:categoryId',
+    {
+      preValidation: requireSuperuser,
+      schema: {
+        tags,
+        security,
+        summary: 'Change a category (superuser)',
+        description: 'Partial: only the fields sent change. A category with subcategories cannot become a subcategory.',
+        params: CategoryParams,
+        body: UpdateCategoryBody,
+        response: responses({ 200: Envelope(Category) }, 400, 401, 403, 404),
+      },
+    },
+    async (request) => ok(await categories.updateCategory(request.params.categoryId, request.body)),
+  )
+
+  app.delete(
+    '/categories/:categoryId',
+    {
+      preValidation: requireSuperuser,
+      schema: {
+        tags,
+        security,
+        summary: 'Delete a category (superuser)',
+        description: 'Refused with 422 `CATEGORY_IN_USE` while it has subcategories or any service (of any status, deleted ones included) uses it.',
+        params: CategoryParams,
+        response: responses({ 200: Envelope(Message) }, 401, 403, 404, 422),
+      },
+    },
+    async (request) => {
+      await categories.deleteCategory(request.params.categoryId)
+      return ok({ message: 'Category deleted' })
+    },
+  )
+}

@@ -1,0 +1,241 @@
+import type { Db } from '../../db/client.ts'
+import { uniqueViolation } from '../../db/errors.ts'
+import { fieldError, notFound } from '../../http/errors.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { isUuid, newId } from '../../lib/ids.ts'
+import { categoryInUse } from './categories.errors.ts'
+import { createCategoriesRepository, type CategoriesRepository } from './categories.repository.ts'
+import type { CategoryRow } from './categories.table.ts'
+
+export interface CategoryInput {
+  name: string
+  slug?: string
+  description?: string
+  parentId?: string | null
+  position?: number
+}
+
+export const SLUG_MAX = 60
+export const POSITION_MAX = 1000
+
+const toSummary = (row: CategoryRow) => ({ id: row.id, name: row.name, slug: row.slug, parentId: row.parentId })
+export type CategorySummary = ReturnType<typeof toSummary>
+
+const toNode = (row: CategoryRow, servicesCount: number) => ({
+  id: row.id,
+  name: row.name,
+  slug: row.slug,
+  description: row.description,
+  parentId: row.parentId,
+  position: row.position,
+  servicesCount,
+})
+export type CategoryNode = ReturnType<typeof toNode>
+export type CategoryTreeItem = CategoryNode & { subcategories: CategoryNode[] }
+export type CategoryDetail = CategoryTreeItem & { parent: Pick<CategorySummary, 'id' | 'name' | 'slug'> | null }
+
+/** `Graphics & Design` -> `graphics-design`: ASCII letters and digits joined by single hyphens. */
+export function slugFrom(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, SLUG_MAX)
+    .replace(/^-+|-+$/g, '')
+}
+
+const FOREIGN_KEY_VIOLATION = '23503'
+const foreignKeyViolation = (error: unknown): boolean => {
+  const cause = (error as { cause?: { code?: string } }).cause ?? error
+  return (cause as { code?: string } | undefined)?.code === FOREIGN_KEY_VIOLATION
+}
+
+export function createCategoriesService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps
+
+  const SLUG_TAKEN = 'is already used by another category'
+  const IN_USE_BY_SERVICES = 'services use it (including paused, rejected or deleted ones); move them first'
+
+  /** Two concurrent requests can both pass the check; the unique index decides, as a field error. */
+  async function slugRace<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (error) {
+      if (uniqueViolation(error) === 'categories_slug_unique') throw fieldError('slug', SLUG_TAKEN)
+      throw error
+    }
+  }
+
+  // A UUID-shaped slug would be unreachable: the lookup reads such a value as an id.
+  function assertSlugShape(slug: string): void {
+    if (isUuid(slug)) throw fieldError('slug', 'must not have the shape of an id')
+  }
+
+  async function assertSlugFree(categories: CategoriesRepository, slug: string, exceptId?: string): Promise<void> {
+    assertSlugShape(slug)
+    const existing = await categories.findBySlug(slug)
+    if (existing && existing.id !== exceptId) throw fieldError('slug', SLUG_TAKEN)
+  }
+
+  /** The name's slug, or the first free `slug-2`, `slug-3`, ... when it is taken. */
+  async function freeSlugFor(categories: CategoriesRepository, name: string): Promise<string> {
+    const base = slugFrom(name)
+    if (base === '') throw fieldError('slug', 'cannot be made from this name; send a slug')
+    assertSlugShape(base)
+    for (let attempt = 1; attempt <= 100; attempt++) {
+      const suffix = attempt === 1 ? '' : `-${attempt}`
+      const candidate = `${base.slice(0, SLUG_MAX - suffix.length).replace(/-+$/, '')}${suffix}`
+      if (!(await categories.findBySlug(candidate))) return candidate
+    }
+    throw fieldError('slug', 'cannot be made from this name; send a slug')
+  }
+
+  /** Two levels only: a parent must be an existing top-level category (its row is locked by the caller). */
+  function assertTopLevelParent(parent: CategoryRow | undefined): CategoryRow {
+    if (!parent) throw fieldError('parentId', 'names a category that does not exist')
+    if (parent.parentId !== null) throw fieldError('parentId', 'must be a top-level category: categories have two levels only')
+    return parent
+  }
+
+  async function findByIdOrSlug(categories: CategoriesRepository, idOrSlug: string): Promise<CategoryRow | undefined> {
+    return isUuid(idOrSlug) ? categories.findById(idOrSlug) : categories.findBySlug(idOrSlug)
+  }
+
+  /** The node, its subcategories and its parent, counted with one grouped query. */
+  async function detailOf(categories: CategoriesRepository, row: CategoryRow): Promise<CategoryDetail> {
+    const children = row.parentId === null ? await categories.listChildren(row.id) : []
+    const parent = row.parentId === null ? undefined : await categories.findById(row.parentId)
+    const counts = await categories.countActiveServices([row.id, ...children.map((child) => child.id)])
+    const subcategories = children.map((child) => toNode(child, counts.get(child.id) ?? 0))
+    const own = counts.get(row.id) ?? 0
+    return {
+      ...toNode(row, subcategories.reduce((sum, child) => sum + child.servicesCount, own)),
+      subcategories,
+      parent: parent ? { id: parent.id, name: parent.name, slug: parent.slug } : null,
+    }
+  }
+
+  return {
+    /** Top-level categories with their subcategories, by position then name; counts cover active services. */
+    async listCategoryTree(): Promise<CategoryTreeItem[]> {
+      const categories = createCategoriesRepository(db)
+      const [rows, counts] = await Promise.all([categories.listAll(), categories.countActiveServices()])
+      const childrenOf = new Map<string, CategoryNode[]>()
+      for (const row of rows) {
+        if (row.parentId === null) continue
+        const siblings = childrenOf.get(row.parentId) ?? []
+        siblings.push(toNode(row, counts.get(row.id) ?? 0))
+        childrenOf.set(row.parentId, siblings)
+      }
+      return rows
+        .filter((row) => row.parentId === null)
+        .map((row) => {
+          const subcategories = childrenOf.get(row.id) ?? []
+          const total = subcategories.reduce((sum, child) => sum + child.servicesCount, counts.get(row.id) ?? 0)
+          return { ...toNode(row, total), subcategories }
+        })
+    },
+
+    async getCategory(idOrSlug: string): Promise<CategoryDetail> {
+      const categories = createCategoriesRepository(db)
+      const row = await findByIdOrSlug(categories, idOrSlug)
+      if (!row) throw notFound('Category')
+      return detailOf(categories, row)
+    },
+
+    /** For other catalogue use cases (the services listing): a category by id or slug, if it exists. */
+    async resolveCategory(idOrSlug: string): Promise<CategorySummary | undefined> {
+      const row = await findByIdOrSlug(createCategoriesRepository(db), idOrSlug)
+      return row && toSummary(row)
+    },
+
+    /** The category's id and its subcategories' ids (empty when it does not exist). */
+    async categoryIdsWithin(categoryId: string): Promise<string[]> {
+      const categories = createCategoriesRepository(db)
+      const row = await categories.findById(categoryId)
+      if (!row) return []
+      const children = row.parentId === null ? await categories.listChildren(row.id) : []
+      return [row.id, ...children.map((child) => child.id)]
+    },
+
+    createCategory: (input: CategoryInput): Promise<CategoryDetail> =>
+      slugRace(() =>
+        db.transaction(async (tx) => {
+          const categories = createCategoriesRepository(tx)
+          const parentId = input.parentId ?? null
+          // The parent's lock keeps it top-level until this child is committed.
+          if (parentId !== null) assertTopLevelParent((await categories.lockByIds([parentId]))[0])
+          let slug: string
+          if (input.slug === undefined) slug = await freeSlugFor(categories, input.name)
+          else {
+            await assertSlugFree(categories, input.slug)
+            slug = input.slug
+          }
+          const position = input.position ?? Math.min((await categories.lastPosition(parentId)) + 1, POSITION_MAX)
+          const now = clock.now()
+          const row = await categories.insert({
+            id: newId(),
+            parentId,
+            name: input.name,
+            slug,
+            description: input.description ?? '',
+            position,
+            createdAt: now,
+            updatedAt: now,
+          })
+          return detailOf(categories, row)
+        }),
+      ),
+
+    /** Partial update; the slug stays as it is when only the name changes, so links keep working. */
+    updateCategory: (idOrSlug: string, input: Partial<CategoryInput>): Promise<CategoryDetail> =>
+      slugRace(() =>
+        db.transaction(async (tx) => {
+          const categories = createCategoriesRepository(tx)
+          const id = (await findByIdOrSlug(categories, idOrSlug))?.id
+          if (!id) throw notFound('Category')
+          const newParentId = input.parentId ?? null
+          const locked = await categories.lockByIds(newParentId === null || newParentId === id ? [id] : [id, newParentId])
+          const row = locked.find((candidate) => candidate.id === id)
+          if (!row) throw notFound('Category')
+          if (input.parentId !== undefined && input.parentId !== row.parentId && newParentId !== null) {
+            if (newParentId === id) throw fieldError('parentId', 'cannot be the category itself')
+            assertTopLevelParent(locked.find((candidate) => candidate.id === newParentId))
+            if ((await categories.countChildren(id)) > 0) throw fieldError('parentId', 'a category with subcategories cannot become a subcategory')
+          }
+          if (input.slug !== undefined) await assertSlugFree(categories, input.slug, id)
+          const updated = await categories.update(id, {
+            ...(input.name !== undefined && { name: input.name }),
+            ...(input.slug !== undefined && { slug: input.slug }),
+            ...(input.description !== undefined && { description: input.description }),
+            ...(input.parentId !== undefined && { parentId: input.parentId }),
+            ...(input.position !== undefined && { position: input.position }),
+            updatedAt: clock.now(),
+          })
+          return detailOf(categories, updated!)
+        }),
+      ),
+
+    /** Refused while subcategories or any service (whatever its status, even deleted) refer to it. */
+    async deleteCategory(idOrSlug: string): Promise<void> {
+      try {
+        await db.transaction(async (tx) => {
+          const categories = createCategoriesRepository(tx)
+          const id = (await findByIdOrSlug(categories, idOrSlug))?.id
+          const [row] = id ? await categories.lockByIds([id]) : []
+          if (!row) throw notFound('Category')
+          if ((await categories.countChildren(row.id)) > 0) throw categoryInUse('it has subcategories; delete or move them first')
+          if (await categories.isUsedByServices(row.id)) throw categoryInUse(IN_USE_BY_SERVICES)
+          await categories.delete(row.id)
+        })
+      } catch (error) {
+        // A service or subcategory committed between the checks and the delete: the foreign key decides.
+        if (foreignKeyViolation(error)) throw categoryInUse('a service or subcategory now refers to it')
+        throw error
+      }
+    },
+  }
+}
+
+export type CategoriesService = ReturnType<typeof createCategoriesService>

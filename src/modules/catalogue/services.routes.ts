@@ -1,0 +1,215 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Envelope, IdParams, Message, MultipartForm, Page, ok, responses } from '../../http/common.schemas.ts'
+import { actorOf, requireAuth, requirePermission } from '../../http/auth-hooks.ts'
+import { withForm } from '../../http/multipart.ts'
+import { TAG_RULES } from '../uploads/upload-rules.ts'
+import { GALLERY_LIMIT, type ServicesService } from './services.service.ts'
+import {
+  CategoryRefParams,
+  CategoryServicesQuery,
+  ListServicesQuery,
+  ModerationQuery,
+  RejectServiceBody,
+  Service,
+  ServiceBody,
+  ServiceSummary,
+} from './services.schemas.ts'
+
+const tags = ['services']
+const security = [{ bearerAuth: [] }]
+const ServiceParams = IdParams('serviceId')
+const OWNER_ONLY = "Only the service's owner: anyone else's id answers 404, as an unknown one does."
+const VISIBILITY = 'An active service is public; a pending, rejected or paused one is shown only to its owner and to staff with view_services (404 to others).'
+
+export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: ServicesService; tmpDir: string }> = async (app, { services, tmpDir }) => {
+  app.get(
+    '/services',
+    {
+      schema: {
+        tags,
+        summary: 'Browse and search active services',
+        description: '`search` ranks by full text (title first) and forgives typos; any text is accepted. `relevance` sorting needs `search`.',
+        querystring: ListServicesQuery,
+        response: responses({ 200: Envelope(Page(ServiceSummary)) }, 400),
+      },
+    },
+    async (request) => ok(await services.listServices(request.query)),
+  )
+
+  app.get(
+    '/categories/:categoryId/services',
+    {
+      schema: {
+        tags: ['categories'],
+        summary: 'Active services of a category and its subcategories',
+        description: 'The category by id or slug; the same filters and sorts as `GET /services`.',
+        params: CategoryRefParams,
+        querystring: CategoryServicesQuery,
+        response: responses({ 200: Envelope(Page(ServiceSummary)) }, 400, 404),
+      },
+    },
+    async (request) => ok(await services.listCategoryServices(request.params.categoryId, request.query)),
+  )
+
+  app.post(
+    '/services',
+    {
+      preValidation: requireAuth,
+      schema: { tags, security, summary: 'Publish a service', description: 'The service starts `pending` until staff approve it.', body: ServiceBody, response: responses({ 201: Envelope(Service) }, 400, 401) },
+    },
+    async (request, reply) => reply.status(201).send(ok(await services.createService(actorOf(request), request.body))),
+  )
+
+  app.get(
+    '/services/:serviceId',
+    { schema: { tags, summary: 'One service', description: VISIBILITY, params: ServiceParams, response: responses({ 200: Envelope(Service) }, 404) } },
+    async (request) => ok(await services.getService(request.session?.actor ?? null, request.params.serviceId)),
+  )
+
+  app.put(
+    '/services/:serviceId',
+    {
+      preValidation: requireAuth,
+      schema: {
+        tags,
+        security,
+        summary: 'Edit a service',
+        description: `Replaces every field and resubmits the service for review (\`pending\`). ${OWNER_ONLY}`,
+        params: ServiceParams,
+        body: ServiceBody,
+        response: responses({ 200: Envelope(Service) }, 400, 401, 404),
+      },
+    },
+    async (request) => ok(await services.updateService(actorOf(request), request.params.serviceId, request.body)),
+  )
+
+  app.delete(
+    '/services/:serviceId',
+    {
+      preValidation: requireAuth,
+      schema: { tags, security, summary: 'Delete a service', description: `A soft delete: the service disappears everywhere. ${OWNER_ONLY}`, params: ServiceParams, response: responses({ 200: Envelope(Message) }, 401, 404) },
+    },
+    async (request) => {
+      await services.deleteService(actorOf(request), request.params.serviceId)
+      return ok({ message: 'Service deleted' })
+    },
+  )
+
+  for (const [action, use] of [
+    ['pause', services.pauseService],
+    ['resume', services.resumeService],
+  ] as const) {
+    app.post(
+      `/services/:serviceId/${action}`,
+      {
+        preValidation: requireAuth,
+        schema: {
+          tags,
+          security,
+          summary: action === 'pause' ? 'Pause an active service' : 'Resume a paused service',
+          description: `Only active <-> paused (422 \`INVALID_TRANSITION\` otherwise). ${OWNER_ONLY}`,
+          params: ServiceParams,
+          response: responses({ 200: Envelope(Service) }, 401, 404, 422),
+        },
+      },
+      async (request) => ok(await use(actorOf(request), request.params.serviceId)),
+    )
+  }
+
+  app.post(
+    '/services/:serviceId/images',
+    {
+      preValidation: requireAuth,
+      config: { rateLimitBucket: 'uploads' },
+      schema: {
+        tags,
+        security,
+        summary: 'Add gallery images',
+        description: `multipart/form-data with up to ${GALLERY_LIMIT} \`files\` (JPEG, PNG, WebP or GIF, 10 MB each), appended to the gallery; a gallery holds at most ${GALLERY_LIMIT}. ${OWNER_ONLY}`,
+        consumes: ['multipart/form-data'],
+        params: ServiceParams,
+        body: MultipartForm({ files: 'The images.' }),
+        response: responses({ 200: Envelope(Service) }, 400, 401, 404, 415),
+      },
+    },
+    async (request) =>
+      ok(
+        await withForm(request, { field: 'files', maxFiles: GALLERY_LIMIT, maxBytes: TAG_RULES.service_gallery.maxBytes, tmpDir }, ({ files }) =>
+          services.addImages(actorOf(request), request.params.serviceId, files),
+        ),
+      ),
+  )
+
+  app.post(
+    '/services/:serviceId/banner',
+    {
+      preValidation: requireAuth,
+      config: { rateLimitBucket: 'uploads' },
+      schema: {
+        tags,
+        security,
+        summary: 'Set the banner',
+        description: `multipart/form-data with one \`file\` (JPEG, PNG, WebP or GIF, 10 MB); replaces the previous banner. ${OWNER_ONLY}`,
+        consumes: ['multipart/form-data'],
+        params: ServiceParams,
+        body: MultipartForm({ file: 'The image (exactly one).' }),
+        response: responses({ 200: Envelope(Service) }, 400, 401, 404, 415),
+      },
+    },
+    async (request) =>
+      ok(
+        await withForm(request, { field: 'file', maxFiles: 1, maxBytes: TAG_RULES.service_banner.maxBytes, tmpDir }, ({ files }) =>
+          services.setBanner(actorOf(request), request.params.serviceId, files[0]!),
+        ),
+      ),
+  )
+
+  app.get(
+    '/admin/services',
+    {
+      preValidation: requirePermission('view_services'),
+      schema: {
+        tags: ['admin'],
+        security,
+        summary: 'Services for moderation (view_services)',
+        description: 'By status (default `pending`), oldest first.',
+        querystring: ModerationQuery,
+        response: responses({ 200: Envelope(Page(Service)) }, 400, 401, 403),
+      },
+    },
+    async (request) => ok(await services.listForModeration(actorOf(request), request.query.status ?? 'pending', request.query)),
+  )
+
+  app.post(
+    '/admin/services/:serviceId/approve',
+    {
+      preValidation: requirePermission('approve_services'),
+      schema: {
+        tags: ['admin'],
+        security,
+        summary: 'Approve a pending service (approve_services)',
+        description: 'pending -> active (422 `INVALID_TRANSITION` otherwise); emits `service.approved`.',
+        params: ServiceParams,
+        response: responses({ 200: Envelope(Service) }, 401, 403, 404, 422),
+      },
+    },
+    async (request) => ok(await services.approveService(actorOf(request), request.params.serviceId)),
+  )
+
+  app.post(
+    '/admin/services/:serviceId/reject',
+    {
+      preValidation: requirePermission('approve_services'),
+      schema: {
+        tags: ['admin'],
+        security,
+        summary: 'Reject a pending service (approve_services)',
+        description: 'pending -> rejected with a reason the seller sees (422 `INVALID_TRANSITION` otherwise). Editing it resubmits it.',
+        params: ServiceParams,
+        body: RejectServiceBody,
+        response: responses({ 200: Envelope(Service) }, 400, 401, 403, 404, 422),
+      },
+    },
+    async (request) => ok(await services.rejectService(actorOf(request), request.params.serviceId, request.body.reason)),
+  )
+}

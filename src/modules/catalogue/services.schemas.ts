@@ -1,0 +1,180 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { serviceStatuses } from './services.table.ts'
+
+const Text = (min: number, max: number, description: string) =>
+  Type.String({ minLength: min, maxLength: max, errorMessage: min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`, description })
+
+// Money is checked here for range and type only; "at most two decimals" is checked on the cents
+// round trip in the service (a `multipleOf: 0.01` fails on 19.99 in binary floating point).
+const Price = (min: number, max: number) =>
+  Type.Number({ minimum: min, maximum: max, errorMessage: `must be a number from ${min.toFixed(2)} to ${max.toFixed(2)} with at most two decimals`, description: `From ${min.toFixed(2)} to ${max.toFixed(2)}, at most two decimals.` })
+
+const Title = Type.String({
+  minLength: 5,
+  maxLength: 100,
+  // Not blank, and no markup: a '<' followed by a letter, '/', '!' or '?' would open a tag or comment.
+  pattern: '^(?=[\\s\\S]*\\S)(?![\\s\\S]*<[A-Za-z/!?])',
+  errorMessage: 'must be 5 to 100 characters of plain text (no HTML)',
+  description: '5 to 100 characters, plain text.',
+})
+
+const Tag = Type.String({
+  minLength: 2,
+  maxLength: 30,
+  pattern: '^[a-z0-9][a-z0-9 -]*[a-z0-9]$',
+  errorMessage: 'must be 2 to 30 lowercase letters, digits, spaces or hyphens',
+})
+
+const Revisions = Type.Union([Type.Integer({ minimum: 0, maximum: 20 }), Type.Literal('unlimited')], {
+  errorMessage: "must be an integer from 0 to 20 or 'unlimited'",
+  description: "How many revisions the buyer may ask for: 0 to 20, or `'unlimited'`.",
+})
+
+const PackageBody = Type.Object(
+  {
+    name: Text(1, 50, 'e.g. `Basic`.'),
+    description: Type.Optional(Text(0, 500, 'What the package includes.')),
+    price: Price(5, 50_000),
+    deliveryDays: Type.Integer({ minimum: 1, maximum: 90, errorMessage: 'must be an integer from 1 to 90', description: 'Days to deliver.' }),
+    revisions: Revisions,
+    features: Type.Optional(Type.Array(Text(1, 100, 'One feature.'), { maxItems: 10, description: 'At most 10.' })),
+  },
+  { additionalProperties: false },
+)
+export type PackageBody = Static<typeof PackageBody>
+
+const ExtraBody = Type.Object(
+  {
+    title: Text(2, 80, 'e.g. `Source files`.'),
+    price: Price(5, 5_000),
+    additionalDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 30, errorMessage: 'must be an integer from 0 to 30', description: 'Days the extra adds to delivery.' })),
+  },
+  { additionalProperties: false },
+)
+export type ExtraBody = Static<typeof ExtraBody>
+
+export const ServiceBody = Type.Object(
+  {
+    title: Title,
+    shortDescription: Type.Optional(Text(0, 200, 'One line shown in lists.')),
+    description: Text(20, 5000, 'The full description.'),
+    categoryId: Type.String({ format: 'uuid', errorMessage: 'must be the id of a category', description: 'A category or subcategory id.' }),
+    // No errorMessage on arrays: it would swallow their items' errors, which keep their own path.
+    tags: Type.Optional(Type.Array(Tag, { maxItems: 10, uniqueItems: true, description: 'At most 10, each once.' })),
+    packages: Type.Array(PackageBody, { minItems: 1, maxItems: 3, description: 'One to three packages; the cheapest sets the starting price.' }),
+    extras: Type.Optional(Type.Array(ExtraBody, { maxItems: 5, description: 'At most 5 optional add-ons.' })),
+    bannerId: Type.Optional(Type.String({ format: 'uuid', errorMessage: 'must be an upload id', description: 'An unattached upload of yours to become the banner.' })),
+    imageIds: Type.Optional(
+      Type.Array(Type.String({ format: 'uuid', errorMessage: 'must be an upload id' }), {
+        maxItems: 10,
+        uniqueItems: true,
+        description: 'Unattached uploads of yours added to the gallery, in this order.',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'Creating or editing a service (re)submits it for review: its status becomes `pending`. PUT replaces every field, packages and extras included.',
+  },
+)
+export type ServiceBody = Static<typeof ServiceBody>
+
+const ServiceStatus = Type.Union(
+  serviceStatuses.map((value) => Type.Literal(value)),
+  { errorMessage: `must be one of ${serviceStatuses.join(', ')}` },
+)
+
+const CategoryRef = Type.Object({ id: Id, name: Type.String(), slug: Type.String() })
+const SellerRef = Type.Object({ id: Id, fullName: Type.String(), username: Type.String(), avatar: Nullable(Type.String()) })
+const Rating = Type.Object({ average: Type.Number(), count: Type.Integer() })
+
+export const Service = Type.Object(
+  {
+    id: Id,
+    title: Type.String(),
+    shortDescription: Type.String(),
+    description: Type.String(),
+    tags: Type.Array(Type.String()),
+    status: ServiceStatus,
+    rejectionReason: Nullable(Type.String({ description: 'Shown to the owner and to staff with view_services only.' })),
+    category: CategoryRef,
+    seller: SellerRef,
+    packages: Type.Array(
+      Type.Object({
+        id: Id,
+        name: Type.String(),
+        description: Type.String(),
+        price: Type.Number(),
+        deliveryDays: Type.Integer(),
+        revisions: Type.Union([Type.Integer(), Type.Literal('unlimited')]),
+        features: Type.Array(Type.String()),
+      }),
+    ),
+    extras: Type.Array(Type.Object({ id: Id, title: Type.String(), price: Type.Number(), additionalDays: Type.Integer() })),
+    banner: Nullable(Type.String({ description: 'URL of the banner image.' })),
+    images: Type.Array(Type.Object({ id: Id, url: Type.String(), order: Type.Integer() })),
+    startingPrice: Type.Number({ description: 'The cheapest package.' }),
+    rating: Rating,
+    ordersCount: Type.Integer(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { description: 'A service ("gig").' },
+)
+
+export const ServiceSummary = Type.Object(
+  {
+    id: Id,
+    title: Type.String(),
+    shortDescription: Type.String(),
+    startingPrice: Type.Number(),
+    rating: Rating,
+    ordersCount: Type.Integer(),
+    banner: Nullable(Type.String()),
+    seller: SellerRef,
+    category: CategoryRef,
+    createdAt: Timestamp,
+  },
+  { description: 'A service as lists show it.' },
+)
+
+export const serviceSorts = ['price', 'rating', 'createdAt', 'relevance'] as const
+
+const listFilters = {
+  search: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Words to look for; typos are forgiven. Any text is accepted.' })),
+  minPrice: Type.Optional(Type.Number({ minimum: 0, errorMessage: 'must be a number >= 0', description: 'Lowest starting price.' })),
+  maxPrice: Type.Optional(Type.Number({ minimum: 0, errorMessage: 'must be a number >= 0', description: 'Highest starting price.' })),
+  sortBy: Type.Optional(
+    Type.Union(
+      serviceSorts.map((value) => Type.Literal(value)),
+      { errorMessage: `must be one of ${serviceSorts.join(', ')}`, description: '`relevance` needs `search` and is its default; otherwise `createdAt`.' },
+    ),
+  ),
+  sortOrder: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { errorMessage: 'must be asc or desc', description: 'Default `desc`; `asc` for price.' })),
+  sellerId: Type.Optional(Type.String({ format: 'uuid', errorMessage: 'must be a user id' })),
+  tags: Type.Optional(Type.String({ minLength: 1, maxLength: 400, description: 'Comma-separated; a service matches when it carries any of them.' })),
+}
+
+export const ListServicesQuery = Type.Composite(
+  [PageQuery, Type.Object({ category: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A category id or slug; includes its subcategories.' })), ...listFilters })],
+  { additionalProperties: false },
+)
+export type ListServicesQuery = Static<typeof ListServicesQuery>
+
+export const CategoryServicesQuery = Type.Composite([PageQuery, Type.Object(listFilters)], { additionalProperties: false })
+export type CategoryServicesQuery = Static<typeof CategoryServicesQuery>
+
+export const CategoryRefParams = Type.Object({ categoryId: Type.String({ minLength: 1, maxLength: 100, description: 'A category id or slug.' }) })
+
+export const ModerationQuery = Type.Composite(
+  [PageQuery, Type.Object({ status: Type.Optional(Type.Unsafe<Static<typeof ServiceStatus>>({ ...ServiceStatus, default: 'pending' })) })],
+  { additionalProperties: false },
+)
+export type ModerationQuery = Static<typeof ModerationQuery>
+
+export const RejectServiceBody = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Shown to the seller.' }) },
+  { additionalProperties: false },
+)
+export type RejectServiceBody = Static<typeof RejectServiceBody>
