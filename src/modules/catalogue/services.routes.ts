@@ -10,8 +10,10 @@ import {
   ListServicesQuery,
   ModerationQuery,
   RejectServiceBody,
+  ReorderImagesBody,
   Service,
   ServiceBody,
+  ServiceImageParams,
   ServiceSummary,
 } from './services.schemas.ts'
 
@@ -138,6 +140,39 @@ export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: ServicesServi
           services.addImages(actorOf(request), request.params.serviceId, files),
         ),
       ),
+  )
+
+  app.delete(
+    '/services/:serviceId/images/:uploadId',
+    {
+      preValidation: requireAuth,
+      schema: {
+        tags,
+        security,
+        summary: 'Remove a gallery image',
+        description: `The image and its stored file are deleted; an id that is not an image of this service is 404. ${OWNER_ONLY}`,
+        params: ServiceImageParams,
+        response: responses({ 200: Envelope(Service) }, 401, 404),
+      },
+    },
+    async (request) => ok(await services.removeImage(actorOf(request), request.params.serviceId, request.params.uploadId)),
+  )
+
+  app.put(
+    '/services/:serviceId/images/order',
+    {
+      preValidation: requireAuth,
+      schema: {
+        tags,
+        security,
+        summary: 'Reorder the gallery',
+        description: `\`imageIds\` lists every current gallery image once, in the new order (400 on \`imageIds\` otherwise). ${OWNER_ONLY}`,
+        params: ServiceParams,
+        body: ReorderImagesBody,
+        response: responses({ 200: Envelope(Service) }, 400, 401, 404),
+      },
+    },
+    async (request) => ok(await services.reorderImages(actorOf(request), request.params.serviceId, request.body.imageIds)),
   )
 
   app.post(

@@ -173,6 +173,20 @@ export const ModerationQuery = Type.Composite(
 )
 export type ModerationQuery = Static<typeof ModerationQuery>
 
+export const ServiceImageParams = Type.Object({ serviceId: Id, uploadId: Id })
+
+export const ReorderImagesBody = Type.Object(
+  {
+    imageIds: Type.Array(Type.String({ format: 'uuid', errorMessage: 'must be an image id' }), {
+      maxItems: 10,
+      uniqueItems: true,
+      description: 'Every current gallery image id, each once, in the new order.',
+    }),
+  },
+  { additionalProperties: false },
+)
+export type ReorderImagesBody = Static<typeof ReorderImagesBody>
+
 export const RejectServiceBody = Type.Object(
   { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Shown to the seller.' }) },
   { additionalProperties: false },

@@ -55,7 +55,7 @@ export interface ServiceListQuery extends PageRequest {
   tags?: string
 }
 
-type ServiceUploads = Pick<UploadsService, 'bindUpload' | 'attachFile' | 'filesOf' | 'urlOf'>
+type ServiceUploads = Pick<UploadsService, 'bindUpload' | 'attachFile' | 'detachFile' | 'reorderFiles' | 'filesOf' | 'urlOf'>
 
 const serviceSlot = (serviceId: string, tag: 'service_banner' | 'service_gallery', order?: number) =>
   ({ objectType: 'service', objectId: serviceId, tag, ...(order !== undefined && { order }) }) as const
@@ -263,6 +263,16 @@ export function createServicesService(deps: {
     })
   }
 
+  /** Runs `change` in one transaction on the caller's own live service, locked; 404 for anyone else. */
+  function changeOwnService(actor: Actor, serviceId: string, change: (tx: Tx, row: ServiceRow) => Promise<void>): Promise<ServiceRow> {
+    return db.transaction(async (tx) => {
+      const current = await createServicesRepository(tx).lockById(serviceId)
+      if (!current || current.deletedAt !== null || !isOwner(current, actor)) throw notFound('Service')
+      await change(tx, current)
+      return current
+    })
+  }
+
   const ownedBy = (actor: Actor) => (row: ServiceRow) => {
     if (!isOwner(row, actor)) throw notFound('Service')
   }
@@ -396,6 +406,20 @@ export function createServicesService(deps: {
       await ownService(actor, serviceId)
       await uploads.attachFile(actor, file, serviceSlot(serviceId, 'service_banner'))
       return describe(await ownService(actor, serviceId), actor)
+    },
+
+    /** `DELETE /services/{id}/images/{uploadId}`: removes one gallery image; its bytes are deleted after commit. */
+    async removeImage(actor: Actor, serviceId: string, uploadId: string) {
+      const row = await changeOwnService(actor, serviceId, async (tx) => {
+        if (!(await uploads.detachFile(tx, serviceSlot(serviceId, 'service_gallery'), uploadId))) throw notFound('Image')
+      })
+      return describe(row, actor)
+    },
+
+    /** `PUT /services/{id}/images/order`: `imageIds` must name exactly the current gallery. */
+    async reorderImages(actor: Actor, serviceId: string, imageIds: string[]) {
+      const row = await changeOwnService(actor, serviceId, (tx) => uploads.reorderFiles(tx, serviceSlot(serviceId, 'service_gallery'), imageIds))
+      return describe(row, actor)
     },
 
     /** Services not soft-deleted per seller, for user lists (one grouped query per page). */

@@ -68,6 +68,15 @@ export function createUploadsRepository(db: Executor) {
       return db.delete(uploads).where(inArray(uploads.id, ids)).returning()
     },
 
+    /** Deletes one file if it is still in that object's slot. */
+    async deleteFromSlot(id: string, objectType: UploadObjectType, objectId: string, tag: UploadTag): Promise<UploadRow | undefined> {
+      const [row] = await db
+        .delete(uploads)
+        .where(and(eq(uploads.id, id), eq(uploads.objectType, objectType), eq(uploads.objectId, objectId), eq(uploads.tag, tag)))
+        .returning()
+      return row
+    },
+
     async deleteUnattached(ids: string[]): Promise<UploadRow[]> {
       if (ids.length === 0) return []
       return db.delete(uploads).where(and(inArray(uploads.id, ids), isNull(uploads.objectId))).returning()

@@ -209,6 +209,36 @@ export function createUploadsService(deps: UploadsDeps) {
     /** Empties a single-file slot (e.g. `avatar: null`) inside the caller's transaction. */
     clearSlot,
 
+    /**
+     * Removes one file from an object's slot inside the caller's transaction and queues its bytes
+     * for deletion after commit. False when the slot holds no such file.
+     */
+    async detachFile(tx: Tx, target: Omit<UploadTarget, 'order'>, uploadId: string): Promise<boolean> {
+      const uploads = createUploadsRepository(tx)
+      await uploads.lockSlot(target.objectType, target.objectId, target.tag)
+      const removed = await uploads.deleteFromSlot(uploadId, target.objectType, target.objectId, target.tag)
+      if (!removed) return false
+      await queueByteDeletion(tx, [removed])
+      return true
+    },
+
+    /**
+     * Sets the order of a multi-file slot (a gallery) to the order of `uploadIds`, inside the
+     * caller's transaction. The ids must be exactly the slot's files, each once.
+     */
+    async reorderFiles(tx: Tx, target: Omit<UploadTarget, 'order'>, uploadIds: string[]): Promise<void> {
+      const uploads = createUploadsRepository(tx)
+      // Serialised with other reorders and detaches of the slot: two reorders never interleave their writes.
+      await uploads.lockSlot(target.objectType, target.objectId, target.tag)
+      const current = new Set((await uploads.listByObject(target.objectType, [target.objectId], target.tag)).map((row) => row.id))
+      const requested = new Set(uploadIds)
+      if (requested.size !== uploadIds.length || requested.size !== current.size || uploadIds.some((id) => !current.has(id))) {
+        throw fieldError('imageIds', 'must list exactly the current images')
+      }
+      const now = clock.now()
+      for (const [order, id] of uploadIds.entries()) await uploads.update(id, { order, updatedAt: now })
+    },
+
     async filesOf(objectType: UploadObjectType, objectIds: string[], tag: UploadTag): Promise<UploadRow[]> {
       return createUploadsRepository(db).listByObject(objectType, objectIds, tag)
     },
