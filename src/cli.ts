@@ -12,6 +12,8 @@ import { createMailer } from './platform/mail/mailer.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
 import { Email, FullName, Password, Username } from './modules/users/users.schemas.ts'
 import { createServices } from './services.ts'
+import { seedBulk } from './seed/bulk.ts'
+import { DEMO_EMAIL_DOMAIN, DEMO_PASSWORD, seedDemo } from './seed/demo.ts'
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -20,6 +22,8 @@ Commands:
   create-superuser           create an active superuser
       --email E --password P --full-name N [--username U]
       (or SUPERUSER_EMAIL / SUPERUSER_PASSWORD / SUPERUSER_FULL_NAME)
+  seed                       fill the database with demo sellers and services (idempotent)
+      [--services N]         instead, top up to N generated active services for benchmarks
   worker                     run the background worker alone (PostgreSQL only)
 `
 
@@ -77,6 +81,28 @@ async function createSuperuser(config: Config, argv: string[]): Promise<void> {
   })
 }
 
+async function seed(config: Config, argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { services: { type: 'string' } } })
+  const count = values.services === undefined ? undefined : Number(values.services)
+  if (count !== undefined && (!Number.isSafeInteger(count) || count < 1 || count > 10_000_000)) throw new Error('--services must be a whole number from 1 to 10000000')
+
+  await withDatabase(config, async (database) => {
+    if (count !== undefined) {
+      console.log(`seeding ${count} services...`)
+      const result = await seedBulk(database.db, count, (line) => console.log(line))
+      console.log(`${result.servicesCreated} services and ${result.sellersCreated} sellers added (${result.servicesTotal} bulk services) in ${(result.milliseconds / 1000).toFixed(1)} s`)
+      return
+    }
+    const { services, mailer } = servicesFor(config, database)
+    try {
+      const result = await seedDemo({ db: database.db, clock: systemClock, services, tmpDir: config.tmpDir })
+      console.log(`${result.usersCreated} users, ${result.avatarsCreated} avatars and ${result.servicesCreated} services added; demo sellers log in as seller01@${DEMO_EMAIL_DOMAIN} .. seller20@${DEMO_EMAIL_DOMAIN} with ${DEMO_PASSWORD}`)
+    } finally {
+      mailer.close()
+    }
+  })
+}
+
 async function runWorker(config: Config): Promise<void> {
   if (config.database.kind === 'pglite') {
     throw new Error('The standalone worker needs PostgreSQL (DATABASE_URL): the embedded database belongs to the API process, whose worker runs in-process.')
@@ -107,6 +133,8 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'create-superuser':
       return createSuperuser(loadConfig(), rest)
+    case 'seed':
+      return seed(loadConfig(), rest)
     case 'worker':
       return runWorker(loadConfig())
     default:

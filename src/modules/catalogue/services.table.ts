@@ -43,6 +43,10 @@ export const services = pgTable(
   },
   (table) => [
     index('services_seller_idx').on(table.sellerId, table.createdAt),
+    // The public catalogue: counts and newest-first pages of live services without a scan.
+    index('services_active_created_idx')
+      .on(table.createdAt, table.id)
+      .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
     index('services_status_created_idx').on(table.status, table.createdAt),
     index('services_status_price_idx').on(table.status, table.startingPriceCents),
     index('services_status_rating_idx').on(table.status, table.ratingAverage),

@@ -1,0 +1,1 @@
+CREATE INDEX "services_active_created_idx" ON "services" USING btree ("created_at","id") WHERE "services"."status" = 'active' and "services"."deleted_at" is null;

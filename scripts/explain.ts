@@ -1,0 +1,83 @@
+/**
+ * `npm run explain`: prints the plan of every hot catalogue query and fails when one of them
+ * reads the services table sequentially. Needs DATABASE_URL to a PostgreSQL database seeded with
+ * `npm run seed -- --services 100000`.
+ *
+ * The SQL is not copied here: the repository's own `searchActive` runs on a Drizzle instance
+ * whose logger records each statement and its parameters, and those are explained. A change to
+ * the repository's queries is therefore checked as it is.
+ */
+import { drizzle } from 'drizzle-orm/node-postgres'
+import pg from 'pg'
+import type { Db } from '../src/db/client.ts'
+import * as schema from '../src/db/schema.ts'
+import { createServicesRepository, type ServiceSearch } from '../src/modules/catalogue/services.repository.ts'
+
+interface HotPath {
+  name: string
+  filter: Omit<ServiceSearch, 'categoryIds'> & { category?: string }
+}
+
+// The shapes GET /services and GET /categories/{id}/services produce (prices in cents).
+const HOT_PATHS: HotPath[] = [
+  { name: 'list, newest first', filter: { sortBy: 'createdAt', sortOrder: 'desc' } },
+  { name: 'list, cheapest first', filter: { sortBy: 'price', sortOrder: 'asc' } },
+  { name: 'list, best rated first', filter: { sortBy: 'rating', sortOrder: 'desc' } },
+  { name: 'category (top level), newest first', filter: { category: 'graphics-design', sortBy: 'createdAt', sortOrder: 'desc' } },
+  { name: 'category (top level), cheapest first', filter: { category: 'graphics-design', sortBy: 'price', sortOrder: 'asc' } },
+  { name: 'subcategory, newest first', filter: { category: 'logo-design', sortBy: 'createdAt', sortOrder: 'desc' } },
+  { name: 'subcategory, best rated first', filter: { category: 'logo-design', sortBy: 'rating', sortOrder: 'desc' } },
+  { name: 'price 20.00 to 50.00, newest first', filter: { minPriceCents: 2000, maxPriceCents: 5000, sortBy: 'createdAt', sortOrder: 'desc' } },
+  { name: 'price 20.00 to 50.00, cheapest first', filter: { minPriceCents: 2000, maxPriceCents: 5000, sortBy: 'price', sortOrder: 'asc' } },
+  { name: 'search "logo design" (full text), relevance', filter: { search: 'logo design', sortBy: 'relevance', sortOrder: 'desc' } },
+  { name: 'search "logo desgin" (typo, trigram), relevance', filter: { search: 'logo desgin', sortBy: 'relevance', sortOrder: 'desc' } },
+]
+
+const url = process.env.DATABASE_URL
+if (!url?.startsWith('postgres')) {
+  console.error('explain needs DATABASE_URL=postgres://... (a database seeded with `npm run seed -- --services 100000`)')
+  process.exit(2)
+}
+
+const pool = new pg.Pool({ connectionString: url, max: 2 })
+const captured: { query: string; params: unknown[] }[] = []
+const db = drizzle(pool, { schema, logger: { logQuery: (query, params) => captured.push({ query, params }) } }) as unknown as Db
+const repository = createServicesRepository(db)
+
+let failures = 0
+try {
+  const counted = await pool.query<{ total: string }>(`select count(*) as total from services where status = 'active' and deleted_at is null`)
+  const active = Number(counted.rows[0]?.total ?? 0)
+  console.log(`${active} active services`)
+  if (active < 50_000) console.warn('warning: fewer than 50000 active services; the planner may prefer sequential scans on a small table. Seed with --services 100000.')
+
+  for (const { name, filter } of HOT_PATHS) {
+    const { category, ...search } = filter
+    let categoryIds: string[] | undefined
+    if (category) {
+      const found = await repository.findCategory(category)
+      if (!found) throw new Error(`category ${category} is missing`)
+      categoryIds = await repository.categoryIdsWithin(found.id)
+    }
+    captured.length = 0
+    await repository.searchActive({ ...search, categoryIds }, 0, 20)
+    // searchActive runs two statements: the page and its total.
+    for (const [index, { query, params }] of captured.entries()) {
+      const plan = await pool.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers off) ${query}`, params)
+      const lines = plan.rows.map((row) => row['QUERY PLAN'])
+      const seqScan = lines.some((line) => /Seq Scan on services\b/.test(line))
+      if (seqScan) failures++
+      const label = /count\(\*\)/i.test(query) ? 'total' : 'page'
+      console.log(`\n== ${name} [${label}]${seqScan ? '  <-- SEQ SCAN ON services' : ''}${index === 0 ? `\n${query}` : ''}`)
+      console.log(lines.map((line) => `   ${line}`).join('\n'))
+    }
+  }
+} finally {
+  await pool.end()
+}
+
+if (failures > 0) {
+  console.error(`\n${failures} plan(s) read the services table sequentially`)
+  process.exit(1)
+}
+console.log('\nno sequential scan on services in any hot path')
