@@ -6,7 +6,7 @@ import type { Writable } from 'node:stream'
 import { PGlite } from '@electric-sql/pglite'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import pg from 'pg'
-import { inject } from 'vitest'
+import { expect, inject } from 'vitest'
 import { buildApp } from '../../src/app.ts'
 import { loadConfig, type Config } from '../../src/config.ts'
 import { fromPglite, fromPool, pgliteExtensions, type Database } from '../../src/db/client.ts'
@@ -148,3 +148,13 @@ export interface ErrorJson {
 /** The fields named in a 400's details, sorted, for compact assertions. */
 export const fieldsOf = (response: LightMyRequestResponse): string[] =>
   [...new Set(response.json<ErrorJson>().error.details.map((detail) => detail.field))].sort()
+
+/** Asserts an error answer: status, the envelope, the code and, when given, the fields named. */
+export function expectError(response: LightMyRequestResponse, status: number, code: string, fields?: string[]): void {
+  expect(response.statusCode, response.body).toBe(status)
+  const body = response.json<ErrorJson>()
+  expect(body.success).toBe(false)
+  expect(body.error.code).toBe(code)
+  expect(typeof body.error.message).toBe('string')
+  if (fields) expect(fieldsOf(response)).toEqual(fields)
+}

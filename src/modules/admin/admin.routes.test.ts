@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm'
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, fieldsOf, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createSuperuser, createUser, DEFAULT_PASSWORD, unique, type TestUser } from '../../../test/factories/users.ts'
 import { newId } from '../../lib/ids.ts'
 import { hashPassword } from '../../lib/passwords.ts'
@@ -38,36 +38,6 @@ function expectUserShape(data: Record<string, unknown>, extra: string[] = []): v
   for (const field of PRIVATE_FIELDS) expect(data).not.toHaveProperty(field)
 }
 
-/**
- * Closes the test app once its PostgreSQL connections are really closed. The harness ends the
- * pool and then force-drops the database, but pg's pool.end() resolves before the sockets close:
- * the drop kills a connection still closing and that surfaces as an unhandled pool error.
- */
-async function closeCleanly(ctx: TestContext): Promise<void> {
-  if (ctx.database.kind === 'postgres') {
-    const { pool } = ctx.database
-    const clients = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()))
-    await Promise.all(
-      clients.map(
-        (client) =>
-          new Promise<void>((resolve) => {
-            client.once('end', () => resolve())
-            client.release(true)
-          }),
-      ),
-    )
-  }
-  await ctx.close()
-}
-
-function expectError(response: LightMyRequestResponse, status: number, code: string, fields?: string[]): void {
-  expect(response.statusCode).toBe(status)
-  const body = response.json()
-  expect(body.success).toBe(false)
-  expect(body.error.code).toBe(code)
-  if (fields) expect(fieldsOf(response)).toEqual(fields)
-}
-
 describe('admin routes', () => {
   let ctx: TestContext
   let admin: TestUser
@@ -80,7 +50,7 @@ describe('admin routes', () => {
     allPowerfulStaff = await createUser(ctx, { permissions: [...permissions] })
     client = await createUser(ctx)
   })
-  afterAll(() => closeCleanly(ctx))
+  afterAll(() => ctx.close())
 
   const rowOf = async (id: string) => {
     const [row] = await ctx.database.db.select().from(users).where(eq(users.id, id))

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm'
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, fieldsOf, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createSuperuser, createUser, unique } from '../../../test/factories/users.ts'
 import { newId } from '../../lib/ids.ts'
 import { permissions } from '../roles/permissions.ts'
@@ -9,35 +9,6 @@ import { categories } from './categories.table.ts'
 import { services, type ServiceStatus } from './services.table.ts'
 
 const UNKNOWN_ID = '0190a000-0000-7000-8000-00000000abcd'
-
-/**
- * Closes the test app once its PostgreSQL connections are really closed: pg's pool.end() resolves
- * before the sockets close, and the harness's forced drop would otherwise surface a pool error.
- */
-async function closeCleanly(ctx: TestContext): Promise<void> {
-  if (ctx.database.kind === 'postgres') {
-    const { pool } = ctx.database
-    const clients = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()))
-    await Promise.all(
-      clients.map(
-        (client) =>
-          new Promise<void>((resolve) => {
-            client.once('end', () => resolve())
-            client.release(true)
-          }),
-      ),
-    )
-  }
-  await ctx.close()
-}
-
-function expectError(response: LightMyRequestResponse, status: number, code: string, fields?: string[]): void {
-  expect(response.statusCode).toBe(status)
-  const body = response.json()
-  expect(body.success).toBe(false)
-  expect(body.error.code).toBe(code)
-  if (fields) expect(fieldsOf(response)).toEqual(fields)
-}
 
 interface NodeJson {
   id: string
@@ -73,7 +44,7 @@ describe('categories routes', () => {
     client = clientUser.accessToken
     sellerId = clientUser.user.id
   })
-  afterAll(() => closeCleanly(ctx))
+  afterAll(() => ctx.close())
 
   const categoryRow = async (id: string) => {
     const [row] = await ctx.database.db.select().from(categories).where(eq(categories.id, id))

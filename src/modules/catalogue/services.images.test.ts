@@ -1,7 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm'
-import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, fieldsOf, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createUser, unique } from '../../../test/factories/users.ts'
 import { multipart, png } from '../../../test/factories/files.ts'
 import { newId } from '../../lib/ids.ts'
@@ -10,32 +9,6 @@ import { uploads } from '../uploads/uploads.table.ts'
 import { categories } from './categories.table.ts'
 
 const UNKNOWN_ID = '0190a000-0000-7000-8000-00000000abcd'
-
-/** Closes the app once its PostgreSQL connections are really closed (see roles.routes.test.ts). */
-async function closeCleanly(ctx: TestContext): Promise<void> {
-  if (ctx.database.kind === 'postgres') {
-    const { pool } = ctx.database
-    const clients = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()))
-    await Promise.all(
-      clients.map(
-        (client) =>
-          new Promise<void>((resolve) => {
-            client.once('end', () => resolve())
-            client.release(true)
-          }),
-      ),
-    )
-  }
-  await ctx.close()
-}
-
-function expectError(response: LightMyRequestResponse, status: number, code: string, fields?: string[]): void {
-  expect(response.statusCode, response.body).toBe(status)
-  const body = response.json()
-  expect(body.success).toBe(false)
-  expect(body.error.code).toBe(code)
-  if (fields) expect(fieldsOf(response)).toEqual(fields)
-}
 
 type Images = { id: string; url: string; order: number }[]
 
@@ -53,7 +26,7 @@ describe('removing and reordering gallery images', () => {
     categoryId = newId()
     await ctx.database.db.insert(categories).values({ id: categoryId, name: 'Logo Design', slug: unique('logo-'), createdAt: now, updatedAt: now })
   })
-  afterAll(() => closeCleanly(ctx))
+  afterAll(() => ctx.close())
 
   /** A service of the seller's with three gallery images, ordered 0, 1, 2. */
   async function serviceWithThreeImages(): Promise<{ id: string; images: Images }> {

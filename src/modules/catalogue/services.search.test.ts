@@ -1,35 +1,10 @@
 import { eq } from 'drizzle-orm'
-import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, fieldsOf, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createUser, unique } from '../../../test/factories/users.ts'
 import { newId } from '../../lib/ids.ts'
 import { categories } from './categories.table.ts'
 import { services } from './services.table.ts'
-
-/** Closes the app once its PostgreSQL connections are really closed (see roles.routes.test.ts). */
-async function closeCleanly(ctx: TestContext): Promise<void> {
-  if (ctx.database.kind === 'postgres') {
-    const { pool } = ctx.database
-    const clients = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()))
-    await Promise.all(
-      clients.map(
-        (client) =>
-          new Promise<void>((resolve) => {
-            client.once('end', () => resolve())
-            client.release(true)
-          }),
-      ),
-    )
-  }
-  await ctx.close()
-}
-
-function expectError(response: LightMyRequestResponse, status: number, code: string, fields?: string[]): void {
-  expect(response.statusCode, response.body).toBe(status)
-  expect(response.json().error.code).toBe(code)
-  if (fields) expect(fieldsOf(response)).toEqual(fields)
-}
 
 interface SummaryJson {
   id: string
@@ -92,7 +67,7 @@ describe('services list and search (GET /services, GET /categories/:categoryId/s
     await ctx.database.db.update(services).set({ ratingAverage: 4.9, ratingCount: 12 }).where(eq(services.id, ids.cards!))
     await ctx.database.db.update(services).set({ ratingAverage: 3.5, ratingCount: 2 }).where(eq(services.id, ids.logo!))
   })
-  afterAll(() => closeCleanly(ctx))
+  afterAll(() => ctx.close())
 
   const list = async (query: string, url = '/services') => {
     const response = await request(ctx.app, { method: 'GET', url: `${url}?${query}` })

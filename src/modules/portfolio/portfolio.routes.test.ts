@@ -1,20 +1,10 @@
 import { eq } from 'drizzle-orm'
-import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, fieldsOf, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { newId } from '../../lib/ids.ts'
 import { PORTFOLIO_LIMIT } from './portfolio.service.ts'
 import { education, experiences, projects, skills, type PortfolioTable } from './portfolio.table.ts'
-
-function expectError(response: LightMyRequestResponse, status: number, code: string, fields?: string[]): void {
-  expect(response.statusCode).toBe(status)
-  const body = response.json()
-  expect(body.success).toBe(false)
-  expect(body.error.code).toBe(code)
-  expect(typeof body.error.message).toBe('string')
-  if (fields) expect(fieldsOf(response)).toEqual(fields)
-}
 
 type Json = Record<string, unknown>
 type Stored = Json & { id: string }

@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm'
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, fieldsOf, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createSuperuser, createUser, unique } from '../../../test/factories/users.ts'
 import { MINUTE } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
@@ -9,36 +9,6 @@ import { permissions } from './permissions.ts'
 import { roles, userRoles } from './roles.table.ts'
 
 const UNKNOWN_ID = '0190a000-0000-7000-8000-00000000abcd'
-
-/**
- * Closes the test app once its PostgreSQL connections are really closed. The harness ends the
- * pool and then force-drops the database, but pg's pool.end() resolves before the sockets close:
- * the drop kills a connection still closing and that surfaces as an unhandled pool error.
- */
-async function closeCleanly(ctx: TestContext): Promise<void> {
-  if (ctx.database.kind === 'postgres') {
-    const { pool } = ctx.database
-    const clients = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()))
-    await Promise.all(
-      clients.map(
-        (client) =>
-          new Promise<void>((resolve) => {
-            client.once('end', () => resolve())
-            client.release(true)
-          }),
-      ),
-    )
-  }
-  await ctx.close()
-}
-
-function expectError(response: LightMyRequestResponse, status: number, code: string, fields?: string[]): void {
-  expect(response.statusCode).toBe(status)
-  const body = response.json()
-  expect(body.success).toBe(false)
-  expect(body.error.code).toBe(code)
-  if (fields) expect(fieldsOf(response)).toEqual(fields)
-}
 
 interface RoleJson {
   id: string
@@ -60,7 +30,7 @@ describe('roles routes (/admin/roles, superuser only)', () => {
     allPowerfulStaff = (await createUser(ctx, { permissions: [...permissions] })).accessToken
     client = (await createUser(ctx)).accessToken
   })
-  afterAll(() => closeCleanly(ctx))
+  afterAll(() => ctx.close())
 
   const roleRow = async (id: string) => {
     const [row] = await ctx.database.db.select().from(roles).where(eq(roles.id, id))

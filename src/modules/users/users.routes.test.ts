@@ -1,7 +1,6 @@
 import { eq } from 'drizzle-orm'
-import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestApp, fieldsOf, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createSuperuser, createUser, unique } from '../../../test/factories/users.ts'
 import { MINUTE } from '../../lib/clock.ts'
 import { permissions, type Permission } from '../roles/permissions.ts'
@@ -34,43 +33,12 @@ function expectUserShape(data: Record<string, unknown>, extra: string[] = []): v
   for (const field of PRIVATE_FIELDS) expect(data).not.toHaveProperty(field)
 }
 
-/**
- * Closes the test app once its PostgreSQL connections are really closed. The harness ends the
- * pool and then force-drops the database, but pg's pool.end() resolves before the sockets close:
- * the drop kills a connection still closing and that surfaces as an unhandled pool error.
- */
-async function closeCleanly(ctx: TestContext): Promise<void> {
-  if (ctx.database.kind === 'postgres') {
-    const { pool } = ctx.database
-    const clients = await Promise.all(Array.from({ length: pool.idleCount }, () => pool.connect()))
-    await Promise.all(
-      clients.map(
-        (client) =>
-          new Promise<void>((resolve) => {
-            client.once('end', () => resolve())
-            client.release(true)
-          }),
-      ),
-    )
-  }
-  await ctx.close()
-}
-
-function expectError(response: LightMyRequestResponse, status: number, code: string, fields?: string[]): void {
-  expect(response.statusCode).toBe(status)
-  const body = response.json()
-  expect(body.success).toBe(false)
-  expect(body.error.code).toBe(code)
-  expect(typeof body.error.message).toBe('string')
-  if (fields) expect(fieldsOf(response)).toEqual(fields)
-}
-
 describe('users routes', () => {
   let ctx: TestContext
   beforeAll(async () => {
     ctx = await createTestApp()
   })
-  afterAll(() => closeCleanly(ctx))
+  afterAll(() => ctx.close())
 
   const rowOf = async (id: string) => {
     const [row] = await ctx.database.db.select().from(users).where(eq(users.id, id))
