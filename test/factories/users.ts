@@ -1,3 +1,4 @@
+import { expect } from 'vitest'
 import type { UserRow } from '../../src/modules/users/users.table.ts'
 import type { Permission } from '../../src/modules/roles/permissions.ts'
 import { hashPassword } from '../../src/lib/passwords.ts'
@@ -54,3 +55,15 @@ export async function createUser(ctx: TestContext, options: UserOptions = {}): P
 }
 
 export const createSuperuser = (ctx: TestContext) => createUser(ctx, { isStaff: true, isSuperuser: true })
+
+/** Every field of spec 2.1's user payload as its owner and staff see it. */
+const USER_FIELDS = ['createdAt', 'description', 'email', 'fullName', 'id', 'isActive', 'isKYCVerified', 'isStaff', 'isSuperuser', 'lastLogin', 'phone', 'role', 'title', 'updatedAt', 'username']
+
+/** Fields the API must never send for an account (spec 2.1: hash and notes are never exposed). */
+const PRIVATE_FIELDS = ['password', 'passwordHash', 'password_hash', 'notes', 'tokenVersion', 'token_version', 'activatedAt']
+
+/** An account payload: every public field (plus `extra`), and none of the private columns. */
+export function expectUserShape(data: Record<string, unknown>, extra: string[] = []): void {
+  expect(Object.keys(data)).toEqual(expect.arrayContaining([...USER_FIELDS, ...extra]))
+  for (const field of PRIVATE_FIELDS) expect(data).not.toHaveProperty(field)
+}

@@ -1,8 +1,9 @@
-import { eq, sql } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import type { LightMyRequestResponse } from 'fastify'
+import { untilAQueryWaitsForALock } from '../../../test/setup/locks.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
-import { createSuperuser, createUser, DEFAULT_PASSWORD, unique, type TestUser } from '../../../test/factories/users.ts'
+import { createSuperuser, createUser, DEFAULT_PASSWORD, unique, type TestUser, expectUserShape } from '../../../test/factories/users.ts'
 import { newId } from '../../lib/ids.ts'
 import { hashPassword } from '../../lib/passwords.ts'
 import { permissions } from '../roles/permissions.ts'
@@ -11,33 +12,6 @@ import { users } from '../users/users.table.ts'
 
 const UNKNOWN_ID = '0190a000-0000-7000-8000-00000000abcd'
 const PASSWORD = 'Staff1234'
-const USER_FIELDS = [
-  'createdAt',
-  'description',
-  'email',
-  'fullName',
-  'id',
-  'isActive',
-  'isKYCVerified',
-  'isStaff',
-  'isSuperuser',
-  'lastLogin',
-  'phone',
-  'role',
-  'title',
-  'updatedAt',
-  'username',
-].sort()
-
-/** Fields the API must never send for an account (spec 2.1: hash and notes are never exposed). */
-const PRIVATE_FIELDS = ['password', 'passwordHash', 'password_hash', 'notes', 'tokenVersion', 'token_version', 'activatedAt']
-
-/** An account payload: every field of spec 2.1's user payload, and none of the private columns. */
-function expectUserShape(data: Record<string, unknown>, extra: string[] = []): void {
-  expect(Object.keys(data)).toEqual(expect.arrayContaining([...USER_FIELDS, ...extra]))
-  for (const field of PRIVATE_FIELDS) expect(data).not.toHaveProperty(field)
-}
-
 describe('admin routes', () => {
   let ctx: TestContext
   let admin: TestUser
@@ -175,7 +149,7 @@ describe('admin routes', () => {
           updatedAt: now,
         })
         pending = createStaff(body)
-        if (ctx.database.kind === 'postgres') await untilAQueryWaitsForALock()
+        if (ctx.database.kind === 'postgres') await untilAQueryWaitsForALock(ctx.database.db)
       })
       expectError(await pending!, 400, 'VALIDATION_ERROR', ['email'])
       const rows = await rowsByEmail(body.email)
@@ -417,15 +391,4 @@ describe('admin routes', () => {
     })
   })
 
-  async function untilAQueryWaitsForALock(): Promise<void> {
-    for (let attempt = 0; attempt < 500; attempt++) {
-      const [activity] = await ctx.database.db
-        .select({ waiting: sql<number>`count(*)::int` })
-        .from(sql`pg_stat_activity`)
-        .where(sql`datname = current_database() and wait_event_type = 'Lock'`)
-      if (Number(activity?.waiting) > 0) return
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-    throw new Error('the request never reached the unique index')
-  }
 })

@@ -1,5 +1,6 @@
-import { eq, sql } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import type { LightMyRequestResponse } from 'fastify'
+import { untilAQueryWaitsForALock } from '../../../test/setup/locks.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createSuperuser, createUser, unique } from '../../../test/factories/users.ts'
@@ -76,18 +77,6 @@ describe('categories routes', () => {
       updatedAt: now,
     })
     return id
-  }
-
-  async function untilAQueryWaitsForALock(): Promise<void> {
-    for (let attempt = 0; attempt < 500; attempt++) {
-      const [activity] = await ctx.database.db
-        .select({ waiting: sql<number>`count(*)::int` })
-        .from(sql`pg_stat_activity`)
-        .where(sql`datname = current_database() and wait_event_type = 'Lock'`)
-      if (Number(activity?.waiting) > 0) return
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-    throw new Error('the request never reached the unique index')
   }
 
   const tree = async (): Promise<TreeItemJson[]> => {
@@ -323,7 +312,7 @@ describe('categories routes', () => {
         const now = ctx.clock.now()
         await tx.insert(categories).values({ id: newId(), name: 'First taker', slug, createdAt: now, updatedAt: now })
         pending = request(ctx.app, { method: 'POST', url: '/categories', token: admin, payload: { name: 'Second taker', slug } })
-        if (ctx.database.kind === 'postgres') await untilAQueryWaitsForALock()
+        if (ctx.database.kind === 'postgres') await untilAQueryWaitsForALock(ctx.database.db)
       })
       expectError(await pending!, 400, 'VALIDATION_ERROR', ['slug'])
       expect((await ctx.database.db.select().from(categories).where(eq(categories.slug, slug))).map((row) => row.name)).toEqual(['First taker'])

@@ -1,5 +1,6 @@
-import { eq, sql } from 'drizzle-orm'
+import { eq } from 'drizzle-orm'
 import type { LightMyRequestResponse } from 'fastify'
+import { untilAQueryWaitsForALock } from '../../../test/setup/locks.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createSuperuser, createUser, unique } from '../../../test/factories/users.ts'
@@ -49,21 +50,9 @@ describe('roles routes (/admin/roles, superuser only)', () => {
       const now = ctx.clock.now()
       await tx.insert(roles).values({ id: newId(), name, permissions: ['view_kyc'], createdAt: now, updatedAt: now })
       pending = send()
-      if (ctx.database.kind === 'postgres') await untilAQueryWaitsForALock()
+      if (ctx.database.kind === 'postgres') await untilAQueryWaitsForALock(ctx.database.db)
     })
     return pending!
-  }
-
-  async function untilAQueryWaitsForALock(): Promise<void> {
-    for (let attempt = 0; attempt < 500; attempt++) {
-      const [activity] = await ctx.database.db
-        .select({ waiting: sql<number>`count(*)::int` })
-        .from(sql`pg_stat_activity`)
-        .where(sql`datname = current_database() and wait_event_type = 'Lock'`)
-      if (Number(activity?.waiting) > 0) return
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-    throw new Error('the request never reached the unique index')
   }
 
   const create = async (name = unique('role'), rolePermissions: string[] = ['view_users']): Promise<RoleJson> => {

@@ -1,37 +1,10 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
-import { createSuperuser, createUser, unique } from '../../../test/factories/users.ts'
+import { createSuperuser, createUser, unique, expectUserShape } from '../../../test/factories/users.ts'
 import { MINUTE } from '../../lib/clock.ts'
 import { permissions, type Permission } from '../roles/permissions.ts'
 import { users } from './users.table.ts'
-
-const USER_FIELDS = [
-  'createdAt',
-  'description',
-  'email',
-  'fullName',
-  'id',
-  'isActive',
-  'isKYCVerified',
-  'isStaff',
-  'isSuperuser',
-  'lastLogin',
-  'phone',
-  'role',
-  'title',
-  'updatedAt',
-  'username',
-]
-
-/** Fields the API must never send for an account (spec 2.1: hash and notes are never exposed). */
-const PRIVATE_FIELDS = ['password', 'passwordHash', 'password_hash', 'notes', 'tokenVersion', 'token_version', 'activatedAt']
-
-/** An account payload: every field of spec 2.1's user payload, and none of the private columns. */
-function expectUserShape(data: Record<string, unknown>, extra: string[] = []): void {
-  expect(Object.keys(data)).toEqual(expect.arrayContaining([...USER_FIELDS, ...extra]))
-  for (const field of PRIVATE_FIELDS) expect(data).not.toHaveProperty(field)
-}
 
 describe('users routes', () => {
   let ctx: TestContext
