@@ -8,6 +8,10 @@ import { API, createTestApp, MemoryMailer, openTestDatabase, request, testConfig
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
+// Deprecation warnings are emitted once per process: collected from the first app built here on.
+const warnings: Error[] = []
+process.on('warning', (warning) => warnings.push(warning))
+
 describe('HTTP platform', () => {
   let ctx: TestContext
   beforeAll(async () => {
@@ -25,7 +29,8 @@ describe('HTTP platform', () => {
     it('answers GET /ready with the success envelope when the database answers', async () => {
       const response = await ctx.app.inject({ method: 'GET', url: '/ready' })
       expect(response.statusCode).toBe(200)
-      expect(response.json()).toEqual({ success: true, data: { status: 'ready' } })
+      // Without REDIS_URL rate limits are counted in the process by design (`local`), not `degraded`.
+      expect(response.json()).toEqual({ success: true, data: { status: 'ready', checks: { database: 'ok', rateLimits: ctx.config.redisUrl ? 'shared' : 'local' } } })
     })
   })
 
@@ -85,7 +90,7 @@ describe('HTTP platform', () => {
 
   describe('OpenAPI document and docs page', () => {
     type Operation = { summary?: string; security?: unknown[]; responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }> }
-    let document: { openapi: string; paths: Record<string, Record<string, Operation>>; components?: Record<string, unknown> }
+    let document: { openapi: string; paths: Record<string, Record<string, Operation>>; components?: Record<string, unknown>; info?: { version: string } }
 
     const OPERATIONS: [method: string, path: string, success: string, guarded: boolean][] = [
       ['post', '/auth/register', '201', false],
@@ -145,6 +150,30 @@ describe('HTTP platform', () => {
         expect(Object.keys(operation.responses ?? {}).some((status) => status.startsWith('2')), `${method} ${path}`).toBe(true)
         if (path !== '/health' && path !== '/ready') expect(operation.responses, `${method} ${path}`).toHaveProperty('429')
       }
+    })
+
+    it('answers GET /api/v1 with an index that links to the reference', async () => {
+      for (const url of [API, `${API}/`]) {
+        const response = await ctx.app.inject({ method: 'GET', url })
+        expect(response.statusCode, url).toBe(200)
+        const { data } = response.json()
+        expect(data).toEqual({
+          name: 'Marketplace API',
+          version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+          links: {
+            self: `${ctx.config.publicUrl}${API}`,
+            docs: `${ctx.config.publicUrl}/docs`,
+            openapi: `${ctx.config.publicUrl}${API}/openapi.json`,
+            health: `${ctx.config.publicUrl}/health`,
+            ready: `${ctx.config.publicUrl}/ready`,
+          },
+        })
+        expect(data.version).toBe(document.info?.version)
+      }
+    })
+
+    it('builds the app without framework deprecation warnings', () => {
+      expect(warnings.filter((warning) => warning.name === 'FastifyWarning' || /FSTDEP/.test(String((warning as { code?: string }).code)))).toEqual([])
     })
 
     it('documents the health probes but not the document itself', () => {

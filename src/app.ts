@@ -6,20 +6,24 @@ import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
+import packageInfo from '../package.json' with { type: 'json' }
 import type { Config } from './config.ts'
 import { pingDatabase, type Database } from './db/client.ts'
 import { identifyCaller } from './http/auth-hooks.ts'
 import { API_PREFIX } from './http/prefix.ts'
-import { errorHandler, notFoundHandler } from './http/error-handler.ts'
-import { rateLimits } from './http/rate-limit.ts'
+import { badUrlHandler, errorHandler, notFoundHandler } from './http/error-handler.ts'
+import { objectBodiesOnly } from './http/json-body.ts'
+import { refuseMultipartOnJsonRoutes } from './http/multipart.ts'
+import { RateLimitCounter, rateLimits } from './http/rate-limit.ts'
 import { validatorCompiler } from './http/validation.ts'
-import { systemClock, type Clock } from './lib/clock.ts'
+import { MINUTE, systemClock, type Clock } from './lib/clock.ts'
+import { createLogger, type Logger } from './platform/logging/logger.ts'
 import { createMailer, type Mailer } from './platform/mail/mailer.ts'
 import { adminRoutes } from './modules/admin/admin.routes.ts'
 import { authRoutes } from './modules/auth/auth.routes.ts'
-import { healthRoutes } from './modules/health/health.routes.ts'
+import { apiIndexRoutes, healthRoutes } from './modules/health/health.routes.ts'
 import { rolesRoutes } from './modules/roles/roles.routes.ts'
 import { usersRoutes } from './modules/users/users.routes.ts'
 import { portfolioRoutes } from './modules/portfolio/portfolio.routes.ts'
@@ -27,6 +31,7 @@ import { servicesRoutes } from './modules/catalogue/services.routes.ts'
 import { categoriesRoutes } from './modules/catalogue/categories.routes.ts'
 import { MAX_UPLOAD_BYTES } from './modules/uploads/upload-rules.ts'
 import { uploadsRoutes } from './modules/uploads/uploads.routes.ts'
+import { sweepStaging } from './platform/staging/staging.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
 import { createServices, type Services } from './services.ts'
@@ -38,7 +43,9 @@ export interface AppDeps {
   clock?: Clock
   mailer?: Mailer
   storage?: StorageDriver
-  /** Where logs go (default stdout); tests pass a stream to read them. */
+  /** The process's logger (server.ts shares it with the database pool); built from the config when absent. */
+  logger?: Logger
+  /** Where logs go (default stdout) when no logger is given; tests pass a stream to read them. */
   logStream?: Writable
 }
 
@@ -49,45 +56,20 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
-const SENSITIVE_QUERY = /([?&](?:token|access_token|refresh|refreshToken|password|signature)=)[^&]*/gi
-
-const loggerOptions = (config: Config, stream?: Writable): FastifyServerOptions['logger'] => ({
-  level: config.logLevel,
-  ...(stream && { stream }),
-  redact: {
-    paths: [
-      'req.headers.authorization',
-      'req.headers.cookie',
-      'req.headers["sec-websocket-protocol"]',
-      'res.headers["set-cookie"]',
-      '*.password',
-      '*.passwordHash',
-      '*.token',
-      '*.accessToken',
-      '*.refreshToken',
-      '*.secret',
-    ],
-    censor: '[redacted]',
-  },
-  serializers: {
-    req: (request) => ({
-      method: request.method,
-      url: request.url.replace(SENSITIVE_QUERY, '$1[redacted]'),
-      remoteAddress: request.ip,
-    }),
-  },
-})
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps
   const clock = deps.clock ?? systemClock
+  const logger: FastifyBaseLogger = deps.logger ?? createLogger({ level: config.logLevel }, deps.logStream)
 
   const app = Fastify({
-    logger: loggerOptions(config, deps.logStream),
+    loggerInstance: logger,
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Path parameters are bounded by the route schemas, which answer 404 in the usual envelope.
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
+    // A path that does not even decode (`%E0%A4%A`) names nothing: 404 in the envelope, like any unknown path.
+    frameworkErrors: badUrlHandler,
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     // Honour a well-formed id from a proxy so one id follows the request across services.
     genReqId: (request) => {
@@ -100,13 +82,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>()
   // The API speaks JSON (and multipart for files): a text/plain body is 415, not a string to validate.
   app.removeContentTypeParser('text/plain')
+  objectBodiesOnly(app)
 
   const mailer = deps.mailer ?? createMailer(config.mail, app.log)
   const storage = deps.storage ?? createStorage(config.storage)
   const services = createServices({ config, db: database.db, clock, mailer, storage, logger: app.log })
   app.decorate('services', services)
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined
-  redis?.on('error', (error) => app.log.warn({ err: error }, 'redis error'))
+  // Connection errors are reported by the rate-limit counter, once a minute, not once per retry.
+  redis?.on('error', () => undefined)
+  const rateLimitCounter = new RateLimitCounter(redis, app.log)
 
   app.setValidatorCompiler(validatorCompiler)
   app.setErrorHandler(errorHandler)
@@ -115,6 +100,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('API-Version', '1')
     reply.header('X-Request-Id', request.id)
   })
+  app.addHook('preValidation', refuseMultipartOnJsonRoutes)
 
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -144,7 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       openapi: '3.1.0',
       info: {
         title: 'Marketplace API',
-        version: '1.0.0',
+        version: packageInfo.version,
         description:
           'REST/JSON API of a freelance-services marketplace. Every answer is `{ success, data }` or `{ success: false, error: { code, message, details } }`.',
       },
@@ -161,9 +147,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     limits: { auth: config.rateLimit.auth, uploads: config.rateLimit.uploads, general: config.rateLimit.general },
     windowSeconds: config.rateLimit.windowSeconds,
     redis,
+    logger: app.log,
+    counter: rateLimitCounter,
   })
 
-  await app.register(healthRoutes, { ping: () => pingDatabase(database.db) })
+  await app.register(healthRoutes, { ping: () => pingDatabase(database.db), rateLimits: () => rateLimitCounter.state })
   await app.register(
     async (api) => {
       await api.register(authRoutes, { auth: services.auth })
@@ -174,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await api.register(categoriesRoutes, { categories: services.categories })
       await api.register(adminRoutes, { admin: services.admin })
       await api.register(servicesRoutes, { services: services.catalogueServices, tmpDir: config.tmpDir })
+      await api.register(apiIndexRoutes, { publicUrl: config.publicUrl, version: packageInfo.version })
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
     },
     { prefix: API_PREFIX },
@@ -182,16 +171,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler)
 
+  // Staging files are local to this process's disk, whichever process runs the worker: each API
+  // process sweeps what a crash left behind, at start and then every quarter of an hour.
+  const sweepStagingFiles = () =>
+    sweepStaging(config.tmpDir)
+      .then((removed) => removed > 0 && app.log.info({ removed }, 'removed abandoned upload staging files'))
+      .catch((error: unknown) => app.log.warn({ err: error }, 'could not sweep upload staging files'))
+  const stagingSweep = setInterval(() => void sweepStagingFiles(), 15 * MINUTE).unref()
+
   app.addHook('onReady', async () => {
+    await sweepStagingFiles()
     if (config.runWorker) services.worker.start()
-    // Count from the first request: until Redis answers, the limiter would let requests through.
+    // Count in Redis from the first request when it is there; a Redis that refuses the connection
+    // is not waited for (the counter falls back to this process meanwhile).
     if (redis && redis.status !== 'ready') {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 5000)
-        redis.once('ready', () => {
+        const done = () => {
           clearTimeout(timer)
+          redis.off('ready', done).off('error', done)
           resolve()
-        })
+        }
+        const timer = setTimeout(done, 5000)
+        redis.once('ready', done).once('error', done)
       })
     }
   })
@@ -206,6 +207,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (closing) reply.header('Connection', 'close')
   })
   app.addHook('onClose', async () => {
+    clearInterval(stagingSweep)
     await services.worker.stop()
     mailer.close()
     redis?.disconnect()

@@ -1,13 +1,13 @@
 import { parseArgs } from 'node:util'
 import { Value } from '@sinclair/typebox/value'
-import pino from 'pino'
 import { loadConfig, type Config } from './config.ts'
-import { openDatabase, type Database } from './db/client.ts'
-import { runMigrations } from './db/migrate.ts'
+import type { Database } from './db/client.ts'
+import { openMigratedDatabase } from './db/open.ts'
 import { systemClock } from './lib/clock.ts'
 import { hashPassword } from './lib/passwords.ts'
 import { normaliseEmail } from './lib/text.ts'
 import { AppError } from './http/errors.ts'
+import { createLogger } from './platform/logging/logger.ts'
 import { createMailer } from './platform/mail/mailer.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
 import { Email, FullName, Password, Username } from './modules/users/users.schemas.ts'
@@ -28,9 +28,8 @@ Commands:
 `
 
 async function withDatabase<T>(config: Config, run: (database: Database) => Promise<T>): Promise<T> {
-  const database = openDatabase(config.database)
+  const database = await openMigratedDatabase(config.database, createLogger({ level: config.logLevel }))
   try {
-    await runMigrations(database)
     return await run(database)
   } finally {
     await database.close()
@@ -38,7 +37,7 @@ async function withDatabase<T>(config: Config, run: (database: Database) => Prom
 }
 
 function servicesFor(config: Config, database: Database) {
-  const logger = pino({ level: config.logLevel })
+  const logger = createLogger({ level: config.logLevel })
   const mailer = createMailer(config.mail, logger)
   return { logger, mailer, services: createServices({ config, db: database.db, clock: systemClock, mailer, storage: createStorage(config.storage), logger }) }
 }
@@ -107,8 +106,7 @@ async function runWorker(config: Config): Promise<void> {
   if (config.database.kind === 'pglite') {
     throw new Error('The standalone worker needs PostgreSQL (DATABASE_URL): the embedded database belongs to the API process, whose worker runs in-process.')
   }
-  const database = openDatabase(config.database)
-  await runMigrations(database)
+  const database = await openMigratedDatabase(config.database, createLogger({ level: config.logLevel }))
   const { services, logger, mailer } = servicesFor(config, database)
   services.worker.start()
   logger.info('worker started')

@@ -8,6 +8,7 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.ts'
+import { isProcessAlive } from '../lib/processes.ts'
 import * as schema from './schema.ts'
 
 export type Schema = typeof schema
@@ -25,10 +26,15 @@ export const pgliteExtensions = { pg_trgm }
 // Timestamps and counts come back as JS values the same way on both drivers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10))
 
-export function openDatabase(config: DatabaseConfig): Database {
+/** Where the pool reports connections it lost while idle (the process logger). */
+export interface DatabaseLog {
+  warn(details: object, message: string): void
+}
+
+export function openDatabase(config: DatabaseConfig, log?: DatabaseLog): Database {
   if (config.kind === 'postgres') {
     const pool = new pg.Pool({ connectionString: config.url, max: 10 })
-    return fromPool(pool)
+    return fromPool(pool, log)
   }
   mkdirSync(config.dataDir, { recursive: true })
   const release = lockDataDir(config.dataDir)
@@ -58,7 +64,7 @@ function lockDataDir(dataDir: string): () => void {
     } catch (error) {
       if ((error as { code?: string }).code !== 'EEXIST') throw error
       const owner = Number.parseInt(readFileSync(file, 'utf8'), 10)
-      if (owner !== process.pid && isAlive(owner)) {
+      if (owner !== process.pid && isProcessAlive(owner)) {
         throw new DatabaseInUseError(`The embedded database in ${dataDir} is in use by process ${owner}. Stop it first, or use PostgreSQL (DATABASE_URL).`)
       }
       rmSync(file, { force: true })
@@ -66,20 +72,10 @@ function lockDataDir(dataDir: string): () => void {
   }
 }
 
-function isAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as { code?: string }).code === 'EPERM'
-  }
-}
-
-export function fromPool(pool: pg.Pool): Database {
+export function fromPool(pool: pg.Pool, log?: DatabaseLog): Database {
   // An idle connection that PostgreSQL closes (restart, failover) is dropped and replaced by the
   // pool; without a listener its error event would crash the process.
-  pool.on('error', (error) => console.error(`idle PostgreSQL connection lost: ${error.message}`))
+  pool.on('error', (error) => log?.warn({ err: error }, 'idle PostgreSQL connection lost; the pool replaces it'))
   const db = drizzlePg(pool, { schema }) as unknown as Db
   return { kind: 'postgres', db, pool, close: () => pool.end() }
 }

@@ -24,7 +24,7 @@ export const ErrorBody = Type.Object(
 )
 export type ErrorBody = Static<typeof ErrorBody>
 
-/** The success envelope (Variant A) around a payload schema. */
+/** The success envelope `{ success: true, data }` around a payload schema. */
 export const Envelope = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data })
 
 export const ok = <T>(data: T): { success: true; data: T } => ({ success: true, data })
@@ -67,7 +67,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 const ErrorResponse = (status: number) => Type.Object(ErrorBody.properties, { description: ERROR_DESCRIPTIONS[status] })
 
 /** A route's response map: its success schemas plus the error statuses it can answer (429 always). */
-export function responses<S extends Record<number, TSchema>, E extends number>(
+export function responses<S extends Record<number, TSchema>, E extends number = never>(
   success: S,
   ...errors: E[]
 ): S & { [K in E | 429]: ReturnType<typeof ErrorResponse> } {

@@ -23,6 +23,9 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: 
 }
 
 export function errorHandler(this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // Refused before the body was read to the end (too large, wrong form): close the connection
+  // rather than let the server drain up to the rest of a 200 MB upload to keep it alive.
+  if (!request.raw.complete) reply.header('Connection', 'close')
   if (error instanceof AppError) {
     return reply.status(error.statusCode).send(body(error.code, error.message, error.details))
   }
@@ -30,7 +33,9 @@ export function errorHandler(this: FastifyInstance, error: FastifyError, request
     // A malformed path id names nothing that exists: the same answer as an unknown id.
     if (error.validationContext === 'params') return reply.status(404).send(body('NOT_FOUND', 'Resource not found'))
     const root = error.validationContext === 'body' ? 'body' : (error.validationContext ?? 'request')
-    return reply.status(400).send(body('VALIDATION_ERROR', 'The request is invalid', toFieldErrors(error.validation as never, root)))
+    const { details, omitted } = toFieldErrors(error.validation as never, root)
+    const message = omitted > 0 ? `The request is invalid (${omitted} more problems are not listed)` : 'The request is invalid'
+    return reply.status(400).send(body('VALIDATION_ERROR', message, details))
   }
   // Values PostgreSQL cannot store (NUL bytes, impossible dates) that slipped past validation.
   const sqlState = ((error as { cause?: { code?: string } }).cause ?? error).code
@@ -49,6 +54,11 @@ export function errorHandler(this: FastifyInstance, error: FastifyError, request
   }
   request.log.error({ err: error }, 'unhandled error')
   return reply.status(500).send(body('INTERNAL_ERROR', 'Something went wrong on our side; the request id identifies it'))
+}
+
+/** Fastify's framework errors (a path that does not decode): answered as an unknown path is. */
+export function badUrlHandler(_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  void reply.header('API-Version', '1').header('X-Request-Id', request.id).status(404).send(body('NOT_FOUND', 'No such route'))
 }
 
 export function notFoundHandler(_request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -17,4 +17,15 @@ describe('path parameters', () => {
       expect(response.json()).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } })
     }
   })
+
+  it('answers a path that does not decode (%E0%A4%A) with 404 NOT_FOUND in the envelope, with the usual headers', async () => {
+    for (const url of ['/services/%E0%A4%A', '/users/%FF', '/categories/%E0%A4%A/services']) {
+      const response = await request(ctx.app, { method: 'GET', url })
+      expect(response.statusCode, url).toBe(404)
+      expect(response.headers['content-type']).toMatch(/^application\/json/)
+      expect(response.json()).toEqual({ success: false, error: { code: 'NOT_FOUND', message: 'No such route', details: [] } })
+      expect(response.headers['api-version']).toBe('1')
+      expect(response.headers['x-request-id']).toBeTruthy()
+    }
+  })
 })

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto'
+import { PassThrough } from 'node:stream'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createUser, type TestUser } from '../../test/factories/users.ts'
@@ -287,5 +288,46 @@ describe.runIf(TEST_REDIS_URL)('rate limits shared by instances through Redis', 
     expect(Number.isInteger(reset)).toBe(true)
     expect(reset).toBeGreaterThanOrEqual(Math.floor(before))
     expect(reset).toBeLessThanOrEqual(after + 61)
+  })
+})
+
+describe('rate limits when Redis is unreachable', () => {
+  let ctx: TestContext
+  const logs: string[] = []
+  beforeAll(async () => {
+    const logStream = new PassThrough()
+    logStream.on('data', (line: Buffer) => logs.push(line.toString()))
+    // Nothing listens on port 1 of the loopback: every connection is refused.
+    ctx = await createTestApp({ env: { ...LIMITS, REDIS_URL: 'redis://127.0.0.1:1', LOG_LEVEL: 'warn' }, logStream })
+  })
+  afterAll(() => ctx.close())
+
+  it('keeps limiting by counting in the process, with headers that tell the count really applied', async () => {
+    const ip = randomIp()
+    const answers = []
+    for (let attempt = 0; attempt < 3; attempt++) answers.push(await login(ctx.app, ip))
+    expect(answers.map((answer) => answer.statusCode)).toEqual([401, 401, 401])
+    expect(answers.map(remaining)).toEqual([2, 1, 0])
+    for (const answer of answers) expect(answer.headers['x-ratelimit-limit']).toBe('3')
+    expectRateLimited(await login(ctx.app, ip), 3)
+  })
+
+  it('says in the 429 message what the limit is and when it resets', async () => {
+    const ip = randomIp()
+    for (let attempt = 0; attempt < 3; attempt++) await login(ctx.app, ip)
+    const refused = await login(ctx.app, ip)
+    expect(refused.json<ErrorJson>().error.message).toMatch(/^Too many authentication requests: the limit is 3 per 60 seconds; retry in \d+ seconds$/)
+  })
+
+  it('reports the degraded state in /ready while still answering 200', async () => {
+    const ready = await ctx.app.inject({ method: 'GET', url: '/ready' })
+    expect(ready.statusCode).toBe(200)
+    expect(ready.json()).toEqual({ success: true, data: { status: 'ready', checks: { database: 'ok', rateLimits: 'degraded' } } })
+  })
+
+  it('warns in the log that limits are counted per process, once, not once per request', () => {
+    const warnings = logs.filter((line) => line.includes('Redis is unreachable'))
+    expect(warnings).toHaveLength(1)
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40 })
   })
 })

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { createRequire } from 'node:module'
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
@@ -17,15 +18,94 @@ export interface RateLimitOptions {
   limits: Record<RateLimitBucket, number>
   windowSeconds: number
   redis?: Redis
+  logger: FastifyBaseLogger
+}
+
+type Counted = { current: number; ttl: number }
+type Callback = (error: Error | null, result: Counted | null) => void
+interface Store {
+  incr(key: string, callback: Callback, timeWindow: number, max: number): void
+}
+type StoreConstructor = new (...args: unknown[]) => Store
+
+// The plugin's own stores (its package has no `exports` map, so the files are reachable).
+const require = createRequire(import.meta.url)
+const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as StoreConstructor
+const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as StoreConstructor
+
+const NAMESPACE = 'marketplace-rl:'
+/** A Redis outage is logged at most this often, not once per request. */
+const WARN_EVERY_MS = 60_000
+
+/**
+ * Counts in Redis when it answers, and in this process when it does not. Without Redis the limit
+ * holds per instance instead of across instances: weaker, but never "no limit at all", and the
+ * headers report the count that was really applied.
+ */
+export class RateLimitCounter {
+  private readonly local = new LocalStore(false, false, 20_000)
+  private readonly shared: Store | undefined
+  private lastWarning = 0
+  degradedSince: Date | undefined
+
+  constructor(
+    private readonly redis: Redis | undefined,
+    private readonly logger: FastifyBaseLogger,
+  ) {
+    this.shared = redis ? new RedisStore(false, false, redis, NAMESPACE) : undefined
+  }
+
+  /** `shared` with Redis, `local` without it, `degraded` while Redis is configured but unreachable. */
+  get state(): 'shared' | 'local' | 'degraded' {
+    if (!this.redis) return 'local'
+    return this.degradedSince ? 'degraded' : 'shared'
+  }
+
+  incr(key: string, callback: Callback, timeWindow: number, max: number): void {
+    // Not connected: fail over at once instead of waiting on a command that cannot be sent.
+    if (!this.shared || this.redis?.status !== 'ready') {
+      if (this.shared) this.fellBack(new Error(`Redis is ${this.redis?.status ?? 'absent'}`))
+      this.local.incr(key, callback, timeWindow, max)
+      return
+    }
+    this.shared.incr(
+      key,
+      (error, result) => {
+        if (error || !result) {
+          this.fellBack(error ?? new Error('no answer from Redis'))
+          this.local.incr(key, callback, timeWindow, max)
+          return
+        }
+        if (this.degradedSince) {
+          this.logger.info({ since: this.degradedSince }, 'rate limits are shared through Redis again')
+          this.degradedSince = undefined
+        }
+        callback(null, result)
+      },
+      timeWindow,
+      max,
+    )
+  }
+
+  private fellBack(error: Error): void {
+    this.degradedSince ??= new Date()
+    const now = Date.now()
+    if (now - this.lastWarning < WARN_EVERY_MS) return
+    this.lastWarning = now
+    this.logger.warn({ err: error }, 'Redis is unreachable: rate limits are counted in this process only until it is back')
+  }
 }
 
 const bucketOf = (request: FastifyRequest): RateLimitBucket => request.routeOptions.config?.rateLimitBucket ?? 'general'
+
+const BUCKET_WORDS: Record<RateLimitBucket, string> = { auth: 'authentication requests', uploads: 'uploads', general: 'requests' }
 
 /**
  * Spec section 8: authentication routes per IP; uploads and everything else per user, or per IP
  * for anonymous callers. With Redis the counters are shared by every instance.
  */
-export const rateLimits = fp(async (app: FastifyInstance, options: RateLimitOptions) => {
+export const rateLimits = fp(async (app: FastifyInstance, options: RateLimitOptions & { counter: RateLimitCounter }) => {
+  const { counter } = options
   await app.register(rateLimit, {
     global: true,
     timeWindow: options.windowSeconds * 1000,
@@ -35,11 +115,19 @@ export const rateLimits = fp(async (app: FastifyInstance, options: RateLimitOpti
       const caller = bucket !== 'auth' && request.session ? `user:${request.session.actor.id}` : `ip:${request.ip}`
       return `${bucket}:${caller}`
     },
-    ...(options.redis && { redis: options.redis, nameSpace: 'marketplace-rl:' }),
-    // The limiter must not become an outage: if Redis is unreachable, requests go through.
-    skipOnError: true,
-    errorResponseBuilder: (_request, context) =>
-      new AppError(429, 'RATE_LIMITED', `Too many requests; retry in ${Math.max(1, Math.ceil(context.ttl / 1000))} seconds`),
+    // The plugin constructs the store itself; this one is shared with /ready, which reports its state.
+    store: function SharedCounter() {
+      return counter
+    } as unknown as never,
+    errorResponseBuilder: (request, context) => {
+      const bucket = bucketOf(request)
+      const retryIn = Math.max(1, Math.ceil(context.ttl / 1000))
+      return new AppError(
+        429,
+        'RATE_LIMITED',
+        `Too many ${BUCKET_WORDS[bucket]}: the limit is ${context.max} per ${options.windowSeconds} seconds; retry in ${retryIn} seconds`,
+      )
+    },
   })
 
   // The plugin reports seconds until reset; the spec wants the Unix time of the reset.

@@ -18,30 +18,88 @@ function createAjv(options: Options): Ajv {
 const bodyAjv = createAjv({ coerceTypes: false })
 const textAjv = createAjv({ coerceTypes: 'array' })
 
-/** The path of the first string holding a NUL character, which PostgreSQL cannot store in text. */
-function findNul(data: unknown, path = ''): string | undefined {
-  if (typeof data === 'string') return data.includes('\u0000') ? path : undefined
-  if (data === null || typeof data !== 'object') return undefined
-  for (const [key, value] of Object.entries(data)) {
-    const found = findNul(value, `${path}/${key}`)
-    if (found !== undefined) return found
+/** Deeper JSON than this is refused before anything walks it (no legitimate body comes close). */
+export const MAX_BODY_DEPTH = 32
+
+/** At most this many details are listed in one answer; the message counts the rest. */
+export const MAX_DETAILS = 20
+
+type JsonSchema = Record<string, unknown>
+const isSchema = (value: unknown): value is JsonSchema => typeof value === 'object' && value !== null && !Array.isArray(value)
+const mapSchemas = (schemas: unknown[]) => schemas.map(guardLimits)
+
+/**
+ * The schema as validated: the same rules, with the costly keywords gated behind the cheap size
+ * limit next to them. Ajv lists every error (`allErrors`), so by itself it would validate each of
+ * 64,000 items of a ten-item array, and run a pattern over a megabyte-long string that is
+ * already too long. Here `items` and `uniqueItems` run only on an array within `maxItems`, and
+ * `pattern` and `format` only on a string within `maxLength`: the size error is reported, every
+ * other field is still checked, and no work is spent past a limit.
+ */
+export function guardLimits(schema: unknown): unknown {
+  if (!isSchema(schema)) return schema
+  const guarded: JsonSchema = { ...schema }
+  if (isSchema(schema.properties)) {
+    guarded.properties = Object.fromEntries(Object.entries(schema.properties).map(([name, property]) => [name, guardLimits(property)]))
+  }
+  if (schema.items !== undefined) guarded.items = Array.isArray(schema.items) ? mapSchemas(schema.items) : guardLimits(schema.items)
+  if (isSchema(schema.additionalProperties)) guarded.additionalProperties = guardLimits(schema.additionalProperties)
+  for (const combinator of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const branches = schema[combinator]
+    if (Array.isArray(branches)) guarded[combinator] = mapSchemas(branches)
+  }
+  const gate = (limit: JsonSchema, keywords: string[]) => {
+    const gated: JsonSchema = {}
+    for (const keyword of keywords) {
+      if (guarded[keyword] === undefined) continue
+      gated[keyword] = guarded[keyword]
+      delete guarded[keyword]
+    }
+    if (Object.keys(gated).length === 0) return
+    guarded.allOf = [...((guarded.allOf as unknown[] | undefined) ?? []), { if: limit, then: gated }]
+  }
+  if (typeof schema.maxItems === 'number') gate({ maxItems: schema.maxItems }, ['items', 'uniqueItems', 'contains'])
+  if (typeof schema.maxLength === 'number') gate({ maxLength: schema.maxLength }, ['pattern', 'format'])
+  return guarded
+}
+
+/**
+ * One pass over the data, without recursion (a 60 KB body can nest 10,000 levels and overflow the
+ * stack): the first string holding a NUL character, which PostgreSQL cannot store in text, or
+ * the first value nested deeper than MAX_BODY_DEPTH.
+ */
+function scan(data: unknown): ErrorObject | undefined {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value: data, path: '', depth: 0 }]
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return problem(path, 'nul', 'must not contain NUL characters')
+      continue
+    }
+    if (value === null || typeof value !== 'object') continue
+    if (depth >= MAX_BODY_DEPTH) return problem('', 'depth', `is nested too deeply (at most ${MAX_BODY_DEPTH} levels)`)
+    for (const [key, child] of Object.entries(value)) stack.push({ value: child, path: `${path}/${key}`, depth: depth + 1 })
   }
   return undefined
 }
 
+const problem = (instancePath: string, keyword: string, message: string) => ({ instancePath, keyword, schemaPath: '#', params: {}, message }) as ErrorObject
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
-  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema)
+  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(guardLimits(schema) as object)
   const check = (data: unknown) => {
-    const nul = findNul(data)
-    if (nul !== undefined) {
-      check.errors = [{ instancePath: nul, keyword: 'nul', schemaPath: '#', params: {}, message: 'must not contain NUL characters' }] as ErrorObject[]
+    // A request without a body is checked as an empty object, so it gets one error per required
+    // field instead of "must be object", an all-optional body (logout) may be left out, and the
+    // handler always receives an object.
+    const value = httpPart === 'body' ? (data ?? {}) : data
+    const found = scan(value)
+    if (found) {
+      check.errors = [found]
       return false
     }
-    // A request without a body is checked as an empty object, so it gets one error per required
-    // field instead of "must be object", and an all-optional body (logout) may be left out.
-    const valid = validate(httpPart === 'body' ? (data ?? {}) : data)
+    const valid = validate(value)
     check.errors = validate.errors
-    return valid
+    return valid ? { value } : false
   }
   check.errors = validate.errors
   return check
@@ -53,11 +111,14 @@ const joinPath = (instancePath: string, property?: string): string => {
   return parts.join('.')
 }
 
-/** Turns Ajv errors into field-keyed details, one per field and message. */
-export function toFieldErrors(errors: ErrorObject[], root: string): FieldError[] {
+/** Turns Ajv errors into field-keyed details, one per field and message, at most MAX_DETAILS. */
+export function toFieldErrors(errors: ErrorObject[], root: string): { details: FieldError[]; omitted: number } {
   const details: FieldError[] = []
   const seen = new Set<string>()
+  let omitted = 0
   for (const error of errors) {
+    // "must match the then schema" only wraps the errors of a gated keyword, reported on their own.
+    if (error.keyword === 'if') continue
     let field: string
     let message = error.message ?? 'is invalid'
     if (error.keyword === 'required') {
@@ -73,7 +134,8 @@ export function toFieldErrors(errors: ErrorObject[], root: string): FieldError[]
     const key = `${field}\u0000${message}`
     if (seen.has(key)) continue
     seen.add(key)
-    details.push({ field, message })
+    if (details.length < MAX_DETAILS) details.push({ field, message })
+    else omitted++
   }
-  return details
+  return { details, omitted }
 }

@@ -273,7 +273,9 @@ describe('services routes', () => {
 
     it('refuses to pause a pending service or resume an active one (422 INVALID_TRANSITION)', async () => {
       const service = await create()
-      expectError(await request(ctx.app, { method: 'POST', url: `/services/${service.id}/pause`, token: seller.token }), 422, 'INVALID_TRANSITION')
+      const pause = await request(ctx.app, { method: 'POST', url: `/services/${service.id}/pause`, token: seller.token })
+      expectError(pause, 422, 'INVALID_TRANSITION')
+      expect(pause.json().error.message).toBe('A pending service cannot be paused')
       await approve(service.id)
       expectError(await request(ctx.app, { method: 'POST', url: `/services/${service.id}/resume`, token: seller.token }), 422, 'INVALID_TRANSITION')
     })
@@ -322,7 +324,9 @@ describe('services routes', () => {
     it('refuses to approve or reject a service that is not pending (422 INVALID_TRANSITION)', async () => {
       const service = await create()
       await approve(service.id)
-      expectError(await request(ctx.app, { method: 'POST', url: `/admin/services/${service.id}/approve`, token: moderator }), 422, 'INVALID_TRANSITION')
+      const again = await request(ctx.app, { method: 'POST', url: `/admin/services/${service.id}/approve`, token: moderator })
+      expectError(again, 422, 'INVALID_TRANSITION')
+      expect(again.json().error.message).toBe('An active service cannot be approved')
       expectError(await request(ctx.app, { method: 'POST', url: `/admin/services/${service.id}/reject`, token: moderator, payload: { reason: 'x' } }), 422, 'INVALID_TRANSITION')
     })
 

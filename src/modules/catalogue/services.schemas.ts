@@ -139,12 +139,17 @@ export const ServiceSummary = Type.Object(
   { description: 'A service as lists show it.' },
 )
 
+/** Above any package price (50,000) and inside what the database's integer cents hold. */
+const PRICE_FILTER_MAX = 1_000_000
+const PriceFilter = (description: string) =>
+  Type.Number({ minimum: 0, maximum: PRICE_FILTER_MAX, errorMessage: `must be a number from 0 to ${PRICE_FILTER_MAX}`, description: `${description} 0 to ${PRICE_FILTER_MAX}.` })
+
 export const serviceSorts = ['price', 'rating', 'createdAt', 'relevance'] as const
 
 const listFilters = {
   search: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Words to look for; typos are forgiven. Any text is accepted.' })),
-  minPrice: Type.Optional(Type.Number({ minimum: 0, errorMessage: 'must be a number >= 0', description: 'Lowest starting price.' })),
-  maxPrice: Type.Optional(Type.Number({ minimum: 0, errorMessage: 'must be a number >= 0', description: 'Highest starting price.' })),
+  minPrice: Type.Optional(PriceFilter('Lowest starting price.')),
+  maxPrice: Type.Optional(PriceFilter('Highest starting price.')),
   sortBy: Type.Optional(
     Type.Union(
       serviceSorts.map((value) => Type.Literal(value)),

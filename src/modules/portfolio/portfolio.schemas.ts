@@ -7,7 +7,7 @@ const Name = (max: number, description: string) =>
 
 const Text = (max: number, description: string) => Type.String({ maxLength: max, errorMessage: `must be at most ${max} characters`, description })
 
-const CalendarDate = Type.String({ format: 'date', pattern: '^[1-9][0-9]{3}-', errorMessage: 'must be a date as YYYY-MM-DD', description: 'A calendar date, `YYYY-MM-DD`.' })
+const CalendarDate = Type.String({ format: 'date', maxLength: 10, pattern: '^[1-9][0-9]{3}-', errorMessage: 'must be a date as YYYY-MM-DD', description: 'A calendar date, `YYYY-MM-DD`.' })
 
 const StartDate = CalendarDate
 const EndDate = (meaning: string) => Nullable(Type.String({ ...CalendarDate, description: `Not before \`startDate\`; \`null\` means ${meaning}.` }))

@@ -2,7 +2,7 @@ import { rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileTypeFromFile } from 'file-type'
 import sharp from 'sharp'
-import { newId } from '../../lib/ids.ts'
+import { stagingName } from '../../platform/staging/staging.ts'
 import { isRaster } from './upload-rules.ts'
 
 export interface InspectedFile {
@@ -32,7 +32,7 @@ export async function inspectFile(stagedPath: string, tmpDir: string): Promise<I
   if (!isRaster(mimetype)) {
     return { path: stagedPath, size: (await stat(stagedPath)).size, mimetype, extension, isImage: false }
   }
-  const output = join(tmpDir, `${newId()}${extension}`)
+  const output = join(tmpDir, stagingName(extension))
   try {
     const image = sharp(stagedPath, { limitInputPixels: MAX_PIXELS, failOn: 'error', animated: mimetype === 'image/gif' || mimetype === 'image/webp' }).rotate()
     const encoded =

@@ -170,11 +170,10 @@ describe('users routes', () => {
         })
       })
 
-      it('accepts an empty body and changes nothing', async () => {
+      it('refuses an empty body (400 on body) and changes nothing', async () => {
         const { user, accessToken } = await createUser(ctx, { fullName: 'Unchanged Person' })
         const response = await request(ctx.app, { method, url: '/users/me', token: accessToken, payload: {} })
-        expect(response.statusCode).toBe(200)
-        expect(response.json().data).toMatchObject({ fullName: 'Unchanged Person', title: null, description: null, phone: null })
+        expectError(response, 400, 'VALIDATION_ERROR', ['body'])
         expect(await rowOf(user.id)).toMatchObject({ fullName: 'Unchanged Person', title: null, description: null, phone: null })
       })
 

@@ -9,7 +9,7 @@ import { ListUsersQuery, Me, PublicProfile, UpdateMeBody, User, UserListItem } f
 const tags = ['users']
 const security = [{ bearerAuth: [] }]
 
-/** Both spellings of spec 2.1 map onto one set of columns; the Variant B name wins when both are sent. */
+/** Both spellings of spec 2.1 map onto one set of columns; `fullName` and `description` win when both spellings are sent. */
 const toProfileChanges = (body: UpdateMeBody): ProfileChanges => {
   const fullName = body.fullName ?? body.name
   const description = body.description !== undefined ? body.description : body.bio
@@ -60,7 +60,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; tmpDi
       schema: {
         tags,
         security,
-        summary: method === 'PUT' ? 'Update the current user (Variant A)' : 'Update the current user (Variant B)',
+        summary: method === 'PUT' ? 'Update the current user' : 'Update the current user (also accepted as PATCH)',
         description: 'Both verbs accept both spellings: `name`/`fullName`, `bio`/`description`, plus `title` and `phone`. Only the fields sent change.',
         body: UpdateMeBody,
         response: responses({ 200: Envelope(User) }, 400, 401),

@@ -35,7 +35,7 @@ export const Username = Type.String({
 
 const Title = Type.String({ maxLength: 100, errorMessage: 'must be at most 100 characters' })
 const Description = Type.String({ maxLength: 1000, errorMessage: 'must be at most 1000 characters' })
-const Phone = Type.String({ pattern: '^\\+?[0-9][0-9 ()-]{3,24}$', errorMessage: 'must be a phone number such as +1 555 0100' })
+const Phone = Type.String({ maxLength: 26, pattern: '^\\+?[0-9][0-9 ()-]{3,24}$', errorMessage: 'must be a phone number such as +1 555 0100' })
 
 export const User = Type.Object(
   {
@@ -69,17 +69,21 @@ export const Me = Type.Composite([
 export const UpdateMeBody = Type.Object(
   {
     fullName: Type.Optional(FullName),
-    name: Type.Optional(Type.String({ ...FullName, description: 'Variant A spelling of `fullName`.' })),
+    name: Type.Optional(Type.String({ ...FullName, description: 'Also accepted for `fullName`.' })),
     title: Type.Optional(Nullable(Title)),
     description: Type.Optional(Nullable(Description)),
-    bio: Type.Optional(Nullable(Type.String({ ...Description, description: 'Variant A spelling of `description`.' }))),
+    bio: Type.Optional(Nullable(Type.String({ ...Description, description: 'Also accepted for `description`.' }))),
     phone: Type.Optional(Nullable(Phone)),
-    username: Type.Optional(Type.String({ description: 'Accepted only when unchanged: usernames are fixed after registration.' })),
+    username: Type.Optional(Type.String({ maxLength: 20, description: 'Accepted only when unchanged: usernames are fixed after registration.' })),
     avatar: Type.Optional(
       Nullable(Type.String({ format: 'uuid', errorMessage: 'must be an upload id', description: 'Id of a JPEG or PNG you uploaded (POST /uploads), or null to remove the avatar.' })),
     ),
   },
-  { additionalProperties: false, description: 'Either spelling is accepted; fields not listed here (such as `isStaff` or `email`) are refused.' },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'Either spelling is accepted; at least one field; fields not listed here (such as `isStaff` or `email`) are refused.',
+  },
 )
 export type UpdateMeBody = Static<typeof UpdateMeBody>
 

@@ -1,0 +1,280 @@
+import { randomUUID } from 'node:crypto'
+import type { LightMyRequestResponse } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createSuperuser, createUser, type TestUser } from '../../test/factories/users.ts'
+import { API, createTestApp, expectError, request, type ErrorJson, type TestContext } from '../../test/setup/test-app.ts'
+import { guardLimits, MAX_BODY_DEPTH, MAX_DETAILS } from './validation.ts'
+
+/**
+ * The longest time the event loop was blocked while `work` ran, measured by the lag of a 5 ms
+ * interval timer: a request that hogs the loop delays the timer by as long as it hogs it.
+ */
+async function longestBlock<T>(work: () => Promise<T>): Promise<{ result: T; blockedMs: number }> {
+  let last = performance.now()
+  let blockedMs = 0
+  const timer = setInterval(() => {
+    const now = performance.now()
+    blockedMs = Math.max(blockedMs, now - last - 5)
+    last = now
+  }, 5)
+  try {
+    const result = await work()
+    return { result, blockedMs: Math.max(blockedMs, performance.now() - last - 5) }
+  } finally {
+    clearInterval(timer)
+  }
+}
+
+/** Generous for a loaded CI machine; the unguarded validation blocked for minutes on these bodies. */
+const MAX_BLOCK_MS = 1000
+
+const integers = (count: number) => Array.from({ length: count }, (_, index) => index % 10)
+
+describe('request validation under hostile input', () => {
+  let ctx: TestContext
+  let user: TestUser
+  let admin: TestUser
+  beforeAll(async () => {
+    ctx = await createTestApp()
+    user = await createUser(ctx)
+    admin = await createSuperuser(ctx)
+  })
+  afterAll(() => ctx.close())
+
+  describe('arrays far past maxItems are refused without per-element work', () => {
+    const cases: { name: string; method: 'POST' | 'PUT'; url: () => string; token: () => string; payload: object; field: string }[] = [
+      { name: 'tags of POST /services (64,000 integers)', method: 'POST', url: () => '/services', token: () => user.accessToken, payload: { title: 'Logo design', tags: integers(64_000) }, field: 'tags' },
+      {
+        name: 'permissions of POST /admin/roles (100,000 items)',
+        method: 'POST',
+        url: () => '/admin/roles',
+        token: () => admin.accessToken,
+        payload: { name: 'Flood', permissions: integers(100_000).map((n) => `perm_${n}`) },
+        field: 'permissions',
+      },
+      {
+        name: 'technologies of POST /users/me/projects (100,000 integers)',
+        method: 'POST',
+        url: () => '/users/me/projects',
+        token: () => user.accessToken,
+        payload: { title: 'Flood', technologies: integers(100_000) },
+        field: 'technologies',
+      },
+      {
+        name: 'imageIds of PUT /services/{id}/images/order (60,000 strings)',
+        method: 'PUT',
+        url: () => `/services/${randomUUID()}/images/order`,
+        token: () => user.accessToken,
+        payload: { imageIds: integers(60_000).map(String) },
+        field: 'imageIds',
+      },
+    ]
+
+    for (const testCase of cases) {
+      it(`answers ${testCase.name} with 400 on the array, within a bounded event-loop block`, async () => {
+        const { result, blockedMs } = await longestBlock(() =>
+          request(ctx.app, { method: testCase.method, url: testCase.url(), token: testCase.token(), payload: testCase.payload }),
+        )
+        expectError(result, 400, 'VALIDATION_ERROR')
+        const details = result.json<ErrorJson>().error.details
+        expect(details).toContainEqual({ field: testCase.field, message: expect.stringMatching(/more than \d+ items/) })
+        // One detail for the array, not one per element.
+        expect(details.filter((detail) => detail.field.startsWith(`${testCase.field}.`))).toEqual([])
+        expect(result.body.length).toBeLessThan(4096)
+        expect(blockedMs).toBeLessThan(MAX_BLOCK_MS)
+      })
+    }
+
+    it('keeps /health answering while such a request is validated', async () => {
+      const flood = request(ctx.app, { method: 'POST', url: '/services', token: user.accessToken, payload: { tags: integers(64_000) } })
+      const health = ctx.app.inject({ method: 'GET', url: '/health' })
+      const [floodAnswer, healthAnswer] = await Promise.all([flood, health])
+      expect(healthAnswer.statusCode).toBe(200)
+      expect(floodAnswer.statusCode).toBe(400)
+    })
+  })
+
+  it('lists at most 20 details and says how many more there are', async () => {
+    const unknown = Object.fromEntries(Array.from({ length: 40_000 }, (_, index) => [`field${index}`, index]))
+    const { result, blockedMs } = await longestBlock(() => request(ctx.app, { method: 'PATCH', url: '/users/me', token: user.accessToken, payload: unknown }))
+    expectError(result, 400, 'VALIDATION_ERROR')
+    const error = result.json<ErrorJson>().error
+    expect(error.details).toHaveLength(MAX_DETAILS)
+    expect(error.details[0]).toEqual({ field: 'field0', message: 'is not an accepted field' })
+    expect(error.message).toBe(`The request is invalid (${40_000 - MAX_DETAILS} more problems are not listed)`)
+    expect(blockedMs).toBeLessThan(MAX_BLOCK_MS)
+  })
+
+  it('does not run a pattern over a string already past its maxLength (an e-mail of 800 KB)', async () => {
+    // `a@a.a.a. ... @` backtracks quadratically in the e-mail pattern: it must never reach it.
+    const email = `a@${'a.'.repeat(400_000)}@`
+    const { result, blockedMs } = await longestBlock(() => request(ctx.app, { method: 'POST', url: '/auth/login', payload: { email, password: 'Secret123' } }))
+    expectError(result, 400, 'VALIDATION_ERROR', ['email'])
+    expect(blockedMs).toBeLessThan(MAX_BLOCK_MS)
+  })
+
+  it('still names every bad field of a normal body at once', async () => {
+    const response = await request(ctx.app, { method: 'PATCH', url: '/users/me', token: user.accessToken, payload: { title: 'x'.repeat(101), phone: 'call me' } })
+    expectError(response, 400, 'VALIDATION_ERROR', ['phone', 'title'])
+  })
+
+  describe('bodies that are not what a handler can read', () => {
+    const deeplyNested = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`
+
+    it('answers JSON nested 10,000 levels deep (60 KB) on anonymous login with 400 on `body`', async () => {
+      const payload = deeplyNested(10_000)
+      expect(payload.length).toBeGreaterThan(60_000)
+      const response = await ctx.app.inject({ method: 'POST', url: `${API}/auth/login`, headers: { 'content-type': 'application/json' }, payload })
+      expectError(response, 400, 'VALIDATION_ERROR', ['body'])
+      expect(response.json<ErrorJson>().error.details[0]!.message).toBe(`is nested too deeply (at most ${MAX_BODY_DEPTH} levels)`)
+    })
+
+    it('answers deep nesting inside a field of an authenticated route with 400 too', async () => {
+      const payload = `{"title":${deeplyNested(5_000)}}`
+      const response = await ctx.app.inject({
+        method: 'PATCH',
+        url: `${API}/users/me`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${user.accessToken}` },
+        payload,
+      })
+      expectError(response, 400, 'VALIDATION_ERROR', ['body'])
+    })
+
+    const send = (method: 'POST' | 'PUT' | 'PATCH', url: string, token: string | undefined, payload: string | undefined, contentType?: string) =>
+      ctx.app.inject({
+        method,
+        url: `${API}${url}`,
+        headers: { ...(contentType && { 'content-type': contentType }), ...(token && { authorization: `Bearer ${token}` }) },
+        ...(payload !== undefined && { payload }),
+      })
+
+    const multipart = (field: string, value: string) => {
+      const boundary = 'x-boundary-1234'
+      return {
+        contentType: `multipart/form-data; boundary=${boundary}`,
+        payload: `--${boundary}\r\nContent-Disposition: form-data; name="${field}"\r\n\r\n${value}\r\n--${boundary}--\r\n`,
+      }
+    }
+
+    it('answers POST /auth/refresh with a null body, no body, or a multipart body with 400 naming the field', async () => {
+      expectError(await send('POST', '/auth/refresh', undefined, 'null', 'application/json'), 400, 'VALIDATION_ERROR', ['body'])
+      expectError(await send('POST', '/auth/refresh', undefined, undefined), 400, 'VALIDATION_ERROR', ['refreshToken'])
+      const form = multipart('refreshToken', 'abc')
+      expectError(await send('POST', '/auth/refresh', undefined, form.payload, form.contentType), 400, 'VALIDATION_ERROR', ['body'])
+    })
+
+    for (const method of ['PUT', 'PATCH'] as const) {
+      it(`answers ${method} /users/me with a null body, no body, or a multipart body with 400 naming the field, changing nothing`, async () => {
+        const before = (await request(ctx.app, { method: 'GET', url: '/users/me', token: user.accessToken })).json().data
+        expectError(await send(method, '/users/me', user.accessToken, 'null', 'application/json'), 400, 'VALIDATION_ERROR', ['body'])
+        expectError(await send(method, '/users/me', user.accessToken, undefined), 400, 'VALIDATION_ERROR', ['body'])
+        const form = multipart('fullName', 'Changed By Form')
+        const refused = await send(method, '/users/me', user.accessToken, form.payload, form.contentType)
+        expectError(refused, 400, 'VALIDATION_ERROR', ['body'])
+        expect(refused.json<ErrorJson>().error.details[0]!.message).toMatch(/application\/json/)
+        const after = (await request(ctx.app, { method: 'GET', url: '/users/me', token: user.accessToken })).json().data
+        expect(after).toEqual(before)
+      })
+    }
+
+    it('answers a JSON array or a bare value as a body with 400 on `body`', async () => {
+      for (const payload of ['[]', '[{"email":"a@b.co"}]', '"text"', '42', 'true']) {
+        expectError(await send('POST', '/auth/login', undefined, payload, 'application/json'), 400, 'VALIDATION_ERROR', ['body'])
+      }
+    })
+  })
+
+  describe('price filters beyond what the database holds', () => {
+    let categoryId: string
+    beforeAll(async () => {
+      categoryId = (await request(ctx.app, { method: 'GET', url: '/categories' })).json().data[0].id
+    })
+
+    const expectBound = (response: LightMyRequestResponse, field: string) => {
+      expectError(response, 400, 'VALIDATION_ERROR', [field])
+      expect(response.json<ErrorJson>().error.details[0]!.message).toMatch(/1000000/)
+    }
+
+    for (const field of ['minPrice', 'maxPrice']) {
+      for (const value of ['21474836.48', '1e308', 'Infinity', '1000000.01']) {
+        it(`answers ${field}=${value} with 400 on ${field} on /services and on a category's services`, async () => {
+          expectBound(await request(ctx.app, { method: 'GET', url: `/services?${field}=${value}` }), field)
+          expectBound(await request(ctx.app, { method: 'GET', url: `/categories/${categoryId}/services?${field}=${value}` }), field)
+        })
+      }
+    }
+
+    it('accepts the bound itself', async () => {
+      const response = await request(ctx.app, { method: 'GET', url: '/services?minPrice=0&maxPrice=1000000' })
+      expect(response.statusCode).toBe(200)
+    })
+  })
+})
+
+describe('every route bounds what it accepts', () => {
+  let ctx: TestContext
+  beforeAll(async () => {
+    ctx = await createTestApp()
+  })
+  afterAll(() => ctx.close())
+
+  /** Paths in a schema of strings without maxLength (or an enum, const or uuid format) and arrays without maxItems. */
+  function unbounded(schema: unknown, path: string, found: string[]): string[] {
+    if (typeof schema !== 'object' || schema === null) return found
+    const node = schema as Record<string, unknown>
+    const types = Array.isArray(node.type) ? node.type : [node.type]
+    const isBoundedString = node.maxLength !== undefined || node.enum !== undefined || node.const !== undefined || node.format === 'uuid' || node.format === 'binary'
+    if (types.includes('string') && !isBoundedString) found.push(path)
+    if (types.includes('array') && node.maxItems === undefined) found.push(path)
+    for (const [name, property] of Object.entries((node.properties as Record<string, unknown> | undefined) ?? {})) unbounded(property, `${path}.${name}`, found)
+    if (node.items) unbounded(node.items, `${path}[]`, found)
+    for (const combinator of ['anyOf', 'oneOf', 'allOf']) {
+      for (const branch of (node[combinator] as unknown[] | undefined) ?? []) unbounded(branch, path, found)
+    }
+    return found
+  }
+
+  it('gives every string a maximum length and every array a maximum size in bodies, queries and paths', async () => {
+    const document = (await ctx.app.inject({ method: 'GET', url: `${API}/openapi.json` })).json()
+    const problems: string[] = []
+    for (const [path, operations] of Object.entries<Record<string, Record<string, unknown>>>(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const content = (operation.requestBody as { content?: Record<string, { schema: unknown }> } | undefined)?.content ?? {}
+        for (const [type, body] of Object.entries(content)) unbounded(body.schema, `${method} ${path} body(${type})`, problems)
+        for (const parameter of (operation.parameters as { name: string; in: string; schema: unknown }[] | undefined) ?? []) {
+          unbounded(parameter.schema, `${method} ${path} ${parameter.in}.${parameter.name}`, problems)
+        }
+      }
+    }
+    expect(problems).toEqual([])
+  })
+})
+
+describe('guardLimits', () => {
+  it('moves items and uniqueItems behind maxItems, and pattern and format behind maxLength', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        tags: { type: 'array', maxItems: 3, uniqueItems: true, items: { type: 'string', maxLength: 5, pattern: '^a' } },
+        id: { type: 'string', maxLength: 36, format: 'uuid' },
+      },
+    }
+    expect(guardLimits(schema)).toEqual({
+      type: 'object',
+      properties: {
+        tags: {
+          type: 'array',
+          maxItems: 3,
+          allOf: [{ if: { maxItems: 3 }, then: { uniqueItems: true, items: { type: 'string', maxLength: 5, allOf: [{ if: { maxLength: 5 }, then: { pattern: '^a' } }] } } }],
+        },
+        id: { type: 'string', maxLength: 36, allOf: [{ if: { maxLength: 36 }, then: { format: 'uuid' } }] },
+      },
+    })
+  })
+
+  it('leaves schemas without limits as they are', () => {
+    const schema = { type: 'object', properties: { name: { type: 'string', pattern: '^x' } }, required: ['name'] }
+    expect(guardLimits(schema)).toEqual(schema)
+  })
+})
+

@@ -1,0 +1,157 @@
+import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs'
+import { connect, type AddressInfo, type Socket } from 'node:net'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createUser, type TestUser } from '../../../test/factories/users.ts'
+import { API, createTestApp, type TestContext } from '../../../test/setup/test-app.ts'
+import { HOUR, MINUTE } from '../../lib/clock.ts'
+import { stagingName, sweepStaging } from '../../platform/staging/staging.ts'
+
+const MB = 1024 * 1024
+const BOUNDARY = 'limit-test-boundary'
+
+/** What a raw HTTP exchange gave: the response head, and how many body bytes were written before it came. */
+interface Exchange {
+  head: string
+  sentBeforeAnswer: number
+  closedByServer: boolean
+}
+
+/**
+ * Sends a multipart upload by hand over a real socket, writing the body in 64 KB chunks up to
+ * `bodyBytes`, and stops writing as soon as the server answers: how much was sent by then shows
+ * whether the server read everything before refusing.
+ */
+function upload(port: number, token: string, declaredLength: number | undefined, bodyBytes: number): Promise<Exchange> {
+  return new Promise((resolve, reject) => {
+    const socket: Socket = connect(port, '127.0.0.1')
+    let response = ''
+    let sent = 0
+    let answeredAt: number | undefined
+    let closedByServer = false
+    const headers = [
+      `POST ${API}/uploads HTTP/1.1`,
+      'Host: 127.0.0.1',
+      `Authorization: Bearer ${token}`,
+      `Content-Type: multipart/form-data; boundary=${BOUNDARY}`,
+      declaredLength === undefined ? 'Transfer-Encoding: chunked' : `Content-Length: ${declaredLength}`,
+      '',
+      '',
+    ].join('\r\n')
+    const preamble = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`
+    const chunk = Buffer.alloc(64 * 1024, 0x61)
+    const frame = (data: Buffer | string) => (declaredLength === undefined ? [`${Buffer.byteLength(data).toString(16)}\r\n`, data, '\r\n'] : [data])
+
+    socket.on('data', (data) => {
+      response += data.toString('latin1')
+      answeredAt ??= sent
+    })
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      // Writing after the server closed: that is the point of the test, not a failure.
+      if (error.code === 'EPIPE' || error.code === 'ECONNRESET') closedByServer = true
+      else reject(error)
+    })
+    socket.on('close', () => resolve({ head: response.split('\r\n\r\n')[0] ?? '', sentBeforeAnswer: answeredAt ?? sent, closedByServer: closedByServer || answeredAt !== undefined }))
+    socket.setTimeout(20_000, () => {
+      socket.destroy()
+      reject(new Error(`no answer after ${sent} bytes`))
+    })
+
+    socket.write(headers)
+    for (const part of frame(preamble)) socket.write(part)
+    const pump = () => {
+      while (answeredAt === undefined && sent < bodyBytes && !socket.destroyed) {
+        sent += chunk.length
+        const parts = frame(chunk)
+        let flushed = true
+        for (const part of parts) flushed = socket.write(part) && flushed
+        if (!flushed) {
+          socket.once('drain', pump)
+          return
+        }
+      }
+    }
+    pump()
+  })
+}
+
+describe('uploads over the size limit', () => {
+  let ctx: TestContext
+  let port: number
+  let owner: TestUser
+  beforeAll(async () => {
+    ctx = await createTestApp()
+    await ctx.app.listen({ port: 0, host: '127.0.0.1' })
+    port = (ctx.app.server.address() as AddressInfo).port
+    owner = await createUser(ctx)
+  })
+  afterAll(() => ctx.close())
+
+  it('refuses a declared 200 MB upload with 400 on file before reading its body, and closes the connection', async () => {
+    const exchange = await upload(port, owner.accessToken, 200 * MB, 200 * MB)
+    expect(exchange.head).toMatch(/^HTTP\/1\.1 400 /)
+    expect(exchange.head).toMatch(/connection: close/i)
+    // The answer came while the client had sent a small fraction of the body.
+    expect(exchange.sentBeforeAnswer).toBeLessThan(20 * MB)
+    expect(exchange.closedByServer).toBe(true)
+  })
+
+  it('refuses a streamed (chunked) upload once it passes 10 MB, without reading the rest', async () => {
+    const exchange = await upload(port, owner.accessToken, undefined, 200 * MB)
+    expect(exchange.head).toMatch(/^HTTP\/1\.1 400 /)
+    expect(exchange.sentBeforeAnswer).toBeLessThan(40 * MB)
+    expect(exchange.closedByServer).toBe(true)
+  })
+
+  it('leaves no staging file behind after a refused upload', () => {
+    expect(readdirSync(ctx.config.tmpDir).filter((name) => name.endsWith('.upload'))).toEqual([])
+  })
+})
+
+describe('staging files left by a crash', () => {
+  const dir = join(process.env.TMPDIR ?? '/tmp', `staging-sweep-${process.pid}-${Date.now()}`)
+  const stage = (name: string, ageMs = 0) => {
+    const path = join(dir, name)
+    writeFileSync(path, 'partial upload')
+    const when = new Date(Date.now() - ageMs)
+    utimesSync(path, when, when)
+    return name
+  }
+
+  beforeAll(() => mkdirSync(dir, { recursive: true }))
+
+  it("removes a dead process's files at once, keeps this process's fresh ones, and removes anything older than an hour", async () => {
+    // A pid far above the kernel's maximum names no process.
+    const deadPid = 4_194_305
+    const abandoned = [stage(`${deadPid}-a.upload`), stage(`${deadPid}-b.png`)]
+    const inFlight = stage(stagingName())
+    const stale = stage(stagingName(), HOUR + MINUTE)
+    const unnamedFresh = stage('legacy.upload', MINUTE)
+    const unnamedStale = stage('legacy-old.upload', 2 * HOUR)
+
+    expect(await sweepStaging(dir)).toBe(abandoned.length + 2)
+    const left = readdirSync(dir).sort()
+    expect(left).toEqual([inFlight, unnamedFresh].sort())
+    expect(left).not.toContain(stale)
+    expect(left).not.toContain(unnamedStale)
+  })
+
+  it('treats a missing staging directory as empty', async () => {
+    expect(await sweepStaging(join(dir, 'never-created'))).toBe(0)
+  })
+
+  it('sweeps the staging directory when the app starts', async () => {
+    const ctx = await createTestApp({ env: {} })
+    try {
+      mkdirSync(ctx.config.tmpDir, { recursive: true })
+      writeFileSync(join(ctx.config.tmpDir, '4194305-left-by-a-crash.upload'), 'x')
+      await ctx.app.close()
+      // A second app on the same data directory, as after a restart.
+      const restarted = await createTestApp({ env: { DATA_DIR: ctx.config.dataDir }, database: ctx.database })
+      expect(readdirSync(ctx.config.tmpDir)).toEqual([])
+      await restarted.app.close()
+    } finally {
+      await ctx.close().catch(() => undefined)
+    }
+  })
+})
