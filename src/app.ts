@@ -22,6 +22,7 @@ import { MINUTE, systemClock, type Clock } from './lib/clock.ts'
 import { createLogger, type Logger } from './platform/logging/logger.ts'
 import { createMailer, type Mailer } from './platform/mail/mailer.ts'
 import { adminRoutes } from './modules/admin/admin.routes.ts'
+import { authPages } from './modules/auth/auth.pages.ts'
 import { authRoutes } from './modules/auth/auth.routes.ts'
 import { apiIndexRoutes, healthRoutes } from './modules/health/health.routes.ts'
 import { rolesRoutes } from './modules/roles/roles.routes.ts'
@@ -152,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   await app.register(healthRoutes, { ping: () => pingDatabase(database.db), rateLimits: () => rateLimitCounter.state })
+  await app.register(authPages, { auth: services.auth })
   await app.register(
     async (api) => {
       await api.register(authRoutes, { auth: services.auth })

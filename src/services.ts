@@ -51,10 +51,9 @@ export function createServices({ config, db, clock, mailer, storage, logger }: I
   const auth = createAuthService({ db, clock, tokens, users, roles, outbox, mailer, appUrl: config.appUrl })
   const admin = createAdminService({ db, clock, users, roles })
 
-  const userIdOf = (payload: Record<string, unknown>) => String(payload.userId)
   const handlers: Record<string, JobHandler> = {
-    [MAIL_TOPICS.activation]: (payload) => auth.sendActivationEmail(userIdOf(payload)),
-    [MAIL_TOPICS.passwordReset]: (payload) => auth.sendPasswordResetEmail(userIdOf(payload)),
+    [MAIL_TOPICS.activation]: (payload) => auth.sendActivationEmail(payload),
+    [MAIL_TOPICS.passwordReset]: (payload) => auth.sendPasswordResetEmail(payload),
     [STORAGE_TOPICS.move]: (payload) => uploads.moveStoredFile(payload as { uploadId: string; from: string; to: string }),
     [STORAGE_TOPICS.delete]: (payload) => uploads.deleteStoredFile(payload as { key: string }),
     [STORAGE_TOPICS.deleteIfOrphan]: (payload) => uploads.deleteIfOrphan(payload as { key: string }),
@@ -63,6 +62,7 @@ export function createServices({ config, db, clock, mailer, storage, logger }: I
   }
   const periodic: PeriodicTask[] = [
     { name: 'purge-revoked-tokens', everyMs: HOUR, run: auth.purgeRevokedTokens },
+    { name: 'purge-token-families', everyMs: HOUR, run: auth.purgeTokenFamilies },
     { name: 'purge-unattached-uploads', everyMs: 15 * MINUTE, run: () => uploads.purgeUnattached() },
   ]
   const worker = createWorker({ db, clock, logger: logger.child({ component: 'worker' }), handlers, periodic })

@@ -29,9 +29,9 @@ export interface TestUser {
   refreshToken: string
 }
 
-/** Inserts a real account (active by default) and signs tokens for it. */
+/** Inserts a real account (active by default) and opens a session (a token family) for it, as a login would. */
 export async function createUser(ctx: TestContext, options: UserOptions = {}): Promise<TestUser> {
-  const { users, roles, tokens } = ctx.app.services
+  const { users, roles, auth } = ctx.app.services
   const name = unique()
   const password = options.password ?? DEFAULT_PASSWORD
   const passwordHash = options.password ? await hashPassword(password) : await (defaultHash ??= hashPassword(DEFAULT_PASSWORD))
@@ -51,7 +51,8 @@ export async function createUser(ctx: TestContext, options: UserOptions = {}): P
     const role = await roles.createRole({ name: `role-${name}`, permissions: options.permissions })
     await ctx.database.db.transaction((tx) => roles.assignRoles(tx, user.id, [role.id]))
   }
-  return { user, password, accessToken: await tokens.signAccess(user), refreshToken: await tokens.signRefresh(user) }
+  // Inactive accounts get a session too, so tests can show their tokens are refused.
+  return { user, password, ...(await auth.issueSession(user)) }
 }
 
 export const createSuperuser = (ctx: TestContext) => createUser(ctx, { isStaff: true, isSuperuser: true })

@@ -52,7 +52,7 @@ describe('account lifecycle: register, activate by e-mail, log in, refresh, log 
     expect(logout.statusCode).toBe(200)
     expect((await request(ctx.app, { method: 'GET', url: '/users/me', token: accessToken })).statusCode).toBe(401)
     expect((await request(ctx.app, { method: 'POST', url: '/auth/refresh', payload: { refreshToken: session.refreshToken } })).statusCode).toBe(401)
-    // The other access token from login was not the one logged out.
-    expect((await request(ctx.app, { method: 'GET', url: '/users/me', token: session.accessToken })).statusCode).toBe(200)
+    // Logout ends the whole session: the access token from login belongs to it too (decision 0013).
+    expect((await request(ctx.app, { method: 'GET', url: '/users/me', token: session.accessToken })).statusCode).toBe(401)
   })
 })

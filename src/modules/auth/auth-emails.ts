@@ -1,6 +1,6 @@
 import type { MailMessage } from '../../platform/mail/mailer.ts'
 
-const escapeHtml = (text: string) =>
+export const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!)
 
 function render(to: string, subject: string, greeting: string, lines: string[], action: { label: string; url: string }, footer: string): MailMessage {

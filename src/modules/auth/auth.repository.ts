@@ -1,6 +1,6 @@
-import { eq, lt } from 'drizzle-orm'
+import { and, eq, inArray, isNull, lt, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
-import { revokedTokens } from './auth.table.ts'
+import { refreshTokens, revokedTokens, tokenFamilies, type NewRefreshTokenRow, type NewTokenFamilyRow } from './auth.table.ts'
 
 export function createAuthRepository(db: Executor) {
   return {
@@ -8,13 +8,67 @@ export function createAuthRepository(db: Executor) {
       await db.insert(revokedTokens).values({ jti, expiresAt }).onConflictDoNothing()
     },
 
-    async isRevoked(jti: string): Promise<boolean> {
-      const [row] = await db.select({ jti: revokedTokens.jti }).from(revokedTokens).where(eq(revokedTokens.jti, jti))
-      return row !== undefined
-    },
-
     async purgeExpired(now: Date): Promise<number> {
       const rows = await db.delete(revokedTokens).where(lt(revokedTokens.expiresAt, now)).returning({ jti: revokedTokens.jti })
+      return rows.length
+    },
+
+    async insertFamily(row: NewTokenFamilyRow): Promise<void> {
+      await db.insert(tokenFamilies).values(row)
+    },
+
+    async insertRefreshToken(row: NewRefreshTokenRow): Promise<void> {
+      await db.insert(refreshTokens).values(row)
+    },
+
+    /** What an access token needs checked besides the user, in one query: its family and its own revocation. */
+    async findSessionState(familyId: string, jti: string) {
+      const [row] = await db
+        .select({
+          userId: tokenFamilies.userId,
+          expiresAt: tokenFamilies.expiresAt,
+          revokedAt: tokenFamilies.revokedAt,
+          isTokenRevoked: sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${jti})`,
+        })
+        .from(tokenFamilies)
+        .where(eq(tokenFamilies.id, familyId))
+      return row
+    },
+
+    /** The refresh token and its family, both rows locked until the transaction ends. */
+    async lockRefreshToken(jti: string) {
+      const [row] = await db
+        .select({
+          jti: refreshTokens.jti,
+          usedAt: refreshTokens.usedAt,
+          familyId: tokenFamilies.id,
+          userId: tokenFamilies.userId,
+          expiresAt: tokenFamilies.expiresAt,
+          revokedAt: tokenFamilies.revokedAt,
+        })
+        .from(refreshTokens)
+        .innerJoin(tokenFamilies, eq(tokenFamilies.id, refreshTokens.familyId))
+        .where(eq(refreshTokens.jti, jti))
+        .for('update')
+      return row
+    },
+
+    async markRefreshTokenUsed(jti: string, at: Date): Promise<void> {
+      await db.update(refreshTokens).set({ usedAt: at }).where(eq(refreshTokens.jti, jti))
+    },
+
+    /** Revokes the named families of this user that are not revoked yet (the first revocation time is kept). */
+    async revokeFamilies(userId: string, familyIds: string[], at: Date): Promise<void> {
+      if (familyIds.length === 0) return
+      await db
+        .update(tokenFamilies)
+        .set({ revokedAt: at })
+        .where(and(eq(tokenFamilies.userId, userId), inArray(tokenFamilies.id, familyIds), isNull(tokenFamilies.revokedAt)))
+    },
+
+    /** Deletes families past their expiry, with their refresh tokens (cascade). */
+    async purgeExpiredFamilies(now: Date): Promise<number> {
+      const rows = await db.delete(tokenFamilies).where(lt(tokenFamilies.expiresAt, now)).returning({ id: tokenFamilies.id })
       return rows.length
     },
   }

@@ -2,15 +2,15 @@ import { randomBytes } from 'node:crypto'
 import { and, eq, sql } from 'drizzle-orm'
 import type { LightMyRequestResponse } from 'fastify'
 import { SignJWT, decodeJwt } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createSuperuser, createUser, unique } from '../../../test/factories/users.ts'
-import { createTestApp, fieldsOf, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { createTestApp, expectError, fieldsOf, request, type TestContext } from '../../../test/setup/test-app.ts'
 import { DAY, HOUR, MINUTE, SECOND } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { outboxJobs } from '../../platform/outbox/outbox.table.ts'
 import { users } from '../users/users.table.ts'
 import { MAIL_TOPICS } from './auth.service.ts'
-import { revokedTokens } from './auth.table.ts'
+import { refreshTokens, revokedTokens, tokenFamilies } from './auth.table.ts'
 
 const PASSWORD = 'Secret123'
 const NEW_PASSWORD = 'Fresh4Start'
@@ -83,23 +83,53 @@ describe('auth routes', () => {
 
   const login = (email: string, password: string) => post('/auth/login', { email, password })
 
+  const refresh = (refreshToken: string) => post('/auth/refresh', { refreshToken })
+
+  const familyOf = (token: string): string => decodeJwt(token).fam as string
+
+  const familyRow = async (familyId: string) => (await ctx.database.db.select().from(tokenFamilies).where(eq(tokenFamilies.id, familyId)))[0]
+
+  const refreshTokenRows = (familyId: string) => ctx.database.db.select().from(refreshTokens).where(eq(refreshTokens.familyId, familyId))
+
+  /** The outbox jobs of `topic` whose payload names `email`. */
+  const mailJobsFor = (topic: string, email: string) =>
+    ctx.database.db.select().from(outboxJobs).where(and(eq(outboxJobs.topic, topic), sql`${outboxJobs.payload}->>'email' = ${email}`))
+
+  /** Runs `send` while watching every way the auth service can look an account up. */
+  async function accountLookupsDuring(send: () => Promise<void>): Promise<number> {
+    const { users: accounts } = ctx.app.services
+    const spies = [vi.spyOn(accounts, 'findAccountByEmail'), vi.spyOn(accounts, 'findAccountById'), vi.spyOn(accounts, 'lockAccount')]
+    try {
+      await send()
+      return spies.reduce((total, spy) => total + spy.mock.calls.length, 0)
+    } finally {
+      for (const spy of spies) spy.mockRestore()
+    }
+  }
+
   /**
    * Runs `start` while another session holds a lock that lets transactions read `users` but not
    * insert into it, and lets go once `waiters` sessions wait for a lock: every request has then run
    * its duplicate checks before any of them wrote, the worst interleaving of concurrent requests.
    * PGlite has a single connection, so there the requests simply run one after another.
    */
-  async function withUserInsertsHeldBack<T>(waiters: number, start: () => Promise<T>): Promise<T> {
+  const withUserInsertsHeldBack = <T>(waiters: number, start: () => Promise<T>): Promise<T> =>
+    withLockHeld('lock table users in share row exclusive mode', [], waiters, start)
+
+  /** Runs `start` while another session holds the lock `statement` takes, until `waiters` sessions wait for a lock. */
+  async function withLockHeld<T>(statement: string, params: unknown[], waiters: number, start: () => Promise<T>): Promise<T> {
     if (ctx.database.kind !== 'postgres') return start()
     const client = await ctx.database.pool.connect()
     try {
       await client.query('begin')
-      await client.query('lock table users in share row exclusive mode')
+      await client.query(statement, params)
       const pending = start()
       for (let waiting = 0, polls = 0; waiting < waiters; polls++) {
         if (polls > 50_000) throw new Error(`only ${waiting} of ${waiters} requests came to wait for a lock`)
-        const result = await client.query<{ waiting: number }>(
-          "select count(*)::int as waiting from pg_locks where not granted and database = (select oid from pg_database where datname = current_database())",
+        // Sessions, not pg_locks rows: a wait for a row lock is on a transaction id, which names no
+        // database. Asked outside the lock holder's transaction, which would see one frozen snapshot.
+        const result = await ctx.database.pool.query<{ waiting: number }>(
+          "select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
         )
         waiting = result.rows[0]!.waiting
       }
@@ -363,16 +393,25 @@ describe('auth routes', () => {
       expect((await login(user.email, PASSWORD)).statusCode).toBe(200)
     })
 
-    it('answers 200 again when the same token is used after activation, and changes nothing', async () => {
+    it('refuses a token used a second time (400 TOKEN_USED on token) without any account data, and changes nothing', async () => {
       const user = await register()
       const token = await tokenMailedTo(user.email)
       expect((await post('/auth/activate', { token })).statusCode).toBe(200)
       const before = await findUser(user.email)
       ctx.clock.advance(MINUTE)
       const again = await post('/auth/activate', { token })
-      expect(again.statusCode).toBe(200)
-      expect(again.json().data).toMatchObject({ id: user.id, isActive: true })
+      expectError(again, 400, 'TOKEN_USED', ['token'])
+      expect(again.json().error.details).toEqual([{ field: 'token', message: expect.stringContaining('log in') }])
+      expect(again.json()).not.toHaveProperty('data')
+      for (const revealed of [user.id, user.email, user.username, 'isStaff', 'lastLogin', 'phone']) expect(again.body).not.toContain(revealed)
       expect((await findUser(user.email))?.activatedAt).toEqual(before?.activatedAt)
+    })
+
+    it('answers 400 TOKEN_USED to a valid activation token of an account that is already active', async () => {
+      const account = await createUser(ctx)
+      const response = await post('/auth/activate', { token: await ctx.app.services.tokens.signActivation(account.user.id) })
+      expectError(response, 400, 'TOKEN_USED', ['token'])
+      expect(response.body).not.toContain(account.user.email)
     })
 
     it.each([
@@ -444,6 +483,29 @@ describe('auth routes', () => {
   })
 
   describe('POST /auth/activation/resend', () => {
+    it('queues one job carrying only the normalised e-mail for a known and an unknown address alike, without looking the account up', async () => {
+      const user = await register()
+      await ctx.app.services.worker.drain()
+      const unknown = newEmail()
+      const lookups = await accountLookupsDuring(async () => {
+        for (const email of [user.email, unknown]) {
+          const response = await post('/auth/activation/resend', { email: ` ${email.toUpperCase()} ` })
+          expect(response.json()).toEqual({ success: true, data: { email } })
+        }
+      })
+      expect(lookups).toBe(0)
+      for (const email of [user.email, unknown]) {
+        const jobs = await mailJobsFor(MAIL_TOPICS.activation, email)
+        expect(jobs.map((job) => job.payload)).toEqual([{ email }])
+      }
+
+      const sent = mailsTo(user.email).length
+      await ctx.app.services.worker.drain()
+      expect(mailsTo(user.email)).toHaveLength(sent + 1)
+      expect(mailsTo(unknown)).toHaveLength(0)
+      for (const email of [user.email, unknown]) expect((await mailJobsFor(MAIL_TOPICS.activation, email))[0]?.status).toBe('done')
+    })
+
     it('mails a new working activation link to an account that was never activated', async () => {
       const user = await register()
       await ctx.app.services.worker.drain()
@@ -574,15 +636,75 @@ describe('auth routes', () => {
   })
 
   describe('POST /auth/refresh', () => {
-    it('exchanges a refresh token sent as `refreshToken` (Variant A) for a working access token', async () => {
+    it('exchanges a refresh token sent as `refreshToken` (Variant A) for a working access token and a new refresh token', async () => {
       const account = await createUser(ctx)
       const response = await post('/auth/refresh', { refreshToken: account.refreshToken })
       expect(response.statusCode).toBe(200)
       const { data } = response.json()
-      expect(Object.keys(data)).toEqual(['accessToken'])
+      expect(Object.keys(data).sort()).toEqual(['accessToken', 'refreshToken'])
+      expect(data.refreshToken).not.toBe(account.refreshToken)
       const profile = await me(data.accessToken)
       expect(profile.statusCode).toBe(200)
       expect(profile.json().data.id).toBe(account.user.id)
+    })
+
+    it('rotates within the session: each new refresh token works once and belongs to the family of the login', async () => {
+      const account = await createUser(ctx)
+      const family = familyOf(account.refreshToken)
+      const first = (await refresh(account.refreshToken)).json().data
+      const second = await refresh(first.refreshToken)
+      expect(second.statusCode).toBe(200)
+      const { data } = second.json()
+      expect(data.refreshToken).not.toBe(first.refreshToken)
+      for (const token of [first.accessToken, first.refreshToken, data.accessToken, data.refreshToken]) expect(familyOf(token)).toBe(family)
+      expect((await me(data.accessToken)).statusCode).toBe(200)
+
+      const rows = await refreshTokenRows(family)
+      expect(rows).toHaveLength(3)
+      expect(rows.filter((row) => row.usedAt === null).map((row) => row.jti)).toEqual([decodeJwt(data.refreshToken).jti])
+    })
+
+    it('refuses a refresh token presented a second time (401) and ends its session: the newest pair and the older access token are refused too', async () => {
+      const account = await createUser(ctx)
+      const otherSession = (await login(account.user.email, account.password)).json().data
+      const rotated = (await refresh(account.refreshToken)).json().data
+
+      expectUnauthenticated(await refresh(account.refreshToken))
+
+      expectUnauthenticated(await refresh(rotated.refreshToken))
+      expectUnauthenticated(await me(rotated.accessToken))
+      expectUnauthenticated(await me(account.accessToken))
+      expect((await familyRow(familyOf(account.refreshToken)))?.revokedAt).toEqual(ctx.clock.now())
+      // Only that login ends: the user's other session goes on.
+      expect((await me(otherSession.accessToken)).statusCode).toBe(200)
+      expect((await refresh(otherSession.refreshToken)).statusCode).toBe(200)
+    })
+
+    it('lets exactly one of two simultaneous refreshes with one token through (200, 401); the second counts as reuse and ends the session', async () => {
+      const account = await createUser(ctx)
+      const family = familyOf(account.refreshToken)
+      // On PostgreSQL both requests have verified the token before either may take the row lock.
+      const responses = await withLockHeld('select id from token_families where id = $1 for update', [family], 2, () =>
+        Promise.all([0, 1].map(() => refresh(account.refreshToken))),
+      )
+      expect(responses.map((response) => response.statusCode).sort()).toEqual([200, 401])
+      expectUnauthenticated(responses.find((response) => response.statusCode === 401)!)
+
+      // The server cannot tell a second legitimate request from a thief's (decision 0013).
+      const winner = responses.find((response) => response.statusCode === 200)!.json().data
+      expectUnauthenticated(await refresh(winner.refreshToken))
+      expectUnauthenticated(await me(winner.accessToken))
+      expect((await familyRow(family))?.revokedAt).not.toBeNull()
+      expect(await refreshTokenRows(family)).toHaveLength(2)
+    })
+
+    it('keeps the session to 7 days from login: a refresh token from a late rotation expires with it', async () => {
+      const account = await createUser(ctx)
+      ctx.clock.advance(6 * DAY)
+      const rotated = (await refresh(account.refreshToken)).json().data
+      expect(decodeJwt(rotated.refreshToken).exp).toBe(decodeJwt(account.refreshToken).exp)
+      ctx.clock.advance(DAY + SECOND)
+      expectUnauthenticated(await refresh(rotated.refreshToken))
     })
 
     it('exchanges a refresh token sent as `refresh` (Variant B) for a working access token', async () => {
@@ -602,7 +724,8 @@ describe('auth routes', () => {
     })
 
     it('refuses a well-signed refresh token that names no user (401 UNAUTHENTICATED)', async () => {
-      const token = await ctx.app.services.tokens.signRefresh({ id: newId(), email: newEmail(), fullName: 'Nobody Here', tokenVersion: 0 })
+      const family = { id: newId(), expiresAt: new Date(ctx.clock.now().getTime() + DAY) }
+      const token = await ctx.app.services.tokens.signRefresh({ id: newId(), email: newEmail(), fullName: 'Nobody Here', tokenVersion: 0 }, family)
       expectUnauthenticated(await post('/auth/refresh', { refreshToken: token }))
     })
 
@@ -662,7 +785,7 @@ describe('auth routes', () => {
       expectUnauthenticated(await post('/auth/logout', {}, 'garbage'))
     })
 
-    it('revokes the access token it was called with, until that token expires', async () => {
+    it('ends the session it was called from: the access token and the refresh token of that login are refused (401)', async () => {
       const account = await createUser(ctx)
       const response = await post('/auth/logout', undefined, account.accessToken)
       expect(response.statusCode).toBe(200)
@@ -670,24 +793,35 @@ describe('auth routes', () => {
 
       expectUnauthenticated(await me(account.accessToken))
       expectUnauthenticated(await post('/auth/logout', {}, account.accessToken))
+      expectUnauthenticated(await refresh(account.refreshToken))
+      expect((await familyRow(familyOf(account.accessToken)))?.revokedAt).toEqual(ctx.clock.now())
       const [row] = await revokedJtis(account.accessToken)
       expect(row?.expiresAt).toEqual(new Date(decodeJwt(account.accessToken).exp! * 1000))
-      // Without a refresh token in the body, the refresh token stays valid.
-      expect((await post('/auth/refresh', { refreshToken: account.refreshToken })).statusCode).toBe(200)
     })
 
-    it.each(['refreshToken', 'refresh'])('also revokes the refresh token sent as `%s`', async (field) => {
+    it('refuses every token of the session after logout, also those from a rotation before it', async () => {
       const account = await createUser(ctx)
-      expect((await post('/auth/logout', { [field]: account.refreshToken }, account.accessToken)).statusCode).toBe(200)
-      expectUnauthenticated(await post('/auth/refresh', { refreshToken: account.refreshToken }))
-      expect(await revokedJtis(account.accessToken, account.refreshToken)).toHaveLength(2)
+      const rotated = (await refresh(account.refreshToken)).json().data
+      expect((await post('/auth/logout', {}, rotated.accessToken)).statusCode).toBe(200)
+      expectUnauthenticated(await refresh(rotated.refreshToken))
+      expectUnauthenticated(await me(rotated.accessToken))
+      expectUnauthenticated(await me(account.accessToken))
+    })
+
+    it.each(['refreshToken', 'refresh'])('also ends the session of a refresh token of the caller sent as `%s`', async (field) => {
+      const account = await createUser(ctx)
+      const other = (await login(account.user.email, account.password)).json().data
+      expect((await post('/auth/logout', { [field]: other.refreshToken }, account.accessToken)).statusCode).toBe(200)
+      expectUnauthenticated(await refresh(other.refreshToken))
+      expectUnauthenticated(await me(other.accessToken))
+      expectUnauthenticated(await refresh(account.refreshToken))
     })
 
     it('does not revoke the refresh token of another user sent at logout', async () => {
       const caller = await createUser(ctx)
       const victim = await createUser(ctx)
       expect((await post('/auth/logout', { refreshToken: victim.refreshToken }, caller.accessToken)).statusCode).toBe(200)
-      expect(await revokedJtis(victim.refreshToken)).toHaveLength(0)
+      expect((await familyRow(familyOf(victim.refreshToken)))?.revokedAt).toBeNull()
       expect((await post('/auth/refresh', { refreshToken: victim.refreshToken })).statusCode).toBe(200)
       expect((await me(victim.accessToken)).statusCode).toBe(200)
     })
@@ -726,6 +860,27 @@ describe('auth routes', () => {
       expect(mail?.subject).toBe('Reset your password')
       expect(mail?.text).toContain(link)
       expect(mail?.html).toContain(`href="${link}"`)
+    })
+
+    it('queues one job carrying only the normalised e-mail for a known and an unknown address alike, without looking the account up', async () => {
+      const account = await createUser(ctx)
+      const unknown = newEmail()
+      const lookups = await accountLookupsDuring(async () => {
+        for (const email of [account.user.email, unknown]) {
+          const response = await post(askPath, { email: ` ${email.toUpperCase()} ` })
+          expect(response.json()).toEqual({ success: true, data: { email } })
+        }
+      })
+      expect(lookups).toBe(0)
+      for (const email of [account.user.email, unknown]) {
+        const jobs = await mailJobsFor(MAIL_TOPICS.passwordReset, email)
+        expect(jobs.map((job) => job.payload)).toEqual([{ email }])
+      }
+
+      await ctx.app.services.worker.drain()
+      expect(mailsTo(account.user.email)).toHaveLength(1)
+      expect(mailsTo(unknown)).toHaveLength(0)
+      for (const email of [account.user.email, unknown]) expect((await mailJobsFor(MAIL_TOPICS.passwordReset, email))[0]?.status).toBe('done')
     })
 
     it('answers the same for an unknown e-mail and sends nothing', async () => {
@@ -880,6 +1035,21 @@ describe('auth routes', () => {
     })
   })
 
+  describe('expired sessions', () => {
+    it('purges a token family and its refresh tokens once the session has expired, and keeps live sessions', async () => {
+      const expired = await createUser(ctx)
+      await refresh(expired.refreshToken)
+      ctx.clock.advance(7 * DAY + SECOND)
+      const live = await createUser(ctx)
+
+      expect(await ctx.app.services.auth.purgeTokenFamilies()).toBeGreaterThanOrEqual(1)
+      expect(await familyRow(familyOf(expired.refreshToken))).toBeUndefined()
+      expect(await refreshTokenRows(familyOf(expired.refreshToken))).toHaveLength(0)
+      expect(await familyRow(familyOf(live.refreshToken))).toBeDefined()
+      expect((await refresh(live.refreshToken)).statusCode).toBe(200)
+    })
+  })
+
   describe('tokens presented to a protected route (GET /users/me)', () => {
     const base64url = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url')
 
@@ -944,7 +1114,8 @@ describe('auth routes', () => {
     })
 
     it('refuses a well-signed access token that names no user (401 UNAUTHENTICATED)', async () => {
-      const token = await ctx.app.services.tokens.signAccess({ id: newId(), email: newEmail(), fullName: 'Nobody Here', tokenVersion: 0 })
+      const family = { id: newId(), expiresAt: new Date(ctx.clock.now().getTime() + DAY) }
+      const token = await ctx.app.services.tokens.signAccess({ id: newId(), email: newEmail(), fullName: 'Nobody Here', tokenVersion: 0 }, family)
       expectUnauthenticated(await me(token))
     })
 

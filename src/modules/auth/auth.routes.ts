@@ -5,7 +5,6 @@ import { requireAuth, sessionOf } from '../../http/auth-hooks.ts'
 import { User } from '../users/users.schemas.ts'
 import type { AuthService } from './auth.service.ts'
 import {
-  AccessTokenResult,
   EmailBody,
   EmailCheckResult,
   EmailQuery,
@@ -14,6 +13,7 @@ import {
   LoginResult,
   LogoutBody,
   RefreshBody,
+  RefreshResult,
   RegisterBody,
   ResetPasswordBody,
   TokenBody,
@@ -46,7 +46,13 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = asyn
     '/auth/activate',
     {
       config,
-      schema: { tags, summary: 'Activate an account', body: TokenBody, response: responses({ 200: Envelope(User) }, 400) },
+      schema: {
+        tags,
+        summary: 'Activate an account',
+        description: 'A token used a second time answers 400 `TOKEN_USED` on `token`: the account is already active, log in.',
+        body: TokenBody,
+        response: responses({ 200: Envelope(User) }, 400),
+      },
     },
     async (request) => ok(await auth.activate(request.body.token)),
   )
@@ -87,9 +93,11 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = asyn
       config,
       schema: {
         tags,
-        summary: 'Exchange a refresh token for a new access token',
+        summary: 'Exchange a refresh token for a new token pair',
+        description:
+          'Each refresh token works once. A refresh token sent a second time is taken as stolen: it answers 401 and ends its session, so every token of that login stops working. Clients must not refresh twice in parallel.',
         body: RefreshBody,
-        response: responses({ 200: Envelope(AccessTokenResult) }, 400, 401),
+        response: responses({ 200: Envelope(RefreshResult) }, 400, 401),
       },
     },
     async (request) => {
@@ -106,7 +114,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = asyn
       schema: {
         tags,
         summary: 'Log out',
-        description: 'Revokes the access token used for this call and, when sent, the refresh token.',
+        description: 'Ends the session of the access token used for this call: it and every refresh token of that login stop working. A refresh token sent in the body ends its session too.',
         security: [{ bearerAuth: [] }],
         body: LogoutBody,
         response: responses({ 200: Envelope(Message) }, 400, 401),

@@ -8,7 +8,7 @@ export const RegisterBody = Type.Object(
     email: Email,
     password: Password,
     fullName: Type.Optional(FullName),
-    name: Type.Optional(Type.String({ ...FullName, description: 'Variant A spelling of `fullName`; one of the two is required.' })),
+    name: Type.Optional(Type.String({ ...FullName, description: 'Also accepted for `fullName`; one of the two is required.' })),
     username: Type.Optional(Type.String({ ...Username, description: 'Generated from the full name when absent.' })),
   },
   { additionalProperties: false },
@@ -28,8 +28,8 @@ export const LoginBody = Type.Object(
 
 export const RefreshBody = Type.Object(
   {
-    refreshToken: Type.Optional(Type.String({ ...Token, description: 'Variant A field.' })),
-    refresh: Type.Optional(Type.String({ ...Token, description: 'Variant B field.' })),
+    refreshToken: Type.Optional(Type.String({ ...Token, description: 'The refresh token (also accepted as `refresh`).' })),
+    refresh: Type.Optional(Type.String({ ...Token, description: 'Also accepted for `refreshToken`.' })),
   },
   { additionalProperties: false, description: 'Send the refresh token as `refreshToken` or `refresh`.' },
 )
@@ -37,7 +37,7 @@ export type RefreshBody = Static<typeof RefreshBody>
 
 export const LogoutBody = Type.Object(
   {
-    refreshToken: Type.Optional(Type.String({ ...Token, description: 'Also revoke this refresh token.' })),
+    refreshToken: Type.Optional(Type.String({ ...Token, description: 'Also end the session of this refresh token.' })),
     refresh: Type.Optional(Type.String(Token)),
   },
   { additionalProperties: false },
@@ -49,10 +49,15 @@ export const ResetPasswordBody = Type.Object({ token: Token, password: Password 
 export const LoginResult = Type.Object({
   accessToken: Type.String({ description: 'Bearer token, valid 15 minutes.' }),
   refreshToken: Type.String({ description: 'Valid 7 days; exchange it at /auth/refresh.' }),
-  user: Type.Composite([User, Type.Object({ name: Type.String({ description: 'Same as `fullName` (Variant A).' }) })]),
+  user: Type.Composite([User, Type.Object({ name: Type.String({ description: 'Same as `fullName`.' }) })]),
 })
 
-export const AccessTokenResult = Type.Object({ accessToken: Type.String() })
+export const RefreshResult = Type.Object({
+  accessToken: Type.String({ description: 'Bearer token, valid 15 minutes.' }),
+  refreshToken: Type.String({
+    description: 'Replaces the refresh token sent, which is now spent: sending a spent refresh token again ends the session.',
+  }),
+})
 
 export const EmailResult = Type.Object({ email: Type.String() })
 

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { burnPasswordCheck, hashPassword, verifyPassword } from '../../lib/passwords.ts'
+import { newId } from '../../lib/ids.ts'
 import { normaliseEmail } from '../../lib/text.ts'
 import { fieldError, unauthenticated } from '../../http/errors.ts'
 import type { Mailer } from '../../platform/mail/mailer.ts'
@@ -9,8 +10,9 @@ import { permissions as allPermissions, type Actor, type Permission } from '../r
 import type { RolesService } from '../roles/roles.service.ts'
 import { toUser, type Account, type User, type UsersService } from '../users/users.service.ts'
 import { activationEmail, passwordResetEmail } from './auth-emails.ts'
+import { activationTokenUsed } from './auth.errors.ts'
 import { createAuthRepository } from './auth.repository.ts'
-import { passwordFingerprint, type TokenService } from './tokens.ts'
+import { passwordFingerprint, TOKEN_LIFETIMES, type TokenFamilyRef, type TokenService } from './tokens.ts'
 
 export const MAIL_TOPICS = { activation: 'mail.activation', passwordReset: 'mail.password_reset' } as const
 
@@ -21,14 +23,30 @@ export interface Registration {
   username?: string
 }
 
-/** The authenticated caller plus the token they presented (needed to revoke it at logout). */
+/** The authenticated caller plus the token they presented and its family (needed at logout). */
 export interface Session {
   actor: Actor
   jti: string
+  familyId: string
   expiresAt: Date
 }
 
+export interface TokenPair {
+  accessToken: string
+  refreshToken: string
+}
+
+/**
+ * The payload of a mail job. Registration names the account it just created; the public
+ * "send me a link" routes carry only the e-mail as typed, and the worker looks it up.
+ */
+export interface MailJob {
+  userId?: unknown
+  email?: unknown
+}
+
 const INVALID_TOKEN = 'is invalid or has expired'
+const INVALID_REFRESH = 'Invalid or expired refresh token'
 
 export function createAuthService(deps: {
   db: Db
@@ -45,10 +63,34 @@ export function createAuthService(deps: {
   const isUsable = (user: Account | undefined, version: number): user is Account =>
     user !== undefined && user.isActive && user.tokenVersion === version
 
-  async function issueSession(user: Account) {
-    const [accessToken, refreshToken] = await Promise.all([tokens.signAccess(user), tokens.signRefresh(user)])
+  async function signPair(user: Account, family: TokenFamilyRef, refreshJti: string): Promise<TokenPair> {
+    const [accessToken, refreshToken] = await Promise.all([tokens.signAccess(user, family), tokens.signRefresh(user, family, refreshJti)])
     return { accessToken, refreshToken }
   }
+
+  /**
+   * Opens a token family for the account (a login session). Callers decide whether the account
+   * may log in. The family lives as long as one refresh token did before rotation (7 days from
+   * login): rotation renews tokens, not the session (decision 0013).
+   */
+  async function issueSession(user: Account): Promise<TokenPair> {
+    const now = clock.now()
+    const family = { id: newId(), expiresAt: new Date(now.getTime() + TOKEN_LIFETIMES.refresh) }
+    const jti = newId()
+    await db.transaction(async (tx) => {
+      const repository = createAuthRepository(tx)
+      await repository.insertFamily({ id: family.id, userId: user.id, createdAt: now, expiresAt: family.expiresAt })
+      await repository.insertRefreshToken({ jti, familyId: family.id, issuedAt: now })
+    })
+    return signPair(user, family, jti)
+  }
+
+  const recipientOf = (job: MailJob): Promise<Account | undefined> =>
+    typeof job.email === 'string'
+      ? users.findAccountByEmail(job.email)
+      : typeof job.userId === 'string'
+        ? users.findAccountById(job.userId)
+        : Promise.resolve(undefined)
 
   return {
     async register(input: Registration): Promise<User> {
@@ -67,20 +109,22 @@ export function createAuthService(deps: {
       return db.transaction(async (tx) => {
         // Under the row lock, so a deactivation by staff at the same moment is not overwritten.
         const current = (await users.lockAccount(tx, user.id))!
-        if (current.isActive) return toUser(current)
+        // A replayed link must not hand out the private profile (decision 0014).
+        if (current.isActive) throw activationTokenUsed()
         // Activated before and inactive now means staff deactivated it: an old link must not undo that.
         if (current.activatedAt) throw fieldError('token', INVALID_TOKEN)
         return toUser(await users.updateAccount(tx, current.id, { isActive: true, activatedAt: clock.now() }))
       })
     },
 
-    /** Always succeeds; only an account that was never activated gets a new link. */
+    /**
+     * Always succeeds; only an account that was never activated gets a new link. The request
+     * queues the same job for every address and the worker decides, so the answer time does not
+     * tell whether the account exists (DESIGN 6).
+     */
     async resendActivation(email: string): Promise<{ email: string }> {
       const normalised = normaliseEmail(email)
-      const user = await users.findAccountByEmail(normalised)
-      if (user && !user.activatedAt) {
-        await db.transaction((tx) => outbox.enqueue(tx, { topic: MAIL_TOPICS.activation, payload: { userId: user.id } }))
-      }
+      await db.transaction((tx) => outbox.enqueue(tx, { topic: MAIL_TOPICS.activation, payload: { email: normalised } }))
       return { email: normalised }
     },
 
@@ -98,31 +142,64 @@ export function createAuthService(deps: {
       return { ...session, user: { ...(await users.describe(updated)), name: updated.fullName } }
     },
 
-    async refresh(refreshToken: string): Promise<{ accessToken: string }> {
+    issueSession,
+
+    /**
+     * Rotation with reuse detection (RFC 9700 section 4.14.2): each refresh token works once and
+     * is exchanged for a new pair in the same family. A refresh token presented again means two
+     * parties hold it, and the server cannot tell which is the thief: the whole family is revoked.
+     */
+    async refresh(refreshToken: string): Promise<TokenPair> {
       const claims = await tokens.verifySession('refresh', refreshToken)
-      if (!claims || (await createAuthRepository(db).isRevoked(claims.jti))) throw unauthenticated('Invalid or expired refresh token')
+      if (!claims) throw unauthenticated(INVALID_REFRESH)
       const user = await users.findAccountById(claims.sub)
-      if (!isUsable(user, claims.ver)) throw unauthenticated('Invalid or expired refresh token')
-      return { accessToken: await tokens.signAccess(user) }
+      if (!isUsable(user, claims.ver)) throw unauthenticated(INVALID_REFRESH)
+      const now = clock.now()
+      const rotated = await db.transaction(async (tx) => {
+        const repository = createAuthRepository(tx)
+        // The row lock makes the used check and the marking one step: of two requests with one
+        // token, the second waits here and then finds it used.
+        const presented = await repository.lockRefreshToken(claims.jti)
+        if (!presented || presented.familyId !== claims.fam || presented.userId !== user.id) return undefined
+        if (presented.revokedAt || presented.expiresAt <= now) return undefined
+        if (presented.usedAt) {
+          // Committed, not thrown: the revocation must outlive this refused request.
+          await repository.revokeFamilies(user.id, [presented.familyId], now)
+          return undefined
+        }
+        await repository.markRefreshTokenUsed(presented.jti, now)
+        const jti = newId()
+        await repository.insertRefreshToken({ jti, familyId: presented.familyId, issuedAt: now })
+        return { family: { id: presented.familyId, expiresAt: presented.expiresAt }, jti }
+      })
+      if (!rotated) throw unauthenticated(INVALID_REFRESH)
+      return signPair(user, rotated.family, rotated.jti)
     },
 
-    /** Revokes the presented access token and, when given and owned by the caller, the refresh token. */
+    /**
+     * Ends the caller's session: its family is revoked, so the access token used and every
+     * refresh token of the session are refused. A refresh token sent in the body ends its own
+     * session too, when it is the caller's.
+     */
     async logout(session: Session, refreshToken?: string): Promise<void> {
       const refresh = refreshToken ? await tokens.verifySession('refresh', refreshToken) : undefined
+      const families = [session.familyId]
+      if (refresh && refresh.sub === session.actor.id && refresh.fam !== session.familyId) families.push(refresh.fam)
       await db.transaction(async (tx) => {
         const repository = createAuthRepository(tx)
+        // The jti list is what DESIGN 6 describes for logout; the family already refuses the token.
         await repository.revoke(session.jti, session.expiresAt)
-        if (refresh && refresh.sub === session.actor.id) await repository.revoke(refresh.jti, new Date(refresh.exp * 1000))
+        await repository.revokeFamilies(session.actor.id, families, clock.now())
       })
     },
 
-    /** Always answers the same; mails only an active account (spec 5.9). */
+    /**
+     * Always answers the same; mails only an active account (spec 5.9). Like the activation
+     * resend, the request does no lookup: the worker decides.
+     */
     async requestPasswordReset(email: string): Promise<{ email: string }> {
       const normalised = normaliseEmail(email)
-      const user = await users.findAccountByEmail(normalised)
-      if (user?.isActive) {
-        await db.transaction((tx) => outbox.enqueue(tx, { topic: MAIL_TOPICS.passwordReset, payload: { userId: user.id } }))
-      }
+      await db.transaction((tx) => outbox.enqueue(tx, { topic: MAIL_TOPICS.passwordReset, payload: { email: normalised } }))
       return { email: normalised }
     },
 
@@ -147,14 +224,16 @@ export function createAuthService(deps: {
     },
 
     /**
-     * Resolves an access token to its caller. The user is loaded on every request, so a
-     * deactivated account or a reset password takes effect at once, not when tokens expire.
+     * Resolves an access token to its caller. The user and the token's family are loaded on every
+     * request (two queries, in parallel), so a deactivated account, a reset password or a revoked
+     * session takes effect at once, not when tokens expire.
      */
     async authenticate(accessToken: string): Promise<Session> {
       const claims = await tokens.verifySession('access', accessToken)
       if (!claims) throw unauthenticated('Invalid or expired access token')
-      const [user, revoked] = await Promise.all([users.findAccountById(claims.sub), createAuthRepository(db).isRevoked(claims.jti)])
-      if (revoked || !isUsable(user, claims.ver)) throw unauthenticated('Invalid or expired access token')
+      const [user, family] = await Promise.all([users.findAccountById(claims.sub), createAuthRepository(db).findSessionState(claims.fam, claims.jti)])
+      const isLive = family !== undefined && !family.revokedAt && !family.isTokenRevoked && family.userId === claims.sub && family.expiresAt > clock.now()
+      if (!isLive || !isUsable(user, claims.ver)) throw unauthenticated('Invalid or expired access token')
       const permissions: ReadonlySet<Permission> = user.isSuperuser
         ? new Set(allPermissions)
         : user.isStaff
@@ -163,25 +242,30 @@ export function createAuthService(deps: {
       return {
         actor: { id: user.id, email: user.email, fullName: user.fullName, isStaff: user.isStaff, isSuperuser: user.isSuperuser, permissions },
         jti: claims.jti,
+        familyId: claims.fam,
         expiresAt: new Date(claims.exp * 1000),
       }
     },
 
-    async sendActivationEmail(userId: string): Promise<void> {
-      const user = await users.findAccountById(userId)
+    /** The worker's half of the resend: only an account that was never activated gets mail. */
+    async sendActivationEmail(job: MailJob): Promise<void> {
+      const user = await recipientOf(job)
       if (!user || user.activatedAt) return
       const token = await tokens.signActivation(user.id)
       await mailer.send(activationEmail(user, `${appUrl}/activate?token=${encodeURIComponent(token)}`))
     },
 
-    async sendPasswordResetEmail(userId: string): Promise<void> {
-      const user = await users.findAccountById(userId)
+    /** The worker's half of the reset request: only an active account gets mail. */
+    async sendPasswordResetEmail(job: MailJob): Promise<void> {
+      const user = await recipientOf(job)
       if (!user?.isActive) return
       const token = await tokens.signReset(user)
       await mailer.send(passwordResetEmail(user, `${appUrl}/reset-password?token=${encodeURIComponent(token)}`))
     },
 
     purgeRevokedTokens: () => createAuthRepository(db).purgeExpired(clock.now()),
+    /** Families past their expiry refuse every token anyway; their rows are only history. */
+    purgeTokenFamilies: () => createAuthRepository(db).purgeExpiredFamilies(clock.now()),
   }
 }
 

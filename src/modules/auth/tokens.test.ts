@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto'
-import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose'
+import { createHmac, randomBytes } from 'node:crypto'
+import { SignJWT, decodeJwt, decodeProtectedHeader, type JWTPayload } from 'jose'
 import { describe, expect, it } from 'vitest'
 import { ManualClock, SECOND } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
@@ -10,6 +10,8 @@ const START = '2030-01-01T00:00:00.000Z'
 const KINDS: TokenKind[] = ['access', 'refresh', 'activation', 'reset']
 
 const identity = { id: newId(), email: 'ana.gomez@example.test', fullName: 'Ana Gómez', tokenVersion: 3 }
+/** A session that outlives every token lifetime, so only the kind's own lifetime applies. */
+const family = { id: newId(), expiresAt: new Date('2031-01-01T00:00:00.000Z') }
 const PASSWORD_HASH = '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaA'
 const account = { id: identity.id, email: identity.email, passwordHash: PASSWORD_HASH }
 
@@ -19,8 +21,8 @@ function setup(secrets = SECRETS, clock = new ManualClock(START)) {
 
 const sign = (tokens: TokenService, kind: TokenKind): Promise<string> =>
   ({
-    access: () => tokens.signAccess(identity),
-    refresh: () => tokens.signRefresh(identity),
+    access: () => tokens.signAccess(identity, family),
+    refresh: () => tokens.signRefresh(identity, family),
     activation: () => tokens.signActivation(identity.id),
     reset: () => tokens.signReset(account),
   })[kind]()
@@ -125,8 +127,8 @@ describe('createTokenService', () => {
   describe('secrets', () => {
     it('signs access and refresh tokens with distinct secrets: changing one secret retires only its tokens', async () => {
       const { tokens, clock } = setup()
-      const access = await tokens.signAccess(identity)
-      const refresh = await tokens.signRefresh(identity)
+      const access = await tokens.signAccess(identity, family)
+      const refresh = await tokens.signRefresh(identity, family)
       const newRefreshSecret = createTokenService({ ...SECRETS, refreshSecret: 'another-refresh-secret-0123456789-abcdef' }, clock)
       expect(await accepts(newRefreshSecret, 'access', access)).toBe(true)
       expect(await accepts(newRefreshSecret, 'refresh', refresh)).toBe(false)
@@ -143,14 +145,40 @@ describe('createTokenService', () => {
   })
 
   describe('claims', () => {
-    it.each(['access', 'refresh'] as const)('the %s token carries sub, email, fullName, token version and a unique jti', async (kind) => {
+    it.each(['access', 'refresh'] as const)('the %s token carries sub, email, fullName, token version, its family and a unique jti', async (kind) => {
       const { tokens } = setup()
       const first = await sign(tokens, kind)
       const second = await sign(tokens, kind)
       const claims = await tokens.verifySession(kind, first)
-      expect(claims).toMatchObject({ sub: identity.id, email: identity.email, fullName: identity.fullName, ver: 3 })
+      expect(claims).toMatchObject({ sub: identity.id, email: identity.email, fullName: identity.fullName, ver: 3, fam: family.id })
       expect(claims?.jti).toEqual(expect.any(String))
       expect((await tokens.verifySession(kind, second))?.jti).not.toBe(claims?.jti)
+    })
+
+    it('a refresh token carries the jti it was given, so the family can record it before it is sent', async () => {
+      const { tokens } = setup()
+      const jti = newId()
+      expect((await tokens.verifySession('refresh', await tokens.signRefresh(identity, family, jti)))?.jti).toBe(jti)
+    })
+
+    it.each(['access', 'refresh'] as const)('the %s token expires with its family when the family ends before its own lifetime', async (kind) => {
+      const { clock, tokens } = setup()
+      const ending = { id: newId(), expiresAt: new Date(clock.now().getTime() + 5 * SECOND) }
+      const token = await (kind === 'access' ? tokens.signAccess(identity, ending) : tokens.signRefresh(identity, ending))
+      expect(decodeJwt(token).exp).toBe(ending.expiresAt.getTime() / 1000)
+      clock.advance(6 * SECOND)
+      expect(await accepts(tokens, kind, token)).toBe(false)
+    })
+
+    it.each(['access', 'refresh'] as const)('refuses a well-signed %s token without a family (issued before families existed)', async (kind) => {
+      const { tokens } = setup()
+      const key = createHmac('sha256', kind === 'access' ? SECRETS.accessSecret : SECRETS.refreshSecret).update(`marketplace:${kind}`).digest()
+      const resign = (claims: JWTPayload) => new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: `${kind}+jwt` }).sign(key)
+      const claims = decodeJwt(await sign(tokens, kind))
+      // Re-signed as it is, it is accepted: only the missing claim below makes the difference.
+      expect(await tokens.verifySession(kind, await resign(claims))).toBeDefined()
+      delete claims.fam
+      expect(await tokens.verifySession(kind, await resign(claims))).toBeUndefined()
     })
 
     it('an activation token names the user id as its subject and nothing else about the user', async () => {

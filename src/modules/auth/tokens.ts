@@ -19,7 +19,15 @@ export interface SessionClaims {
   jti: string
   /** The user's token version when issued; a password reset bumps it and retires the token. */
   ver: number
+  /** The token family (login session) the token belongs to; revoking the family refuses it. */
+  fam: string
   exp: number
+}
+
+/** The family a session token is issued in: no token of it outlives the family. */
+export interface TokenFamilyRef {
+  id: string
+  expiresAt: Date
 }
 
 export interface ResetClaims {
@@ -44,14 +52,16 @@ export function createTokenService(secrets: { accessSecret: string; refreshSecre
   }
   const typOf = (kind: TokenKind) => `${kind}+jwt`
 
-  async function sign(kind: TokenKind, subject: string, claims: Record<string, unknown>): Promise<string> {
+  async function sign(kind: TokenKind, subject: string, claims: Record<string, unknown>, options: { jti?: string; notAfter?: Date } = {}): Promise<string> {
     const issuedAt = Math.floor(clock.now().getTime() / 1000)
+    const lifetimeEnd = issuedAt + TOKEN_LIFETIMES[kind] / 1000
+    const expiresAt = options.notAfter ? Math.min(lifetimeEnd, Math.floor(options.notAfter.getTime() / 1000)) : lifetimeEnd
     return new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', typ: typOf(kind) })
       .setSubject(subject)
-      .setJti(randomUUID())
+      .setJti(options.jti ?? randomUUID())
       .setIssuedAt(issuedAt)
-      .setExpirationTime(issuedAt + TOKEN_LIFETIMES[kind] / 1000)
+      .setExpirationTime(expiresAt)
       .sign(keys[kind])
   }
 
@@ -71,11 +81,18 @@ export function createTokenService(secrets: { accessSecret: string; refreshSecre
   }
 
   const isSession = (payload: JWTPayload): payload is JWTPayload & SessionClaims =>
-    typeof payload.sub === 'string' && typeof payload.email === 'string' && typeof payload.jti === 'string' && typeof payload.ver === 'number'
+    typeof payload.sub === 'string' &&
+    typeof payload.email === 'string' &&
+    typeof payload.jti === 'string' &&
+    typeof payload.ver === 'number' &&
+    typeof payload.fam === 'string'
 
   return {
-    signAccess: (user: UserIdentity) => sign('access', user.id, sessionClaims(user)),
-    signRefresh: (user: UserIdentity) => sign('refresh', user.id, sessionClaims(user)),
+    signAccess: (user: UserIdentity, family: TokenFamilyRef) =>
+      sign('access', user.id, sessionClaims(user, family), { notAfter: family.expiresAt }),
+    /** `jti` is given when the caller records it (the family's list of refresh tokens). */
+    signRefresh: (user: UserIdentity, family: TokenFamilyRef, jti?: string) =>
+      sign('refresh', user.id, sessionClaims(user, family), { jti, notAfter: family.expiresAt }),
     signActivation: (userId: string) => sign('activation', userId, {}),
     signReset: (user: { id: string; email: string; passwordHash: string }) =>
       sign('reset', user.id, { email: user.email, pwd: passwordFingerprint(user.passwordHash) }),
@@ -104,6 +121,6 @@ interface UserIdentity {
   tokenVersion: number
 }
 
-const sessionClaims = (user: UserIdentity) => ({ email: user.email, fullName: user.fullName, ver: user.tokenVersion })
+const sessionClaims = (user: UserIdentity, family: TokenFamilyRef) => ({ email: user.email, fullName: user.fullName, ver: user.tokenVersion, fam: family.id })
 
 export const passwordFingerprint = (passwordHash: string): string => createHash('sha256').update(passwordHash).digest('base64url').slice(0, 22)
