@@ -2,7 +2,8 @@ import { defineConfig } from 'drizzle-kit'
 
 export default defineConfig({
   dialect: 'postgresql',
-  schema: './src/db/schema.ts',
+  // Every module's tables: adding a module needs no change here.
+  schema: ['./src/modules/*/*.table.ts', './src/platform/*/*.table.ts'],
   out: './migrations',
   casing: 'snake_case',
 })

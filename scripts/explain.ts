@@ -10,7 +10,6 @@
 import { drizzle } from 'drizzle-orm/node-postgres'
 import pg from 'pg'
 import type { Db } from '../src/db/client.ts'
-import * as schema from '../src/db/schema.ts'
 import { createServicesRepository, type ServiceSearch } from '../src/modules/catalogue/services.repository.ts'
 
 interface HotPath {
@@ -41,7 +40,7 @@ if (!url?.startsWith('postgres')) {
 
 const pool = new pg.Pool({ connectionString: url, max: 2 })
 const captured: { query: string; params: unknown[] }[] = []
-const db = drizzle(pool, { schema, logger: { logQuery: (query, params) => captured.push({ query, params }) } }) as unknown as Db
+const db = drizzle(pool, { logger: { logQuery: (query, params) => captured.push({ query, params }) } }) as unknown as Db
 const repository = createServicesRepository(db)
 
 let failures = 0

@@ -276,7 +276,7 @@ describe('log redaction', () => {
 
     const registered = track(await request(ctx.app, { method: 'POST', url: '/auth/register', payload: { email, password: PASSWORD, fullName: 'Log Reader' } }))
     expect(registered.statusCode).toBe(201)
-    await ctx.app.services.worker.drain()
+    await ctx.app.container.worker.drain()
     const activationToken = ctx.mailer.tokenTo(email)
     track(await request(ctx.app, { method: 'POST', url: '/auth/activate', payload: { token: activationToken } }))
     const login = track(await request(ctx.app, { method: 'POST', url: '/auth/login', payload: { email, password: PASSWORD } }))

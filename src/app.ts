@@ -21,22 +21,12 @@ import { validatorCompiler } from './http/validation.ts'
 import { MINUTE, systemClock, type Clock } from './lib/clock.ts'
 import { createLogger, type Logger } from './platform/logging/logger.ts'
 import { createMailer, type Mailer } from './platform/mail/mailer.ts'
-import { adminRoutes } from './modules/admin/admin.routes.ts'
-import { authPages } from './modules/auth/auth.pages.ts'
-import { authRoutes } from './modules/auth/auth.routes.ts'
-import { apiIndexRoutes, healthRoutes } from './modules/health/health.routes.ts'
-import { rolesRoutes } from './modules/roles/roles.routes.ts'
-import { usersRoutes } from './modules/users/users.routes.ts'
-import { portfolioRoutes } from './modules/portfolio/portfolio.routes.ts'
-import { servicesRoutes } from './modules/catalogue/services.routes.ts'
-import { categoriesRoutes } from './modules/catalogue/categories.routes.ts'
-import { MAX_UPLOAD_BYTES } from './modules/uploads/upload-rules.ts'
-import { uploadsRoutes } from './modules/uploads/uploads.routes.ts'
+import { apiIndexRoutes, healthRoutes } from './http/health.routes.ts'
+import { MAX_UPLOAD_BYTES } from './modules/uploads/uploads.module.ts'
 import { sweepStaging } from './platform/staging/staging.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
-import { createServices, type Services } from './services.ts'
-
+import { createContainer, type Container } from './container.ts'
 
 export interface AppDeps {
   config: Config
@@ -52,7 +42,7 @@ export interface AppDeps {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    services: Services
+    container: Container
   }
 }
 
@@ -87,8 +77,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const mailer = deps.mailer ?? createMailer(config.mail, app.log)
   const storage = deps.storage ?? createStorage(config.storage)
-  const services = createServices({ config, db: database.db, clock, mailer, storage, logger: app.log })
-  app.decorate('services', services)
+  const container = createContainer({ config, db: database.db, clock, mailer, storage, logger: app.log })
+  app.decorate('container', container)
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined
   // Connection errors are reported by the rate-limit counter, once a minute, not once per retry.
   redis?.on('error', () => undefined)
@@ -143,7 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(multipart, {
     limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, fieldSize: 4096, parts: 30, headerPairs: 100 },
   })
-  await app.register(identifyCaller, { auth: services.auth })
+  await app.register(identifyCaller, { authenticate: (token) => container.auth.authenticate(token) })
   await app.register(rateLimits, {
     limits: { auth: config.rateLimit.auth, uploads: config.rateLimit.uploads, general: config.rateLimit.general },
     windowSeconds: config.rateLimit.windowSeconds,
@@ -153,17 +143,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   await app.register(healthRoutes, { ping: () => pingDatabase(database.db), rateLimits: () => rateLimitCounter.state })
-  await app.register(authPages, { auth: services.auth })
+  for (const install of container.routes('root')) await install(app)
   await app.register(
     async (api) => {
-      await api.register(authRoutes, { auth: services.auth })
-      await api.register(usersRoutes, { users: services.users, tmpDir: config.tmpDir })
-      await api.register(uploadsRoutes, { uploads: services.uploads, tmpDir: config.tmpDir })
-      await api.register(portfolioRoutes, { portfolio: services.portfolio })
-      await api.register(rolesRoutes, { roles: services.roles })
-      await api.register(categoriesRoutes, { categories: services.categories })
-      await api.register(adminRoutes, { admin: services.admin })
-      await api.register(servicesRoutes, { services: services.catalogueServices, tmpDir: config.tmpDir })
+      for (const install of container.routes('api')) await install(api)
       await api.register(apiIndexRoutes, { publicUrl: config.publicUrl, version: packageInfo.version })
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
     },
@@ -183,7 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onReady', async () => {
     await sweepStagingFiles()
-    if (config.runWorker) services.worker.start()
+    if (config.runWorker) container.worker.start()
     // Count in Redis from the first request when it is there; a Redis that refuses the connection
     // is not waited for (the counter falls back to this process meanwhile).
     if (redis && redis.status !== 'ready') {
@@ -210,7 +193,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('onClose', async () => {
     clearInterval(stagingSweep)
-    await services.worker.stop()
+    await container.worker.stop()
     mailer.close()
     redis?.disconnect()
   })

@@ -6,12 +6,12 @@ import { openMigratedDatabase } from './db/open.ts'
 import { systemClock } from './lib/clock.ts'
 import { hashPassword } from './lib/passwords.ts'
 import { normaliseEmail } from './lib/text.ts'
-import { AppError } from './http/errors.ts'
+import { AppError } from './lib/errors.ts'
 import { createLogger } from './platform/logging/logger.ts'
 import { createMailer } from './platform/mail/mailer.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
 import { Email, FullName, Password, Username } from './modules/users/users.schemas.ts'
-import { createServices } from './services.ts'
+import { createContainer } from './container.ts'
 import { seedBulk } from './seed/bulk.ts'
 import { DEMO_EMAIL_DOMAIN, DEMO_PASSWORD, seedDemo } from './seed/demo.ts'
 
@@ -36,10 +36,10 @@ async function withDatabase<T>(config: Config, run: (database: Database) => Prom
   }
 }
 
-function servicesFor(config: Config, database: Database) {
+function containerFor(config: Config, database: Database) {
   const logger = createLogger({ level: config.logLevel })
   const mailer = createMailer(config.mail, logger)
-  return { logger, mailer, services: createServices({ config, db: database.db, clock: systemClock, mailer, storage: createStorage(config.storage), logger }) }
+  return { logger, mailer, container: createContainer({ config, db: database.db, clock: systemClock, mailer, storage: createStorage(config.storage), logger }) }
 }
 
 async function createSuperuser(config: Config, argv: string[]): Promise<void> {
@@ -59,11 +59,11 @@ async function createSuperuser(config: Config, argv: string[]): Promise<void> {
   if (values.username !== undefined && !Value.Check(Username, values.username)) throw new Error('--username must be 3 to 20 characters of a-z, 0-9 and _')
 
   await withDatabase(config, async (database) => {
-    const { services, mailer } = servicesFor(config, database)
+    const { container, mailer } = containerFor(config, database)
     try {
       const passwordHash = await hashPassword(password)
       const user = await database.db.transaction((tx) =>
-        services.users.createAccount(tx, {
+        container.users.createAccount(tx, {
           email: normaliseEmail(email),
           fullName: fullName.trim(),
           username: values.username,
@@ -92,9 +92,9 @@ async function seed(config: Config, argv: string[]): Promise<void> {
       console.log(`${result.servicesCreated} services and ${result.sellersCreated} sellers added (${result.servicesTotal} bulk services) in ${(result.milliseconds / 1000).toFixed(1)} s`)
       return
     }
-    const { services, mailer } = servicesFor(config, database)
+    const { container, mailer } = containerFor(config, database)
     try {
-      const result = await seedDemo({ db: database.db, clock: systemClock, services, tmpDir: config.tmpDir })
+      const result = await seedDemo({ db: container.db, clock: systemClock, container, tmpDir: config.tmpDir })
       console.log(`${result.usersCreated} users, ${result.avatarsCreated} avatars and ${result.servicesCreated} services added; demo sellers log in as seller01@${DEMO_EMAIL_DOMAIN} .. seller20@${DEMO_EMAIL_DOMAIN} with ${DEMO_PASSWORD}`)
     } finally {
       mailer.close()
@@ -107,12 +107,12 @@ async function runWorker(config: Config): Promise<void> {
     throw new Error('The standalone worker needs PostgreSQL (DATABASE_URL): the embedded database belongs to the API process, whose worker runs in-process.')
   }
   const database = await openMigratedDatabase(config.database, createLogger({ level: config.logLevel }))
-  const { services, logger, mailer } = servicesFor(config, database)
-  services.worker.start()
+  const { container, logger, mailer } = containerFor(config, database)
+  container.worker.start()
   logger.info('worker started')
   const stop = async () => {
     logger.info('worker stopping')
-    await services.worker.stop()
+    await container.worker.stop()
     mailer.close()
     await database.close()
     process.exit(0)

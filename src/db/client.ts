@@ -9,11 +9,11 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.ts'
 import { isProcessAlive } from '../lib/processes.ts'
-import * as schema from './schema.ts'
 
-export type Schema = typeof schema
-export type Db = PgDatabase<PgQueryResultHKT, Schema>
-export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>
+// No relational-query schema: repositories write their queries with the query builder.
+type NoSchema = Record<string, never>
+export type Db = PgDatabase<PgQueryResultHKT, NoSchema>
+export type Tx = PgTransaction<PgQueryResultHKT, NoSchema, ExtractTablesWithRelations<NoSchema>>
 /** What a repository runs its queries on: the pool outside a transaction, or the transaction. */
 export type Executor = Db | Tx
 
@@ -76,12 +76,12 @@ export function fromPool(pool: pg.Pool, log?: DatabaseLog): Database {
   // An idle connection that PostgreSQL closes (restart, failover) is dropped and replaced by the
   // pool; without a listener its error event would crash the process.
   pool.on('error', (error) => log?.warn({ err: error }, 'idle PostgreSQL connection lost; the pool replaces it'))
-  const db = drizzlePg(pool, { schema }) as unknown as Db
+  const db = drizzlePg(pool) as unknown as Db
   return { kind: 'postgres', db, pool, close: () => pool.end() }
 }
 
 export function fromPglite(client: PGlite): Database {
-  const db = drizzlePglite(client, { schema }) as unknown as Db
+  const db = drizzlePglite(client) as unknown as Db
   return {
     kind: 'pglite',
     db,

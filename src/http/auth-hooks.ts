@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import { AppError, forbidden, unauthenticated } from './errors.ts'
-import type { AuthService, Session } from '../modules/auth/auth.service.ts'
-import { can, type Actor, type Permission } from '../modules/roles/permissions.ts'
+import { can, type Actor, type Authenticate, type Permission, type Session } from '../access/access.ts'
+import { AppError, forbidden, unauthenticated } from '../lib/errors.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,14 +24,14 @@ export function bearerToken(request: FastifyRequest): string | undefined {
  * Identifies the caller on every request, before rate limiting (which counts per user).
  * It never refuses: public routes ignore a bad token; guarded routes answer 401 below.
  */
-export const identifyCaller = fp(async (app: FastifyInstance, options: { auth: Pick<AuthService, 'authenticate'> }) => {
+export const identifyCaller = fp(async (app: FastifyInstance, options: { authenticate: Authenticate }) => {
   app.decorateRequest('session', null)
   app.decorateRequest('authError', null)
   app.addHook('onRequest', async (request) => {
     const token = bearerToken(request)
     if (!token) return
     try {
-      request.session = await options.auth.authenticate(token)
+      request.session = await options.authenticate(token)
     } catch (error) {
       if (!(error instanceof AppError)) throw error
       request.authError = error

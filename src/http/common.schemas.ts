@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import type { ErrorCode } from '../lib/errors.ts'
 
 /** A schema that also accepts null (OpenAPI 3.1 type arrays keep validation messages simple). */
 export const Nullable = <T extends TSchema>(schema: T) =>
@@ -60,20 +61,36 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'Authenticated but not allowed (`FORBIDDEN`).',
   404: 'No such resource, or one the caller may not see (`NOT_FOUND`).',
   409: 'A conflicting request is in progress.',
+  415: 'This content type is not accepted here (`UNSUPPORTED_MEDIA_TYPE`).',
+  416: 'The requested byte range is outside the file (`RANGE_NOT_SATISFIABLE`).',
   422: 'The current state forbids this; `code` says why.',
   429: 'Rate limited (`RATE_LIMITED`); see `Retry-After`.',
 }
 
-const ErrorResponse = (status: number) => Type.Object(ErrorBody.properties, { description: ERROR_DESCRIPTIONS[status] })
+type StatusOf<E> = E extends number ? E : E extends ErrorCode ? E['status'] : never
 
-/** A route's response map: its success schemas plus the error statuses it can answer (429 always). */
-export function responses<S extends Record<number, TSchema>, E extends number = never>(
+const ErrorResponse = (description: string) => Type.Object(ErrorBody.properties, { description })
+
+/**
+ * A route's response map: its success schemas plus the errors it can answer (429 always). An
+ * error is a status, or a module's error code, whose status is then described by its codes.
+ */
+export function responses<S extends Record<number, TSchema>, const E extends readonly (number | ErrorCode)[] = []>(
   success: S,
-  ...errors: E[]
-): S & { [K in E | 429]: ReturnType<typeof ErrorResponse> } {
+  ...errors: E
+): S & { [K in StatusOf<E[number]> | 429]: ReturnType<typeof ErrorResponse> } {
+  const codesByStatus = new Map<number, ErrorCode[]>()
+  for (const error of errors) {
+    if (typeof error === 'number') codesByStatus.set(error, codesByStatus.get(error) ?? [])
+    else codesByStatus.set(error.status, [...(codesByStatus.get(error.status) ?? []), error])
+  }
+  codesByStatus.set(429, codesByStatus.get(429) ?? [])
   const map: Record<number, TSchema> = { ...success }
-  for (const status of [...errors, 429]) map[status] = ErrorResponse(status)
-  return map as S & { [K in E | 429]: ReturnType<typeof ErrorResponse> }
+  for (const [status, codes] of codesByStatus) {
+    const description = codes.length > 0 ? codes.map((error) => `\`${error.code}\`: ${error.description}`).join(' ') : (ERROR_DESCRIPTIONS[status] ?? 'Error.')
+    map[status] = ErrorResponse(description)
+  }
+  return map as S & { [K in StatusOf<E[number]> | 429]: ReturnType<typeof ErrorResponse> }
 }
 
 /**

@@ -15,7 +15,7 @@ import {
   type ErrorJson,
   type TestContext,
 } from '../../test/setup/test-app.ts'
-import { AppError } from './errors.ts'
+import { AppError } from '../lib/errors.ts'
 
 /** Asserts the exact Variant A failure shape (spec section 7) and returns its `error`. */
 function expectError(response: LightMyRequestResponse, status: number, code: string): ErrorJson['error'] {

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError, type FieldError } from './errors.ts'
+import { AppError, type FieldError } from '../lib/errors.ts'
 import type { ErrorBody } from './common.schemas.ts'
 import { toFieldErrors } from './validation.ts'
 

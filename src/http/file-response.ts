@@ -1,21 +1,9 @@
-import type { Readable } from 'node:stream'
 import contentDisposition from 'content-disposition'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import parseRange from 'range-parser'
-import { AppError } from './errors.ts'
+import { commonErrors, fail } from '../lib/errors.ts'
+import type { FileToSend } from '../platform/files.ts'
 import type { ByteRange } from '../platform/storage/storage.ts'
-
-export interface FileToSend {
-  size: number
-  contentType: string
-  filename: string
-  /** Raster images may be shown in the page; everything else downloads. */
-  inline: boolean
-  etag: string
-  lastModified: Date
-  cacheControl: string
-  read(range?: ByteRange): Promise<Readable>
-}
 
 /** Sends stored bytes with safe headers, conditional GET and single byte ranges (RFC 9110). */
 export async function sendFile(request: FastifyRequest, reply: FastifyReply, file: FileToSend): Promise<FastifyReply> {
@@ -25,7 +13,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, fil
     const ranges = parseRange(file.size, header, { combine: true })
     if (ranges === -1) {
       reply.header('Content-Range', `bytes */${file.size}`)
-      throw new AppError(416, 'RANGE_NOT_SATISFIABLE', 'The requested range is outside the file')
+      throw fail(commonErrors.RANGE_NOT_SATISFIABLE, 'The requested range is outside the file')
     }
     // Malformed or multi-part ranges are ignored: the whole file is a valid answer to both.
     if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) range = ranges[0]

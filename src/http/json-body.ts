@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify'
-import { fieldError } from './errors.ts'
+import { fieldError } from '../lib/errors.ts'
 
 /**
  * Every JSON body of the API is an object. `null`, an array or a bare value is refused as such

@@ -5,15 +5,8 @@ import { pipeline } from 'node:stream/promises'
 import type {} from '@fastify/multipart'
 import type { FastifyRequest } from 'fastify'
 import { stagingName } from '../platform/staging/staging.ts'
-import { AppError, fieldError } from './errors.ts'
-
-/** A file received from a multipart body, staged on disk (never held whole in memory). */
-export interface StagedFile {
-  path: string
-  /** The client's name for it, untrusted. */
-  filename: string
-  size: number
-}
+import { AppError, fieldError } from '../lib/errors.ts'
+import type { StagedFile } from '../platform/files.ts'
 
 export interface MultipartOptions {
   /** The form field that carries the file(s): `file` or `files`. */

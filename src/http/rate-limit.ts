@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
-import { AppError } from './errors.ts'
+import { commonErrors, fail } from '../lib/errors.ts'
 
 export type RateLimitBucket = 'auth' | 'uploads' | 'general'
 
@@ -122,9 +122,8 @@ export const rateLimits = fp(async (app: FastifyInstance, options: RateLimitOpti
     errorResponseBuilder: (request, context) => {
       const bucket = bucketOf(request)
       const retryIn = Math.max(1, Math.ceil(context.ttl / 1000))
-      return new AppError(
-        429,
-        'RATE_LIMITED',
+      return fail(
+        commonErrors.RATE_LIMITED,
         `Too many ${BUCKET_WORDS[bucket]}: the limit is ${context.max} per ${options.windowSeconds} seconds; retry in ${retryIn} seconds`,
       )
     },

@@ -2,7 +2,7 @@ import { Ajv, type ErrorObject, type Options } from 'ajv'
 import ajvErrors from 'ajv-errors'
 import addFormats from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
-import type { FieldError } from './errors.ts'
+import type { FieldError } from '../lib/errors.ts'
 
 function createAjv(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, useDefaults: true, removeAdditional: false, strict: false, ...options })

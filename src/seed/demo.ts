@@ -7,10 +7,10 @@ import type { Clock } from '../lib/clock.ts'
 import { DAY } from '../lib/clock.ts'
 import { hashPassword } from '../lib/passwords.ts'
 import { categories } from '../modules/catalogue/categories.table.ts'
-import type { OfferExtra, OfferPackage, ServiceFields } from '../modules/catalogue/services.service.ts'
+import type { OfferExtra, OfferPackage, ServiceFields } from '../modules/catalogue/catalogue.module.ts'
 import { services as servicesTable } from '../modules/catalogue/services.table.ts'
-import type { Actor } from '../modules/roles/permissions.ts'
-import type { Services } from '../services.ts'
+import type { Actor } from '../access/access.ts'
+import type { Container } from '../container.ts'
 
 /** Every demo account ends in this domain, so demo data is easy to recognise (and to delete). */
 export const DEMO_EMAIL_DOMAIN = 'demo.marketplace.test'
@@ -20,7 +20,7 @@ export const DEMO_PASSWORD = 'DemoSeller123'
 export interface DemoSeedDeps {
   db: Db
   clock: Clock
-  services: Pick<Services, 'users' | 'catalogueServices'>
+  container: Pick<Container, 'users' | 'catalogue'>
   /** Where the generated images are staged before the uploads service stores them. */
   tmpDir: string
 }
@@ -255,7 +255,7 @@ function offerFor(index: number, variant: number, subcategory: { id: string; slu
  * (or a run after an interrupted one) only adds what is missing.
  */
 export async function seedDemo(deps: DemoSeedDeps): Promise<DemoSeedResult> {
-  const { db, clock, services } = deps
+  const { db, clock, container } = deps
   const result: DemoSeedResult = { usersCreated: 0, avatarsCreated: 0, servicesCreated: 0 }
   const subcategories = await db
     .select({ id: categories.id, slug: categories.slug, name: categories.name })
@@ -272,19 +272,19 @@ export async function seedDemo(deps: DemoSeedDeps): Promise<DemoSeedResult> {
     const sellers: Actor[] = []
     for (const [index, profile] of SELLERS.entries()) {
       const email = emailOf(index)
-      let account = await services.users.findAccountByEmail(email)
+      let account = await container.users.findAccountByEmail(db, email)
       if (!account) {
         passwordHash ??= await hashPassword(DEMO_PASSWORD)
         const hash = passwordHash
-        account = await db.transaction((tx) => services.users.createAccount(tx, { email, fullName: profile.fullName, passwordHash: hash, isActive: true }))
-        await services.users.updateProfile(actorOf(account), { title: profile.title, description: profile.description })
+        account = await db.transaction((tx) => container.users.createAccount(tx, { email, fullName: profile.fullName, passwordHash: hash, isActive: true }))
+        await container.users.updateProfile(actorOf(account), { title: profile.title, description: profile.description })
         result.usersCreated++
       }
       const actor = actorOf(account)
-      if (!(await services.users.avatarsOf([account.id])).has(account.id)) {
+      if (!(await container.users.avatarsOf(db, [account.id])).has(account.id)) {
         const path = join(stagingDir, `avatar-${index}.png`)
         await writeImage(path, 256, 256, index)
-        await services.users.setAvatar(actor, { path, filename: `${profile.fullName.split(' ')[0]!.toLowerCase()}.png`, size: (await stat(path)).size })
+        await container.users.setAvatar(actor, { path, filename: `${profile.fullName.split(' ')[0]!.toLowerCase()}.png`, size: (await stat(path)).size })
         result.avatarsCreated++
       }
       sellers.push(actor)
@@ -303,10 +303,10 @@ export async function seedDemo(deps: DemoSeedDeps): Promise<DemoSeedResult> {
       const fields = offerFor(index, Math.floor(index / subcategories.length), subcategory)
       if (taken.has(`${seller.id} ${fields.title}`)) continue
 
-      const created = await services.catalogueServices.createService(seller, fields)
+      const created = await container.catalogue.createService(seller, fields)
       const path = join(stagingDir, `banner-${index}.png`)
       await writeImage(path, 800, 450, index + 100)
-      await services.catalogueServices.setBanner(seller, created.id, { path, filename: 'banner.png', size: (await stat(path)).size })
+      await container.catalogue.setBanner(seller, created.id, { path, filename: 'banner.png', size: (await stat(path)).size })
       // Demo services skip the review queue; two thirds have been rated, and dates spread over 90 days.
       const isRated = index % 3 !== 0
       await db

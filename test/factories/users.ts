@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import type { UserRow } from '../../src/modules/users/users.table.ts'
-import type { Permission } from '../../src/modules/roles/permissions.ts'
+import type { Permission } from '../../src/access/access.ts'
 import { hashPassword } from '../../src/lib/passwords.ts'
 import type { TestContext } from '../setup/test-app.ts'
 
@@ -31,7 +31,7 @@ export interface TestUser {
 
 /** Inserts a real account (active by default) and opens a session (a token family) for it, as a login would. */
 export async function createUser(ctx: TestContext, options: UserOptions = {}): Promise<TestUser> {
-  const { users, roles, auth } = ctx.app.services
+  const { users, roles, auth } = ctx.app.container
   const name = unique()
   const password = options.password ?? DEFAULT_PASSWORD
   const passwordHash = options.password ? await hashPassword(password) : await (defaultHash ??= hashPassword(DEFAULT_PASSWORD))

@@ -25,7 +25,7 @@ describe('account lifecycle: register, activate by e-mail, log in, refresh, log 
 
     // The activation e-mail leaves through the outbox, after the registration committed.
     expect(ctx.mailer.sent).toHaveLength(0)
-    expect(await ctx.app.services.worker.drain()).toBe(1)
+    expect(await ctx.app.container.worker.drain()).toBe(1)
     const link = ctx.mailer.linkTo('maria.lopez@example.com')
     expect(link.startsWith('http://app.test/activate?token=')).toBe(true)
 

@@ -9,7 +9,7 @@ import { uploads } from '../../src/modules/uploads/uploads.table.ts'
 import { users } from '../../src/modules/users/users.table.ts'
 import { createStorage } from '../../src/platform/storage/create-storage.ts'
 import { DEMO_EMAIL_DOMAIN, seedDemo, type DemoSeedDeps } from '../../src/seed/demo.ts'
-import { createServices } from '../../src/services.ts'
+import { createContainer } from '../../src/container.ts'
 import { MemoryMailer, openTestDatabase, testConfig } from '../setup/test-app.ts'
 
 describe('demo seed', () => {
@@ -23,8 +23,8 @@ describe('demo seed', () => {
     const config = testConfig()
     dataDir = config.dataDir
     const clock = new ManualClock('2026-03-01T12:00:00Z')
-    const services = createServices({ config, db: database.db, clock, mailer: new MemoryMailer(), storage: createStorage(config.storage), logger: pino({ level: 'silent' }) })
-    deps = { db: database.db, clock, services, tmpDir: config.tmpDir }
+    const container = createContainer({ config, db: database.db, clock, mailer: new MemoryMailer(), storage: createStorage(config.storage), logger: pino({ level: 'silent' }) })
+    deps = { db: container.db, clock, container, tmpDir: config.tmpDir }
   })
   afterAll(async () => {
     await drop()
@@ -50,9 +50,9 @@ describe('demo seed', () => {
     expect(after.categories).toBeGreaterThanOrEqual(30)
 
     // The public catalogue shows them, with banners, sellers and a starting price that matches the packages.
-    const page = await deps.services.catalogueServices.listServices({ page: 1, limit: 100, category: 'graphics-design' })
+    const page = await deps.container.catalogue.listServices({ page: 1, limit: 100, category: 'graphics-design' })
     expect(page.pagination.total).toBeGreaterThan(5)
-    const detail = await deps.services.catalogueServices.getService(null, page.items[0]!.id)
+    const detail = await deps.container.catalogue.getService(null, page.items[0]!.id)
     expect(detail.status).toBe('active')
     expect(detail.packages.length).toBeGreaterThanOrEqual(1)
     expect(detail.banner).toContain('/service_banner/')

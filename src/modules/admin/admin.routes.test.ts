@@ -6,7 +6,7 @@ import { createTestApp, request, type TestContext, expectError } from '../../../
 import { createSuperuser, createUser, DEFAULT_PASSWORD, unique, type TestUser, expectUserShape } from '../../../test/factories/users.ts'
 import { newId } from '../../lib/ids.ts'
 import { hashPassword } from '../../lib/passwords.ts'
-import { permissions } from '../roles/permissions.ts'
+import { permissions } from '../../access/access.ts'
 import { userRoles } from '../roles/roles.table.ts'
 import { users } from '../users/users.table.ts'
 
@@ -34,7 +34,7 @@ describe('admin routes', () => {
   const roleIdsOf = async (userId: string) =>
     (await ctx.database.db.select().from(userRoles).where(eq(userRoles.userId, userId))).map((row) => row.roleId).sort()
   const newRole = (permissionList: (typeof permissions)[number][] = ['view_users'], name = unique('role')) =>
-    ctx.app.services.roles.createRole({ name, permissions: permissionList })
+    ctx.app.container.roles.createRole({ name, permissions: permissionList })
   const login = (email: string, password: string) => request(ctx.app, { method: 'POST', url: '/auth/login', payload: { email, password } })
   const me = (token: string) => request(ctx.app, { method: 'GET', url: '/users/me', token })
 
@@ -199,7 +199,7 @@ describe('admin routes', () => {
 
     it("replaces a staff member's roles and their permissions follow on the next request", async () => {
       const staff = await createUser(ctx, { permissions: ['view_users'] })
-      const [previous] = await ctx.app.services.roles.rolesOf(staff.user.id)
+      const [previous] = await ctx.app.container.roles.rolesOf(ctx.database.db, staff.user.id)
       const kyc = await newRole(['view_kyc', 'manage_kyc'], unique('b-kyc'))
       const orders = await newRole(['view_orders'], unique('a-orders'))
 

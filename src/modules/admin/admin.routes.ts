@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, Page, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requirePermission, requireSuperuser } from '../../http/auth-hooks.ts'
-import { User } from '../users/users.schemas.ts'
+import { ListUsersQuery, UserListItem, UserSchema as User } from '../users/users.module.ts'
+import { adminErrors } from './admin.errors.ts'
 import type { AdminService } from './admin.service.ts'
 import { CreateStaffBody, SetRolesBody, StaffUser, UserIdParams } from './admin.schemas.ts'
 
@@ -35,7 +36,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
         summary: "Replace a staff member's roles (superuser)",
         params: UserIdParams,
         body: SetRolesBody,
-        response: responses({ 200: Envelope(StaffUser) }, 400, 401, 403, 404, 422),
+        response: responses({ 200: Envelope(StaffUser) }, 400, 401, 403, 404, adminErrors.NOT_STAFF),
       },
     },
     async (request) => ok(await admin.setStaffRoles(request.params.userId, request.body.roleIds)),
@@ -51,7 +52,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
         summary: 'Deactivate a user (manage_users)',
         description: 'Users are never deleted. The account is refused at once, including tokens already issued.',
         params: UserIdParams,
-        response: responses({ 200: Envelope(User) }, 401, 403, 404, 422),
+        response: responses({ 200: Envelope(User) }, 401, 403, 404, adminErrors.CANNOT_MODIFY_SELF),
       },
     },
     async (request) => ok(await admin.deactivateUser(actorOf(request), request.params.userId)),
@@ -66,9 +67,27 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
         security,
         summary: 'Reactivate a user (manage_users)',
         params: UserIdParams,
-        response: responses({ 200: Envelope(User) }, 401, 403, 404, 422),
+        response: responses({ 200: Envelope(User) }, 401, 403, 404, adminErrors.CANNOT_MODIFY_SELF),
       },
     },
     async (request) => ok(await admin.reactivateUser(actorOf(request), request.params.userId)),
+  )
+
+  app.get(
+    '/users',
+    {
+      preValidation: requirePermission('view_users'),
+      schema: {
+        tags: ['users'],
+        security,
+        summary: 'List users (staff with view_users)',
+        querystring: ListUsersQuery,
+        response: responses({ 200: Envelope(Page(UserListItem)) }, 400, 401, 403),
+      },
+    },
+    async (request) => {
+      const { page, limit, search, isActive } = request.query
+      return ok(await admin.listUsers({ search, isActive }, { page, limit }))
+    },
   )
 }

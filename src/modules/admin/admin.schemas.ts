@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Id } from '../../http/common.schemas.ts'
-import { Role } from '../roles/roles.schemas.ts'
-import { Email, FullName, Password, User, Username } from '../users/users.schemas.ts'
+import { RoleSchema as Role } from '../roles/roles.module.ts'
+import { Email, FullName, Password, UserSchema as User, Username } from '../users/users.module.ts'
 
 export const CreateStaffBody = Type.Object(
   {

@@ -30,11 +30,11 @@ describe('activation and password-reset pages', () => {
       payload: new URLSearchParams(fields).toString(),
     })
 
-  const accountRow = (email: string) => ctx.app.services.users.findAccountByEmail(email)
+  const accountRow = (email: string) => ctx.app.container.users.findAccountByEmail(ctx.database.db, email)
 
-  const activationTokenFor = (userId: string) => ctx.app.services.tokens.signActivation(userId)
+  const activationTokenFor = (userId: string) => ctx.app.container.auth.tokens.signActivation(userId)
 
-  const resetTokenFor = async (email: string) => ctx.app.services.tokens.signReset((await accountRow(email))!)
+  const resetTokenFor = async (email: string) => ctx.app.container.auth.tokens.signReset((await accountRow(email))!)
 
   const login = (email: string, password: string) => request(ctx.app, { method: 'POST', url: '/auth/login', payload: { email, password } })
 

@@ -1,8 +1,8 @@
 import formbody from '@fastify/formbody'
 import { Value } from '@sinclair/typebox/value'
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { AppError, fieldError } from '../../http/errors.ts'
-import { Password } from '../users/users.schemas.ts'
+import { AppError, fieldError } from '../../lib/errors.ts'
+import { Password } from '../users/users.module.ts'
 import { escapeHtml } from './auth-emails.ts'
 import type { AuthService } from './auth.service.ts'
 

@@ -9,7 +9,7 @@ import { DAY, HOUR, MINUTE, SECOND } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { outboxJobs } from '../../platform/outbox/outbox.table.ts'
 import { users } from '../users/users.table.ts'
-import { MAIL_TOPICS } from './auth.service.ts'
+import { MAIL_JOBS } from './auth.service.ts'
 import { refreshTokens, revokedTokens, tokenFamilies } from './auth.table.ts'
 
 const PASSWORD = 'Secret123'
@@ -39,19 +39,19 @@ describe('auth routes', () => {
 
   const me = (token: string): Promise<LightMyRequestResponse> => request(ctx.app, { method: 'GET', url: '/users/me', token })
 
-  const findUser = (email: string) => ctx.app.services.users.findAccountByEmail(email)
+  const findUser = (email: string) => ctx.app.container.users.findAccountByEmail(ctx.database.db, email)
 
   const mailsTo = (email: string) => ctx.mailer.sent.filter((message) => message.to === email)
 
   /** Delivers every queued e-mail and returns the token in the newest one to `email`. */
   async function tokenMailedTo(email: string): Promise<string> {
-    await ctx.app.services.worker.drain()
+    await ctx.app.container.worker.drain()
     return ctx.mailer.tokenTo(email)
   }
 
   async function superuserActor() {
     const admin = await createSuperuser(ctx)
-    return (await ctx.app.services.auth.authenticate(admin.accessToken)).actor
+    return (await ctx.app.container.auth.authenticate(admin.accessToken)).actor
   }
 
   function expectValidationError(response: LightMyRequestResponse, fields: string[]): void {
@@ -97,7 +97,7 @@ describe('auth routes', () => {
 
   /** Runs `send` while watching every way the auth service can look an account up. */
   async function accountLookupsDuring(send: () => Promise<void>): Promise<number> {
-    const { users: accounts } = ctx.app.services
+    const { users: accounts } = ctx.app.container
     const spies = [vi.spyOn(accounts, 'findAccountByEmail'), vi.spyOn(accounts, 'findAccountById'), vi.spyOn(accounts, 'lockAccount')]
     try {
       await send()
@@ -354,18 +354,18 @@ describe('auth routes', () => {
     })
 
     it('queues the activation e-mail in the outbox and the worker sends it with a text and an HTML body', async () => {
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       const user = await register({ fullName: 'Mail Reader' })
 
       const jobs = await ctx.database.db
         .select()
         .from(outboxJobs)
-        .where(and(eq(outboxJobs.topic, MAIL_TOPICS.activation), sql`${outboxJobs.payload}->>'userId' = ${user.id}`))
+        .where(and(eq(outboxJobs.topic, MAIL_JOBS.activation.topic), sql`${outboxJobs.payload}->>'userId' = ${user.id}`))
       expect(jobs).toHaveLength(1)
       expect(jobs[0]).toMatchObject({ status: 'pending', payload: { userId: user.id } })
       expect(mailsTo(user.email)).toHaveLength(0)
 
-      expect(await ctx.app.services.worker.drain()).toBe(1)
+      expect(await ctx.app.container.worker.drain()).toBe(1)
       const [mail] = mailsTo(user.email)
       expect(mailsTo(user.email)).toHaveLength(1)
       const link = ctx.mailer.linkTo(user.email)
@@ -409,7 +409,7 @@ describe('auth routes', () => {
 
     it('answers 400 TOKEN_USED to a valid activation token of an account that is already active', async () => {
       const account = await createUser(ctx)
-      const response = await post('/auth/activate', { token: await ctx.app.services.tokens.signActivation(account.user.id) })
+      const response = await post('/auth/activate', { token: await ctx.app.container.auth.tokens.signActivation(account.user.id) })
       expectError(response, 400, 'TOKEN_USED', ['token'])
       expect(response.body).not.toContain(account.user.email)
     })
@@ -430,15 +430,15 @@ describe('auth routes', () => {
     it.each(['access', 'refresh', 'reset'] as const)('refuses the %s token of the account as its activation token (400 on token) and leaves it inactive', async (kind) => {
       const account = await createUser(ctx, { isActive: false })
       const token =
-        kind === 'access' ? account.accessToken : kind === 'refresh' ? account.refreshToken : await ctx.app.services.tokens.signReset(account.user)
+        kind === 'access' ? account.accessToken : kind === 'refresh' ? account.refreshToken : await ctx.app.container.auth.tokens.signReset(account.user)
       expectValidationError(await post('/auth/activate', { token }), ['token'])
       expect((await findUser(account.user.email))?.isActive).toBe(false)
       // The real activation token of the same account still works: only the kind was wrong.
-      expect((await post('/auth/activate', { token: await ctx.app.services.tokens.signActivation(account.user.id) })).statusCode).toBe(200)
+      expect((await post('/auth/activate', { token: await ctx.app.container.auth.tokens.signActivation(account.user.id) })).statusCode).toBe(200)
     })
 
     it('refuses a well-signed activation token that names no user (400 on token)', async () => {
-      const token = await ctx.app.services.tokens.signActivation(newId())
+      const token = await ctx.app.container.auth.tokens.signActivation(newId())
       expectValidationError(await post('/auth/activate', { token }), ['token'])
     })
 
@@ -462,7 +462,7 @@ describe('auth routes', () => {
       const user = await register()
       const token = await tokenMailedTo(user.email)
       expect((await post('/auth/activate', { token })).statusCode).toBe(200)
-      await ctx.app.services.admin.deactivateUser(await superuserActor(), user.id)
+      await ctx.app.container.admin.deactivateUser(await superuserActor(), user.id)
 
       expectValidationError(await post('/auth/activate', { token }), ['token'])
       expect((await findUser(user.email))?.isActive).toBe(false)
@@ -485,7 +485,7 @@ describe('auth routes', () => {
   describe('POST /auth/activation/resend', () => {
     it('queues one job carrying only the normalised e-mail for a known and an unknown address alike, without looking the account up', async () => {
       const user = await register()
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       const unknown = newEmail()
       const lookups = await accountLookupsDuring(async () => {
         for (const email of [user.email, unknown]) {
@@ -495,26 +495,26 @@ describe('auth routes', () => {
       })
       expect(lookups).toBe(0)
       for (const email of [user.email, unknown]) {
-        const jobs = await mailJobsFor(MAIL_TOPICS.activation, email)
+        const jobs = await mailJobsFor(MAIL_JOBS.activation.topic, email)
         expect(jobs.map((job) => job.payload)).toEqual([{ email }])
       }
 
       const sent = mailsTo(user.email).length
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(mailsTo(user.email)).toHaveLength(sent + 1)
       expect(mailsTo(unknown)).toHaveLength(0)
-      for (const email of [user.email, unknown]) expect((await mailJobsFor(MAIL_TOPICS.activation, email))[0]?.status).toBe('done')
+      for (const email of [user.email, unknown]) expect((await mailJobsFor(MAIL_JOBS.activation.topic, email))[0]?.status).toBe('done')
     })
 
     it('mails a new working activation link to an account that was never activated', async () => {
       const user = await register()
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(mailsTo(user.email)).toHaveLength(1)
 
       const response = await post('/auth/activation/resend', { email: `  ${user.email.toUpperCase()} ` })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ success: true, data: { email: user.email } })
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(mailsTo(user.email)).toHaveLength(2)
       const link = ctx.mailer.linkTo(user.email)
       expect(link.startsWith('http://app.test/activate?token=')).toBe(true)
@@ -528,7 +528,7 @@ describe('auth routes', () => {
       const response = await post('/auth/activation/resend', { email })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ success: true, data: { email } })
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(mailsTo(email)).toHaveLength(0)
     })
 
@@ -538,16 +538,16 @@ describe('auth routes', () => {
       const response = await post('/auth/activation/resend', { email: user.email })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ success: true, data: { email: user.email } })
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(mailsTo(user.email)).toHaveLength(sent)
     })
 
     it('sends nothing to an account deactivated by staff after activation', async () => {
       const user = await registerActive()
-      await ctx.app.services.admin.deactivateUser(await superuserActor(), user.id)
+      await ctx.app.container.admin.deactivateUser(await superuserActor(), user.id)
       const sent = mailsTo(user.email).length
       expect((await post('/auth/activation/resend', { email: user.email })).statusCode).toBe(200)
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(mailsTo(user.email)).toHaveLength(sent)
     })
 
@@ -725,7 +725,7 @@ describe('auth routes', () => {
 
     it('refuses a well-signed refresh token that names no user (401 UNAUTHENTICATED)', async () => {
       const family = { id: newId(), expiresAt: new Date(ctx.clock.now().getTime() + DAY) }
-      const token = await ctx.app.services.tokens.signRefresh({ id: newId(), email: newEmail(), fullName: 'Nobody Here', tokenVersion: 0 }, family)
+      const token = await ctx.app.container.auth.tokens.signRefresh({ id: newId(), email: newEmail(), fullName: 'Nobody Here', tokenVersion: 0 }, family)
       expectUnauthenticated(await post('/auth/refresh', { refreshToken: token }))
     })
 
@@ -745,7 +745,7 @@ describe('auth routes', () => {
 
     it('refuses an activation token used as a refresh token (401 UNAUTHENTICATED)', async () => {
       const account = await createUser(ctx)
-      expectUnauthenticated(await post('/auth/refresh', { refreshToken: await ctx.app.services.tokens.signActivation(account.user.id) }))
+      expectUnauthenticated(await post('/auth/refresh', { refreshToken: await ctx.app.container.auth.tokens.signActivation(account.user.id) }))
     })
 
     it('accepts a refresh token just before 7 days and refuses it after (401 UNAUTHENTICATED)', async () => {
@@ -758,7 +758,7 @@ describe('auth routes', () => {
 
     it('refuses the refresh token of a user deactivated by staff (401 UNAUTHENTICATED)', async () => {
       const account = await createUser(ctx)
-      await ctx.app.services.admin.deactivateUser(await superuserActor(), account.user.id)
+      await ctx.app.container.admin.deactivateUser(await superuserActor(), account.user.id)
       expectUnauthenticated(await post('/auth/refresh', { refreshToken: account.refreshToken }))
     })
 
@@ -852,7 +852,7 @@ describe('auth routes', () => {
       expect(response.json()).toEqual({ success: true, data: { email: account.user.email } })
       expect(mailsTo(account.user.email)).toHaveLength(0)
 
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       const [mail] = mailsTo(account.user.email)
       expect(mailsTo(account.user.email)).toHaveLength(1)
       const link = ctx.mailer.linkTo(account.user.email)
@@ -873,14 +873,14 @@ describe('auth routes', () => {
       })
       expect(lookups).toBe(0)
       for (const email of [account.user.email, unknown]) {
-        const jobs = await mailJobsFor(MAIL_TOPICS.passwordReset, email)
+        const jobs = await mailJobsFor(MAIL_JOBS.passwordReset.topic, email)
         expect(jobs.map((job) => job.payload)).toEqual([{ email }])
       }
 
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(mailsTo(account.user.email)).toHaveLength(1)
       expect(mailsTo(unknown)).toHaveLength(0)
-      for (const email of [account.user.email, unknown]) expect((await mailJobsFor(MAIL_TOPICS.passwordReset, email))[0]?.status).toBe('done')
+      for (const email of [account.user.email, unknown]) expect((await mailJobsFor(MAIL_JOBS.passwordReset.topic, email))[0]?.status).toBe('done')
     })
 
     it('answers the same for an unknown e-mail and sends nothing', async () => {
@@ -888,7 +888,7 @@ describe('auth routes', () => {
       const response = await post(askPath, { email })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ success: true, data: { email } })
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(mailsTo(email)).toHaveLength(0)
     })
 
@@ -897,7 +897,7 @@ describe('auth routes', () => {
       const response = await post(askPath, { email: account.user.email })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ success: true, data: { email: account.user.email } })
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(mailsTo(account.user.email)).toHaveLength(0)
     })
 
@@ -995,7 +995,7 @@ describe('auth routes', () => {
       const account = await createUser(ctx)
       const token =
         kind === 'activation'
-          ? await ctx.app.services.tokens.signActivation(account.user.id)
+          ? await ctx.app.container.auth.tokens.signActivation(account.user.id)
           : kind === 'access'
             ? account.accessToken
             : account.refreshToken
@@ -1006,7 +1006,7 @@ describe('auth routes', () => {
     it('refuses a reset token of an account deactivated after it was mailed (400 on token)', async () => {
       const account = await createUser(ctx)
       const token = await resetTokenFor(account.user.email)
-      await ctx.app.services.admin.deactivateUser(await superuserActor(), account.user.id)
+      await ctx.app.container.admin.deactivateUser(await superuserActor(), account.user.id)
       expectValidationError(await post(resetPath, { token, password: NEW_PASSWORD }), ['token'])
     })
   })
@@ -1042,7 +1042,7 @@ describe('auth routes', () => {
       ctx.clock.advance(7 * DAY + SECOND)
       const live = await createUser(ctx)
 
-      expect(await ctx.app.services.auth.purgeTokenFamilies()).toBeGreaterThanOrEqual(1)
+      expect(await ctx.app.container.auth.purgeTokenFamilies()).toBeGreaterThanOrEqual(1)
       expect(await familyRow(familyOf(expired.refreshToken))).toBeUndefined()
       expect(await refreshTokenRows(familyOf(expired.refreshToken))).toHaveLength(0)
       expect(await familyRow(familyOf(live.refreshToken))).toBeDefined()
@@ -1101,7 +1101,7 @@ describe('auth routes', () => {
 
     it.each(['refresh', 'activation', 'reset'] as const)('refuses the %s token of the account used as an access token (401 UNAUTHENTICATED)', async (kind) => {
       const account = await createUser(ctx)
-      const { tokens } = ctx.app.services
+      const { tokens } = ctx.app.container.auth
       const token = kind === 'refresh' ? account.refreshToken : kind === 'activation' ? await tokens.signActivation(account.user.id) : await tokens.signReset(account.user)
       expectUnauthenticated(await me(token))
     })
@@ -1109,13 +1109,13 @@ describe('auth routes', () => {
     it('refuses the still-unexpired access token of a user deactivated by staff at once (401 UNAUTHENTICATED)', async () => {
       const account = await createUser(ctx)
       expect((await me(account.accessToken)).statusCode).toBe(200)
-      await ctx.app.services.admin.deactivateUser(await superuserActor(), account.user.id)
+      await ctx.app.container.admin.deactivateUser(await superuserActor(), account.user.id)
       expectUnauthenticated(await me(account.accessToken))
     })
 
     it('refuses a well-signed access token that names no user (401 UNAUTHENTICATED)', async () => {
       const family = { id: newId(), expiresAt: new Date(ctx.clock.now().getTime() + DAY) }
-      const token = await ctx.app.services.tokens.signAccess({ id: newId(), email: newEmail(), fullName: 'Nobody Here', tokenVersion: 0 }, family)
+      const token = await ctx.app.container.auth.tokens.signAccess({ id: newId(), email: newEmail(), fullName: 'Nobody Here', tokenVersion: 0 }, family)
       expectUnauthenticated(await me(token))
     })
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, Message, ok, responses } from '../../http/common.schemas.ts'
-import { fieldError } from '../../http/errors.ts'
+import { fieldError } from '../../lib/errors.ts'
 import { requireAuth, sessionOf } from '../../http/auth-hooks.ts'
-import { User } from '../users/users.schemas.ts'
+import { UserSchema as User } from '../users/users.module.ts'
 import type { AuthService } from './auth.service.ts'
 import {
   EmailBody,

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Email, FullName, Password, User, Username } from '../users/users.schemas.ts'
+import { Email, FullName, Password, UserSchema as User, Username } from '../users/users.module.ts'
 
 const Token = Type.String({ minLength: 1, maxLength: 4096 })
 

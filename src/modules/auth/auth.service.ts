@@ -1,20 +1,32 @@
+import { Type, type Static } from '@sinclair/typebox'
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { burnPasswordCheck, hashPassword, verifyPassword } from '../../lib/passwords.ts'
 import { newId } from '../../lib/ids.ts'
 import { normaliseEmail } from '../../lib/text.ts'
-import { fieldError, unauthenticated } from '../../http/errors.ts'
+import { fieldError, unauthenticated } from '../../lib/errors.ts'
 import type { Mailer } from '../../platform/mail/mailer.ts'
+import { defineJob } from '../../platform/outbox/jobs.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
-import { permissions as allPermissions, type Actor, type Permission } from '../roles/permissions.ts'
-import type { RolesService } from '../roles/roles.service.ts'
-import { toUser, type Account, type User, type UsersService } from '../users/users.service.ts'
+import { permissions as allPermissions, type Permission, type Session } from '../../access/access.ts'
+import type { RolesService } from '../roles/roles.module.ts'
+import { toUser, type Account, type User, type UsersService } from '../users/users.module.ts'
 import { activationEmail, passwordResetEmail } from './auth-emails.ts'
 import { activationTokenUsed } from './auth.errors.ts'
 import { createAuthRepository } from './auth.repository.ts'
 import { passwordFingerprint, TOKEN_LIFETIMES, type TokenFamilyRef, type TokenService } from './tokens.ts'
 
-export const MAIL_TOPICS = { activation: 'mail.activation', passwordReset: 'mail.password_reset' } as const
+/**
+ * The payload of a mail job. Registration names the account it just created; the public
+ * "send me a link" routes carry only the e-mail as typed, and the worker looks it up.
+ */
+const MailJobPayload = Type.Object({ userId: Type.Optional(Type.String()), email: Type.Optional(Type.String()) })
+export type MailJob = Static<typeof MailJobPayload>
+
+export const MAIL_JOBS = {
+  activation: defineJob('mail.activation', MailJobPayload),
+  passwordReset: defineJob('mail.password_reset', MailJobPayload),
+}
 
 export interface Registration {
   email: string
@@ -23,26 +35,10 @@ export interface Registration {
   username?: string
 }
 
-/** The authenticated caller plus the token they presented and its family (needed at logout). */
-export interface Session {
-  actor: Actor
-  jti: string
-  familyId: string
-  expiresAt: Date
-}
 
 export interface TokenPair {
   accessToken: string
   refreshToken: string
-}
-
-/**
- * The payload of a mail job. Registration names the account it just created; the public
- * "send me a link" routes carry only the e-mail as typed, and the worker looks it up.
- */
-export interface MailJob {
-  userId?: unknown
-  email?: unknown
 }
 
 const INVALID_TOKEN = 'is invalid or has expired'
@@ -86,10 +82,10 @@ export function createAuthService(deps: {
   }
 
   const recipientOf = (job: MailJob): Promise<Account | undefined> =>
-    typeof job.email === 'string'
-      ? users.findAccountByEmail(job.email)
-      : typeof job.userId === 'string'
-        ? users.findAccountById(job.userId)
+    job.email !== undefined
+      ? users.findAccountByEmail(db, job.email)
+      : job.userId !== undefined
+        ? users.findAccountById(db, job.userId)
         : Promise.resolve(undefined)
 
   return {
@@ -97,14 +93,14 @@ export function createAuthService(deps: {
       const passwordHash = await hashPassword(input.password)
       return db.transaction(async (tx) => {
         const user = await users.createAccount(tx, { ...input, email: normaliseEmail(input.email), fullName: input.fullName.trim(), passwordHash })
-        await outbox.enqueue(tx, { topic: MAIL_TOPICS.activation, payload: { userId: user.id } })
+        await outbox.add(tx, MAIL_JOBS.activation, { userId: user.id })
         return toUser(user)
       })
     },
 
     async activate(token: string): Promise<User> {
       const userId = await tokens.verifyActivation(token)
-      const user = userId ? await users.findAccountById(userId) : undefined
+      const user = userId ? await users.findAccountById(db, userId) : undefined
       if (!user) throw fieldError('token', INVALID_TOKEN)
       return db.transaction(async (tx) => {
         // Under the row lock, so a deactivation by staff at the same moment is not overwritten.
@@ -124,12 +120,12 @@ export function createAuthService(deps: {
      */
     async resendActivation(email: string): Promise<{ email: string }> {
       const normalised = normaliseEmail(email)
-      await db.transaction((tx) => outbox.enqueue(tx, { topic: MAIL_TOPICS.activation, payload: { email: normalised } }))
+      await db.transaction((tx) => outbox.add(tx, MAIL_JOBS.activation, { email: normalised }))
       return { email: normalised }
     },
 
     async login(email: string, password: string) {
-      const user = await users.findAccountByEmail(normaliseEmail(email))
+      const user = await users.findAccountByEmail(db, normaliseEmail(email))
       if (!user) {
         await burnPasswordCheck(password)
         throw unauthenticated('Invalid e-mail or password')
@@ -137,9 +133,9 @@ export function createAuthService(deps: {
       const matches = await verifyPassword(user.passwordHash, password)
       // Spec 5.3: an inactive account answers exactly like a wrong password.
       if (!matches || !user.isActive) throw unauthenticated('Invalid e-mail or password')
-      const updated = await users.recordLogin(user.id)
+      const updated = await users.recordLogin(db, user.id)
       const session = await issueSession(updated)
-      return { ...session, user: { ...(await users.describe(updated)), name: updated.fullName } }
+      return { ...session, user: { ...(await users.describe(db, updated)), name: updated.fullName } }
     },
 
     issueSession,
@@ -152,7 +148,7 @@ export function createAuthService(deps: {
     async refresh(refreshToken: string): Promise<TokenPair> {
       const claims = await tokens.verifySession('refresh', refreshToken)
       if (!claims) throw unauthenticated(INVALID_REFRESH)
-      const user = await users.findAccountById(claims.sub)
+      const user = await users.findAccountById(db, claims.sub)
       if (!isUsable(user, claims.ver)) throw unauthenticated(INVALID_REFRESH)
       const now = clock.now()
       const rotated = await db.transaction(async (tx) => {
@@ -199,7 +195,7 @@ export function createAuthService(deps: {
      */
     async requestPasswordReset(email: string): Promise<{ email: string }> {
       const normalised = normaliseEmail(email)
-      await db.transaction((tx) => outbox.enqueue(tx, { topic: MAIL_TOPICS.passwordReset, payload: { email: normalised } }))
+      await db.transaction((tx) => outbox.add(tx, MAIL_JOBS.passwordReset, { email: normalised }))
       return { email: normalised }
     },
 
@@ -220,7 +216,7 @@ export function createAuthService(deps: {
 
     async checkEmail(email: string): Promise<{ exists: boolean; email: string }> {
       const normalised = normaliseEmail(email)
-      return { exists: (await users.findAccountByEmail(normalised)) !== undefined, email: normalised }
+      return { exists: (await users.findAccountByEmail(db, normalised)) !== undefined, email: normalised }
     },
 
     /**
@@ -231,13 +227,13 @@ export function createAuthService(deps: {
     async authenticate(accessToken: string): Promise<Session> {
       const claims = await tokens.verifySession('access', accessToken)
       if (!claims) throw unauthenticated('Invalid or expired access token')
-      const [user, family] = await Promise.all([users.findAccountById(claims.sub), createAuthRepository(db).findSessionState(claims.fam, claims.jti)])
+      const [user, family] = await Promise.all([users.findAccountById(db, claims.sub), createAuthRepository(db).findSessionState(claims.fam, claims.jti)])
       const isLive = family !== undefined && !family.revokedAt && !family.isTokenRevoked && family.userId === claims.sub && family.expiresAt > clock.now()
       if (!isLive || !isUsable(user, claims.ver)) throw unauthenticated('Invalid or expired access token')
       const permissions: ReadonlySet<Permission> = user.isSuperuser
         ? new Set(allPermissions)
         : user.isStaff
-          ? await roles.permissionsOf(user.id)
+          ? await roles.permissionsOf(db, user.id)
           : new Set()
       return {
         actor: { id: user.id, email: user.email, fullName: user.fullName, isStaff: user.isStaff, isSuperuser: user.isSuperuser, permissions },

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createSuperuser, createUser, unique } from '../../../test/factories/users.ts'
 import { newId } from '../../lib/ids.ts'
-import { permissions } from '../roles/permissions.ts'
+import { permissions } from '../../access/access.ts'
 import { categories } from './categories.table.ts'
 import { services, type ServiceStatus } from './services.table.ts'
 
@@ -441,7 +441,7 @@ describe('categories routes', () => {
 
   describe('lookups for other catalogue use cases', () => {
     it('resolves a category by id or slug and lists the ids within it', async () => {
-      const { categories: service } = ctx.app.services
+      const { catalogue: service } = ctx.app.container
       const top = await createTop()
       const sub1 = await createSub(top.id)
       const sub2 = await createSub(top.id)

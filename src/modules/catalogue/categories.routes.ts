@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { Envelope, Message, ok, responses } from '../../http/common.schemas.ts'
 import { requireSuperuser } from '../../http/auth-hooks.ts'
-import type { CategoriesService } from './categories.service.ts'
+import type { CatalogueService } from './catalogue.service.ts'
 import { Category, CategoryParams, CategoryTreeItem, CreateCategoryBody, UpdateCategoryBody } from './categories.schemas.ts'
 
 const tags = ['categories']
 const security = [{ bearerAuth: [] }]
 
-export const categoriesRoutes: FastifyPluginAsyncTypebox<{ categories: CategoriesService }> = async (app, { categories }) => {
+export const categoriesRoutes: FastifyPluginAsyncTypebox<{ categories: CatalogueService }> = async (app, { categories }) => {
   app.get(
     '/categories',
     {

@@ -1,9 +1,9 @@
 import type { Db } from '../../db/client.ts'
 import { uniqueViolation } from '../../db/errors.ts'
-import { fieldError, notFound } from '../../http/errors.ts'
+import { fieldError, notFound } from '../../lib/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { isUuid, newId } from '../../lib/ids.ts'
-import { categoryInUse } from './categories.errors.ts'
+import { categoryInUse } from './catalogue.errors.ts'
 import { createCategoriesRepository, type CategoriesRepository } from './categories.repository.ts'
 import type { CategoryRow } from './categories.table.ts'
 

@@ -74,7 +74,7 @@ describe('removing and reordering gallery images', () => {
     expect((response.json().data.images as Images).map((image) => image.id)).toEqual([first!.id, third!.id])
     expect(await ctx.database.db.select().from(uploads).where(eq(uploads.id, removed!.id))).toEqual([])
 
-    await ctx.app.services.worker.drain()
+    await ctx.app.container.worker.drain()
     expect(await storedBytes().exists(row!.storageKey)).toBe(false)
     expect((await galleryRows(service.id)).map((file) => file.id)).toEqual([first!.id, third!.id])
   })

@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, IdParams, Message, MultipartForm, Page, ok, responses } from '../../http/common.schemas.ts'
-import { actorOf, requireAuth, requirePermission } from '../../http/auth-hooks.ts'
+import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
-import { TAG_RULES } from '../uploads/upload-rules.ts'
-import { GALLERY_LIMIT, type ServicesService } from './services.service.ts'
+import { TAG_RULES } from '../uploads/uploads.module.ts'
+import type { CatalogueService } from './catalogue.service.ts'
+import { GALLERY_LIMIT } from './service-rules.ts'
 import {
   CategoryRefParams,
   CategoryServicesQuery,
   ListServicesQuery,
-  ModerationQuery,
-  RejectServiceBody,
   ReorderImagesBody,
   Service,
   ServiceBody,
@@ -23,7 +22,7 @@ const ServiceParams = IdParams('serviceId')
 const OWNER_ONLY = "Only the service's owner: anyone else's id answers 404, as an unknown one does."
 const VISIBILITY = 'An active service is public; a pending, rejected or paused one is shown only to its owner and to staff with view_services (404 to others).'
 
-export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: ServicesService; tmpDir: string }> = async (app, { services, tmpDir }) => {
+export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueService; tmpDir: string }> = async (app, { services, tmpDir }) => {
   app.get(
     '/services',
     {
@@ -197,54 +196,5 @@ export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: ServicesServi
           services.setBanner(actorOf(request), request.params.serviceId, files[0]!),
         ),
       ),
-  )
-
-  app.get(
-    '/admin/services',
-    {
-      preValidation: requirePermission('view_services'),
-      schema: {
-        tags: ['admin'],
-        security,
-        summary: 'Services for moderation (view_services)',
-        description: 'By status (default `pending`), oldest first.',
-        querystring: ModerationQuery,
-        response: responses({ 200: Envelope(Page(Service)) }, 400, 401, 403),
-      },
-    },
-    async (request) => ok(await services.listForModeration(actorOf(request), request.query.status ?? 'pending', request.query)),
-  )
-
-  app.post(
-    '/admin/services/:serviceId/approve',
-    {
-      preValidation: requirePermission('approve_services'),
-      schema: {
-        tags: ['admin'],
-        security,
-        summary: 'Approve a pending service (approve_services)',
-        description: 'pending -> active (422 `INVALID_TRANSITION` otherwise); emits `service.approved`.',
-        params: ServiceParams,
-        response: responses({ 200: Envelope(Service) }, 401, 403, 404, 422),
-      },
-    },
-    async (request) => ok(await services.approveService(actorOf(request), request.params.serviceId)),
-  )
-
-  app.post(
-    '/admin/services/:serviceId/reject',
-    {
-      preValidation: requirePermission('approve_services'),
-      schema: {
-        tags: ['admin'],
-        security,
-        summary: 'Reject a pending service (approve_services)',
-        description: 'pending -> rejected with a reason the seller sees (422 `INVALID_TRANSITION` otherwise). Editing it resubmits it.',
-        params: ServiceParams,
-        body: RejectServiceBody,
-        response: responses({ 200: Envelope(Service) }, 400, 401, 403, 404, 422),
-      },
-    },
-    async (request) => ok(await services.rejectService(actorOf(request), request.params.serviceId, request.body.reason)),
   )
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Envelope, IdParams, Message, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
-import type { Actor } from '../roles/permissions.ts'
+import type { Actor } from '../../access/access.ts'
 import { PORTFOLIO_LIMIT, type PortfolioService } from './portfolio.service.ts'
 import {
   CreateEducationBody,

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, type TestContext } from '../../../test/setup/test-app.ts'
 import { createUser } from '../../../test/factories/users.ts'
-import type { Actor } from '../roles/permissions.ts'
+import type { Actor } from '../../access/access.ts'
 import { users } from '../users/users.table.ts'
 import type { PortfolioService } from './portfolio.service.ts'
 import { skills } from './portfolio.table.ts'
@@ -12,7 +12,7 @@ describe('portfolio service', () => {
   let portfolio: PortfolioService
   beforeAll(async () => {
     ctx = await createTestApp()
-    portfolio = ctx.app.services.portfolio
+    portfolio = ctx.app.container.portfolio
   })
   afterAll(() => ctx.close())
 
@@ -24,7 +24,7 @@ describe('portfolio service', () => {
   describe('portfolioOf', () => {
     it('returns empty lists for a user without records', async () => {
       const actor = await actorFor()
-      expect(await portfolio.portfolioOf(actor.id)).toEqual({ skills: [], projects: [], experiences: [], education: [] })
+      expect(await portfolio.portfolioOf(ctx.database.db, actor.id)).toEqual({ skills: [], projects: [], experiences: [], education: [] })
     })
 
     it("returns all four kinds of the user's records, each in its list order, and nobody else's", async () => {
@@ -39,7 +39,7 @@ describe('portfolio service', () => {
       await portfolio.addSkill(other, { name: 'Elixir', level: 'beginner', yearsOfExperience: 0 })
       await portfolio.addProject(other, { title: 'Theirs', startDate: '2024-01-01' })
 
-      const result = await portfolio.portfolioOf(actor.id)
+      const result = await portfolio.portfolioOf(ctx.database.db, actor.id)
       expect(result).toEqual({ skills: [go, rust], projects: [newProject, oldProject], experiences: [job], education: [degree] })
       expect(newProject).toMatchObject({ userId: actor.id, description: '', url: null, endDate: null, technologies: ['Zig'] })
       expect(degree).toMatchObject({ startDate: '2016-09-01', endDate: '2018-08-31', grade: null })
@@ -51,7 +51,7 @@ describe('portfolio service', () => {
       const skill = await portfolio.addSkill(actor, { name: 'SQL', level: 'advanced', yearsOfExperience: 10 })
       await ctx.database.db.delete(users).where(eq(users.id, actor.id))
       expect(await ctx.database.db.select().from(skills).where(eq(skills.id, skill.id))).toEqual([])
-      expect(await portfolio.portfolioOf(actor.id)).toEqual({ skills: [], projects: [], experiences: [], education: [] })
+      expect(await portfolio.portfolioOf(ctx.database.db, actor.id)).toEqual({ skills: [], projects: [], experiences: [], education: [] })
     })
   })
 

@@ -1,8 +1,8 @@
 import type { Db, Executor } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
-import { fieldError, notFound } from '../../http/errors.ts'
-import type { Actor } from '../roles/permissions.ts'
+import { fieldError, notFound } from '../../lib/errors.ts'
+import type { Actor } from '../../access/access.ts'
 import { portfolioLimitReached } from './portfolio.errors.ts'
 import { createPortfolioRepository, type OwnedRecords, type PortfolioRepository } from './portfolio.repository.ts'
 
@@ -92,8 +92,8 @@ export function createPortfolioService(deps: { db: Db; clock: Clock }) {
     removeEducation: education.remove,
 
     /** Everything a public profile shows (spec 4.2 GET /users/{userId}): one query per kind. */
-    async portfolioOf(userId: string) {
-      const repository = createPortfolioRepository(db)
+    async portfolioOf(executor: Executor, userId: string) {
+      const repository = createPortfolioRepository(executor)
       const [skillRows, projectRows, experienceRows, educationRows] = await Promise.all([
         repository.skills.listByUser(userId),
         repository.projects.listByUser(userId),

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Id, Timestamp } from '../../http/common.schemas.ts'
-import { permissions } from './permissions.ts'
+import { permissions } from '../../access/access.ts'
 
 export const PermissionSchema = Type.Union(
   permissions.map((value) => Type.Literal(value)),

@@ -1,9 +1,9 @@
-import type { Db, Tx } from '../../db/client.ts'
+import type { Db, Executor, Tx } from '../../db/client.ts'
 import { uniqueViolation } from '../../db/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
-import { fieldError, notFound } from '../../http/errors.ts'
-import type { Permission } from './permissions.ts'
+import { fieldError, notFound } from '../../lib/errors.ts'
+import type { Permission } from '../../access/access.ts'
 import { createRolesRepository } from './roles.repository.ts'
 import type { RoleRow } from './roles.table.ts'
 
@@ -84,12 +84,12 @@ export function createRolesService(deps: { db: Db; clock: Clock }) {
     },
 
     /** The union of the permissions of the user's roles. */
-    async permissionsOf(userId: string): Promise<Set<Permission>> {
-      const roles = await createRolesRepository(db).rolesOfUser(userId)
+    async permissionsOf(executor: Executor, userId: string): Promise<Set<Permission>> {
+      const roles = await createRolesRepository(executor).rolesOfUser(userId)
       return new Set(roles.flatMap((role) => role.permissions as Permission[]))
     },
 
-    rolesOf: async (userId: string): Promise<Role[]> => (await createRolesRepository(db).rolesOfUser(userId)).map(toRole),
+    rolesOf: async (executor: Executor, userId: string): Promise<Role[]> => (await createRolesRepository(executor).rolesOfUser(userId)).map(toRole),
 
     /** Replaces a user's roles inside the caller's transaction; an unknown role id is a field error. */
     async assignRoles(tx: Tx, userId: string, roleIds: string[], field = 'roleIds'): Promise<Role[]> {

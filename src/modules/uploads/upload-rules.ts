@@ -1,4 +1,4 @@
-import type { Permission } from '../roles/permissions.ts'
+import type { Permission } from '../../access/access.ts'
 import type { UploadObjectType, UploadTag } from './uploads.table.ts'
 
 export const MB = 1024 * 1024

@@ -84,7 +84,7 @@ describe('uploads: serving policy and edge cases', () => {
   it('answers 404, not 500, when a file row outlives its bytes', async () => {
     const created = await upload(Buffer.from('soon gone\n'), { filename: 'gone.txt' })
     const [row] = await ctx.database.db.select().from(uploads).where(eq(uploads.id, created.json().data.id))
-    await ctx.app.services.uploads.deleteStoredFile({ key: row!.storageKey })
+    await ctx.app.container.uploads.deleteStoredFile({ key: row!.storageKey })
     const response = await ctx.app.inject({ method: 'GET', url: `/api/v1/uploads/${row!.path}`, headers: { authorization: `Bearer ${owner.accessToken}` } })
     expect(response.statusCode).toBe(404)
     expect(response.json().error.code).toBe('NOT_FOUND')
@@ -96,12 +96,12 @@ describe('uploads: serving policy and edge cases', () => {
     const { storage } = { storage: (await import('../../platform/storage/local.ts')).createLocalStorage(dir) }
     await storage.put(orphanKey, Readable.from([Buffer.from('orphan')]), { contentType: 'application/octet-stream', size: 6 })
     await ctx.database.db.transaction((tx) =>
-      ctx.app.services.outbox.enqueue(tx, { topic: 'storage.delete_if_orphan', payload: { key: orphanKey }, runAt: new Date(ctx.clock.now().getTime() + HOUR) }),
+      ctx.app.container.outbox.enqueue(tx, { topic: 'storage.delete_if_orphan', payload: { key: orphanKey }, runAt: new Date(ctx.clock.now().getTime() + HOUR) }),
     )
     // A recorded upload also has such a job; it must survive it.
     const kept = await upload(Buffer.from('keep me\n'), { filename: 'keep.txt' })
     ctx.clock.advance(HOUR + 1000)
-    await ctx.app.services.worker.drain()
+    await ctx.app.container.worker.drain()
     expect(await storage.exists(orphanKey)).toBe(false)
     const [row] = await ctx.database.db.select().from(uploads).where(eq(uploads.id, kept.json().data.id))
     expect(await storage.exists(row!.storageKey)).toBe(true)

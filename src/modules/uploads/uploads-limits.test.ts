@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { connect, type AddressInfo, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
@@ -109,7 +110,7 @@ describe('uploads over the size limit', () => {
 })
 
 describe('staging files left by a crash', () => {
-  const dir = join(process.env.TMPDIR ?? '/tmp', `staging-sweep-${process.pid}-${Date.now()}`)
+  const dir = join(tmpdir(), `staging-sweep-${process.pid}-${Date.now()}`)
   const stage = (name: string, ageMs = 0) => {
     const path = join(dir, name)
     writeFileSync(path, 'partial upload')

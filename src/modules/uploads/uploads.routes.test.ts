@@ -649,7 +649,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       expectNotFound(await download(firstUrl))
       expect(await storedKeys()).toContain(firstPath)
 
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(await storedKeys()).not.toContain(firstPath)
       expect(await storedKeys()).toContain(pathOfUrl(secondUrl))
       expect((await me(owner.accessToken)).avatar).toBe(secondUrl)
@@ -664,7 +664,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 200, 200, 200, 200])
       const avatars = await ctx.database.db.select().from(uploads).where(eq(uploads.objectId, owner.user.id))
       expect(avatars).toHaveLength(1)
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect((await storedKeys()).filter((key) => key.startsWith(`user/${owner.user.id}/avatar/`))).toEqual([avatars[0]!.path])
       expect((await me(owner.accessToken)).avatar).toBe(`${ctx.config.publicUrl}/api/v1/uploads/${avatars[0]!.path}`)
     })
@@ -680,7 +680,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       await expectRefusedWithoutTrace(() => uploadAvatar(fileForm(content(), { filename }), owner.accessToken), 'file', message)
       expect((await me(owner.accessToken)).avatar).toBe(url)
       expect((await download(url)).statusCode).toBe(200)
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(await storedKeys()).toContain(pathOfUrl(url))
     })
 
@@ -709,7 +709,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       expect(early.statusCode).toBe(200)
       expect(early.headers['cache-control']).toBe('public, max-age=31536000, immutable')
 
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       const keys = await storedKeys()
       expect(keys).toContain(path)
       expect(keys).not.toContain(tmpPath)
@@ -728,7 +728,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       const again = await patchMe(owner.accessToken, { avatar: data.id })
       expect(again.statusCode).toBe(200)
       expect(again.json().data.avatar).toBe(avatar)
-      expect(await ctx.app.services.worker.drain()).toBe(0)
+      expect(await ctx.app.container.worker.drain()).toBe(0)
       expect(await rowById(data.id)).toMatchObject({ path, storageKey: path })
     })
 
@@ -742,7 +742,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       expect(newUrl).not.toBe(oldUrl)
       const avatars = await ctx.database.db.select().from(uploads).where(eq(uploads.objectId, owner.user.id))
       expect(avatars.map((row) => row.id)).toEqual([data.id])
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(await storedKeys()).not.toContain(pathOfUrl(oldUrl))
       expectNotFound(await download(oldUrl))
       expect((await download(newUrl)).statusCode).toBe(200)
@@ -767,7 +767,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       if (how === 'remove') expect((await patchMe(owner.accessToken, { avatar: null })).statusCode).toBe(200)
       expect(await rowById(first.id)).toBeUndefined()
 
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       const keys = await storedKeys()
       expect(keys).not.toContain(tmpPath)
       expect(keys).not.toContain(boundPath)
@@ -794,7 +794,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       const profile = await me(owner.accessToken)
       expect(profile.avatar).toBe(mine)
       expect(profile.title).toBeNull()
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(await storedKeys()).toContain(theirRow!.path)
       expect(await storedKeys()).toContain(pathOfUrl(mine))
     })
@@ -826,7 +826,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       expect(await ctx.database.db.select().from(uploads).where(eq(uploads.objectId, owner.user.id))).toEqual([])
       expect((await me(owner.accessToken)).avatar).toBeNull()
       expectNotFound(await download(url))
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       expect(await storedKeys()).not.toContain(pathOfUrl(url))
     })
 
@@ -855,7 +855,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       const oldRow = (await rowById(old.id))!
       const bound = await stored(owner, await png({ seed: 52 }), { filename: 'bound.png' })
       expect((await patchMe(owner.accessToken, { avatar: bound.id })).statusCode).toBe(200)
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
       const boundRow = (await rowById(bound.id))!
       const other = await createUser(ctx)
       const attachedUrl = (await uploadAvatar(fileForm(fixtures.png, { filename: 'direct.png' }), other.accessToken)).json().data.avatar as string
@@ -865,11 +865,11 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       const young = await stored(later, await png({ seed: 53 }), { filename: 'fresh.png' })
       const youngRow = (await rowById(young.id))!
 
-      expect(await ctx.app.services.worker.runPeriodic()).toContain('purge-unattached-uploads')
+      expect(await ctx.app.container.worker.runPeriodic()).toContain('purge-unattached-uploads')
       expect(await rowById(old.id)).toBeUndefined()
       // Bytes go in a job after the purge committed.
       expect(await storedKeys()).toContain(oldRow.path)
-      await ctx.app.services.worker.drain()
+      await ctx.app.container.worker.drain()
 
       const keys = await storedKeys()
       expect(keys).not.toContain(oldRow.path)

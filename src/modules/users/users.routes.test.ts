@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createSuperuser, createUser, unique, expectUserShape } from '../../../test/factories/users.ts'
 import { MINUTE } from '../../lib/clock.ts'
-import { permissions, type Permission } from '../roles/permissions.ts'
+import { permissions, type Permission } from '../../access/access.ts'
 import { users } from './users.table.ts'
 
 describe('users routes', () => {
@@ -84,9 +84,9 @@ describe('users routes', () => {
 
     it("gives a staff member exactly the union of their roles' permissions", async () => {
       const staff = await createUser(ctx, { permissions: ['view_users', 'manage_kyc'] })
-      const { roles } = ctx.app.services
+      const { roles } = ctx.app.container
       const second = await roles.createRole({ name: unique('role'), permissions: ['view_users', 'view_orders'] })
-      const first = await roles.rolesOf(staff.user.id)
+      const first = await roles.rolesOf(ctx.database.db, staff.user.id)
       await ctx.database.db.transaction((tx) => roles.assignRoles(tx, staff.user.id, [first[0]!.id, second.id]))
 
       const response = await request(ctx.app, { method: 'GET', url: '/users/me', token: staff.accessToken })

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, IdParams, MultipartForm, Page, ok, responses } from '../../http/common.schemas.ts'
-import { actorOf, requireAuth, requirePermission } from '../../http/auth-hooks.ts'
+import { Envelope, IdParams, MultipartForm, ok, responses } from '../../http/common.schemas.ts'
+import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
-import { TAG_RULES } from '../uploads/upload-rules.ts'
+import { TAG_RULES } from '../uploads/uploads.module.ts'
 import type { ProfileChanges, UsersService } from './users.service.ts'
-import { ListUsersQuery, Me, PublicProfile, UpdateMeBody, User, UserListItem } from './users.schemas.ts'
+import { Me, PublicProfile, UpdateMeBody, User } from './users.schemas.ts'
 
 const tags = ['users']
 const security = [{ bearerAuth: [] }]
@@ -81,23 +81,5 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; tmpDi
       },
     },
     async (request) => ok(await users.getPublicProfile(request.params.userId)),
-  )
-
-  app.get(
-    '/users',
-    {
-      preValidation: requirePermission('view_users'),
-      schema: {
-        tags,
-        security,
-        summary: 'List users (staff with view_users)',
-        querystring: ListUsersQuery,
-        response: responses({ 200: Envelope(Page(UserListItem)) }, 400, 401, 403),
-      },
-    },
-    async (request) => {
-      const { page, limit, search, isActive } = request.query
-      return ok(await users.listUsers({ search, isActive }, { page, limit }))
-    },
   )
 }

@@ -1,8 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
-import { Portfolio } from '../portfolio/portfolio.schemas.ts'
-
-import { permissions } from '../roles/permissions.ts'
+import { Portfolio } from '../portfolio/portfolio.module.ts'
+import { permissions } from '../../access/access.ts'
 
 export const Email = Type.String({
   minLength: 3,

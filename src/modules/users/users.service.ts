@@ -1,16 +1,15 @@
 import { randomInt } from 'node:crypto'
-import type { Db, Tx } from '../../db/client.ts'
+import type { Db, Executor, Tx } from '../../db/client.ts'
 import { uniqueViolation } from '../../db/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { toUsernameBase } from '../../lib/text.ts'
-import { fieldError, notFound, validationError, type FieldError } from '../../http/errors.ts'
+import { fieldError, notFound, validationError, type FieldError } from '../../lib/errors.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
-import type { StagedFile } from '../../http/multipart.ts'
-import type { UploadsService } from '../uploads/uploads.service.ts'
-import type { PortfolioService } from '../portfolio/portfolio.service.ts'
-import type { ServicesService } from '../catalogue/services.service.ts'
-import { roleOf, type Actor, type Permission } from '../roles/permissions.ts'
+import type { StagedFile } from '../../platform/files.ts'
+import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { PortfolioService } from '../portfolio/portfolio.module.ts'
+import { roleOf, type Actor, type Permission } from '../../access/access.ts'
 import { createUsersRepository, type UserListFilter } from './users.repository.ts'
 import type { UserRow } from './users.table.ts'
 
@@ -69,22 +68,17 @@ type AvatarUploads = Pick<UploadsService, 'filesOf' | 'urlOf' | 'bindUpload' | '
 
 const avatarSlot = (userId: string) => ({ objectType: 'user', objectId: userId, tag: 'avatar' }) as const
 
-export function createUsersService(deps: {
-  db: Db
-  clock: Clock
-  uploads: AvatarUploads
-  portfolio: Pick<PortfolioService, 'portfolioOf'>
-  catalogue: Pick<ServicesService, 'countServicesBySellers'>
-}) {
-  const { db, clock, uploads, portfolio, catalogue } = deps
+export function createUsersService(deps: { db: Db; clock: Clock; uploads: AvatarUploads; portfolio: Pick<PortfolioService, 'portfolioOf'> }) {
+  const { db, clock, uploads, portfolio } = deps
 
   /** Avatar URLs of many users in one query (lists must not query per user). */
-  async function avatarsOf(userIds: string[]): Promise<Map<string, string>> {
-    const rows = await uploads.filesOf('user', userIds, 'avatar')
+  async function avatarsOf(executor: Executor, userIds: string[]): Promise<Map<string, string>> {
+    const rows = await uploads.filesOf(executor, 'user', userIds, 'avatar')
     return new Map(rows.map((row) => [row.objectId!, uploads.urlOf(row)]))
   }
 
-  const describe = async (row: UserRow): Promise<User> => toUser(row, (await avatarsOf([row.id])).get(row.id) ?? null)
+  /** The account as its owner sees it, with its avatar. */
+  const describe = async (executor: Executor, row: UserRow): Promise<User> => toUser(row, (await avatarsOf(executor, [row.id])).get(row.id) ?? null)
 
   async function generateUsername(tx: Tx, fullName: string): Promise<string> {
     let base = toUsernameBase(fullName).slice(0, 20)
@@ -141,8 +135,8 @@ export function createUsersService(deps: {
       }
     },
 
-    findAccountById: (id: string) => createUsersRepository(db).findById(id),
-    findAccountByEmail: (email: string) => createUsersRepository(db).findByEmail(email),
+    findAccountById: (executor: Executor, id: string) => createUsersRepository(executor).findById(id),
+    findAccountByEmail: (executor: Executor, email: string) => createUsersRepository(executor).findByEmail(email),
     lockAccount: (tx: Tx, id: string) => createUsersRepository(tx).lockById(id),
 
     async updateAccount(tx: Tx, id: string, patch: Partial<Pick<UserRow, 'isActive' | 'activatedAt' | 'passwordHash' | 'tokenVersion' | 'lastLogin'>>): Promise<UserRow> {
@@ -151,8 +145,8 @@ export function createUsersService(deps: {
       return row
     },
 
-    async recordLogin(id: string): Promise<UserRow> {
-      const row = await createUsersRepository(db).update(id, { lastLogin: clock.now() })
+    async recordLogin(executor: Executor, id: string): Promise<UserRow> {
+      const row = await createUsersRepository(executor).update(id, { lastLogin: clock.now() })
       if (!row) throw notFound('User')
       return row
     },
@@ -161,22 +155,22 @@ export function createUsersService(deps: {
     avatarsOf,
 
     /** What other modules show of users (sellers on services): public fields and avatar, in two queries. */
-    async publicSummariesOf(userIds: string[]): Promise<Map<string, { id: string; fullName: string; username: string; avatar: string | null }>> {
-      const [rows, avatars] = await Promise.all([createUsersRepository(db).findByIds(userIds), avatarsOf(userIds)])
+    async publicSummariesOf(executor: Executor, userIds: string[]): Promise<Map<string, { id: string; fullName: string; username: string; avatar: string | null }>> {
+      const [rows, avatars] = await Promise.all([createUsersRepository(executor).findByIds(userIds), avatarsOf(executor, userIds)])
       return new Map(rows.map((row) => [row.id, { id: row.id, fullName: row.fullName, username: row.username, avatar: avatars.get(row.id) ?? null }]))
     },
 
     async getProfile(actor: Actor): Promise<User & { permissions: Permission[] }> {
       const row = await createUsersRepository(db).findById(actor.id)
       if (!row) throw notFound('User')
-      return { ...(await describe(row)), permissions: [...actor.permissions].sort() }
+      return { ...(await describe(db, row)), permissions: [...actor.permissions].sort() }
     },
 
     /** Spec 4.2: what anyone may see. An inactive account has no public profile. */
     async getPublicProfile(userId: string) {
       const row = await createUsersRepository(db).findById(userId)
       if (!row?.isActive) throw notFound('User')
-      const [avatars, items] = await Promise.all([avatarsOf([row.id]), portfolio.portfolioOf(row.id)])
+      const [avatars, items] = await Promise.all([avatarsOf(db, [row.id]), portfolio.portfolioOf(db, row.id)])
       return {
         id: row.id,
         fullName: row.fullName,
@@ -195,7 +189,7 @@ export function createUsersService(deps: {
       await uploads.attachFile(actor, staged, avatarSlot(actor.id))
       const row = await createUsersRepository(db).findById(actor.id)
       if (!row) throw notFound('User')
-      return describe(row)
+      return describe(db, row)
     },
 
     async updateProfile(actor: Actor, changes: ProfileChanges): Promise<User> {
@@ -212,15 +206,15 @@ export function createUsersService(deps: {
         else if (avatar !== undefined) await uploads.bindUpload(tx, actor, avatar, avatarSlot(actor.id), 'avatar')
         return (await users.update(actor.id, { ...allowed, updatedAt: clock.now() }))!
       })
-      return describe(updated)
+      return describe(db, updated)
     },
 
-    async listUsers(filter: UserListFilter, page: PageRequest) {
-      const { rows, total } = await createUsersRepository(db).list(filter, offsetOf(page), page.limit)
-      const ids = rows.map((row) => row.id)
-      const [avatars, servicesCounts] = await Promise.all([avatarsOf(ids), catalogue.countServicesBySellers(ids)])
+    /** A page of accounts, as staff see them, with avatars (staff listings add what other modules know). */
+    async listAccounts(executor: Executor, filter: UserListFilter, page: PageRequest) {
+      const { rows, total } = await createUsersRepository(executor).list(filter, offsetOf(page), page.limit)
+      const avatars = await avatarsOf(executor, rows.map((row) => row.id))
       return toPage(
-        rows.map((row) => ({ ...toUser(row, avatars.get(row.id) ?? null), servicesCount: servicesCounts.get(row.id) ?? 0 })),
+        rows.map((row) => toUser(row, avatars.get(row.id) ?? null)),
         total,
         page,
       )

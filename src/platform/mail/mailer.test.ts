@@ -236,7 +236,7 @@ describe('SMTP delivery of account mail from the app (SMTP_URL set, no mailer ov
     expect(asked.statusCode).toBe(200)
     expect(smtp.received).toHaveLength(0)
 
-    expect(await app.services.worker.drain()).toBe(1)
+    expect(await app.container.worker.drain()).toBe(1)
 
     const mail = resetMailTo(user.email)
     expect(mail.headers.subject).toBe('Reset your password')
@@ -258,7 +258,7 @@ describe('SMTP delivery of account mail from the app (SMTP_URL set, no mailer ov
     expect((await request(app, { method: 'POST', url: '/auth/forgot-password', payload: { email: user.email } })).statusCode).toBe(200)
 
     smtp.rejecting = true
-    expect(await app.services.worker.drain()).toBe(1)
+    expect(await app.container.worker.drain()).toBe(1)
     const [failed] = await ctx.database.db.select().from(outboxJobs).where(eq(outboxJobs.topic, 'mail.password_reset')).orderBy(desc(outboxJobs.createdAt)).limit(1)
     expect(failed).toMatchObject({ status: 'pending', attempts: 1 })
     expect(failed!.lastError).toMatch(/550/)
@@ -266,7 +266,7 @@ describe('SMTP delivery of account mail from the app (SMTP_URL set, no mailer ov
 
     smtp.rejecting = false
     clock.set(failed!.runAt)
-    expect(await app.services.worker.drain()).toBe(1)
+    expect(await app.container.worker.drain()).toBe(1)
     expect(resetMailTo(user.email).headers.subject).toBe('Reset your password')
   })
 })
@@ -337,7 +337,7 @@ describe('createFileMailer', () => {
       const email = `file.mailer.${process.pid}@example.test`
       const registered = await request(app, { method: 'POST', url: '/auth/register', payload: { email, password: 'Secret123', name: 'File Mailer' } })
       expect(registered.statusCode).toBe(201)
-      expect(await app.services.worker.drain()).toBe(1)
+      expect(await app.container.worker.drain()).toBe(1)
 
       const dir = join(config.dataDir, 'mail')
       const files = readdirSync(dir)

@@ -1,6 +1,8 @@
+import type { Static, TSchema } from '@sinclair/typebox'
 import type { Tx } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
+import type { JobType } from './jobs.ts'
 import { createOutboxRepository } from './outbox.repository.ts'
 
 export interface JobRequest {
@@ -15,7 +17,13 @@ export const DEFAULT_MAX_ATTEMPTS = 12
 
 /** Writes jobs in the caller's transaction: they exist if and only if the change commits. */
 export function createOutbox(deps: { clock: Clock }) {
-  return {
+  const outbox = {
+    /** A job of a declared type, its payload checked against the type's schema by the compiler. */
+    add<S extends TSchema>(tx: Tx, job: JobType<S>, payload: Static<S>, options: Pick<JobRequest, 'runAt' | 'maxAttempts'> = {}): Promise<string> {
+      return outbox.enqueue(tx, { topic: job.topic, payload: payload as Record<string, unknown>, ...options })
+    },
+
+    /** Any topic and payload: for the platform's own plumbing and for tests of the worker. */
     async enqueue(tx: Tx, job: JobRequest): Promise<string> {
       const now = deps.clock.now()
       const row = await createOutboxRepository(tx).insert({
@@ -30,6 +38,7 @@ export function createOutbox(deps: { clock: Clock }) {
       return row.id
     },
   }
+  return outbox
 }
 
 export type Outbox = ReturnType<typeof createOutbox>

@@ -20,15 +20,15 @@ describe('periodic housekeeping in the worker', () => {
     expect(await revokedCount()).toBe(1)
 
     // The token is still within its 15 minutes: the first run keeps its revocation.
-    expect(await ctx.app.services.worker.runPeriodic()).toContain('purge-revoked-tokens')
+    expect(await ctx.app.container.worker.runPeriodic()).toContain('purge-revoked-tokens')
     expect(await revokedCount()).toBe(1)
 
     ctx.clock.advance(16 * MINUTE)
-    expect(await ctx.app.services.worker.runPeriodic()).not.toContain('purge-revoked-tokens')
+    expect(await ctx.app.container.worker.runPeriodic()).not.toContain('purge-revoked-tokens')
     expect(await revokedCount()).toBe(1)
 
     ctx.clock.advance(HOUR)
-    expect(await ctx.app.services.worker.runPeriodic()).toContain('purge-revoked-tokens')
+    expect(await ctx.app.container.worker.runPeriodic()).toContain('purge-revoked-tokens')
     expect(await revokedCount()).toBe(0)
   })
 })

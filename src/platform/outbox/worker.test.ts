@@ -48,8 +48,8 @@ describe('outbox worker', () => {
     ctx.mailer.failing = false
   })
 
-  const enqueue = (job: JobRequest) => db.transaction((tx) => ctx.app.services.outbox.enqueue(tx, job))
-  const drain = () => ctx.app.services.worker.drain()
+  const enqueue = (job: JobRequest) => db.transaction((tx) => ctx.app.container.outbox.enqueue(tx, job))
+  const drain = () => ctx.app.container.worker.drain()
 
   const register = (email: string, name = 'Outbox Tester') =>
     request(ctx.app, { method: 'POST', url: '/auth/register', payload: { email, password: 'Secret123', name } })
@@ -131,7 +131,7 @@ describe('outbox worker', () => {
     const topic = `test.${unique('rollback')}`
     await expect(
       db.transaction(async (tx) => {
-        await ctx.app.services.outbox.enqueue(tx, { topic, payload: {} })
+        await ctx.app.container.outbox.enqueue(tx, { topic, payload: {} })
         throw new Error('the change failed')
       }),
     ).rejects.toThrow('the change failed')
@@ -334,7 +334,7 @@ describe('outbox worker', () => {
     })
     const now = ctx.clock.now().getTime()
     await db.transaction(async (tx) => {
-      for (const n of [4, 2, 5, 1, 3]) await ctx.app.services.outbox.enqueue(tx, { topic, payload: { n }, runAt: new Date(now - (10 - n) * SECOND) })
+      for (const n of [4, 2, 5, 1, 3]) await ctx.app.container.outbox.enqueue(tx, { topic, payload: { n }, runAt: new Date(now - (10 - n) * SECOND) })
     })
 
     expect(await worker.runOnce()).toEqual({ processed: 2, failed: 0 })
@@ -391,7 +391,7 @@ describe.runIf(inject('pgTemplate') !== '')('outbox workers side by side on Post
     }
     const ids = await db.transaction(async (tx) => {
       const created: string[] = []
-      for (let n = 0; n < 30; n++) created.push(await ctx.app.services.outbox.enqueue(tx, { topic, payload: { n } }))
+      for (let n = 0; n < 30; n++) created.push(await ctx.app.container.outbox.enqueue(tx, { topic, payload: { n } }))
       return created
     })
     const options = { db, clock: ctx.clock, logger: ctx.app.log, handlers: { [topic]: handler }, batchSize: 3 }
@@ -437,8 +437,8 @@ describe.runIf(inject('pgTemplate') !== '')('outbox workers side by side on Post
       own.release()
     }
 
-    const id = await db.transaction((tx) => ctx.app.services.outbox.enqueue(tx, { topic: 'mail.password_reset', payload: { userId: user.id } }))
-    expect(await ctx.app.services.worker.drain()).toBe(1)
+    const id = await db.transaction((tx) => ctx.app.container.outbox.enqueue(tx, { topic: 'mail.password_reset', payload: { userId: user.id } }))
+    expect(await ctx.app.container.worker.drain()).toBe(1)
     expect(await jobById(db, id)).toMatchObject({ status: 'done', attempts: 1 })
     expect(ctx.mailer.sent.filter((message) => message.to === user.email)).toHaveLength(1)
   })

@@ -6,7 +6,7 @@ import { createTestApp, request, type TestContext, expectError } from '../../../
 import { createSuperuser, createUser, unique } from '../../../test/factories/users.ts'
 import { MINUTE } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
-import { permissions } from './permissions.ts'
+import { permissions } from '../../access/access.ts'
 import { roles, userRoles } from './roles.table.ts'
 
 const UNKNOWN_ID = '0190a000-0000-7000-8000-00000000abcd'
@@ -279,7 +279,7 @@ describe('roles routes (/admin/roles, superuser only)', () => {
   describe('DELETE /admin/roles/{roleId}', () => {
     it('deletes a role and its assignments', async () => {
       const staff = await createUser(ctx, { permissions: ['view_orders'] })
-      const [role] = await ctx.app.services.roles.rolesOf(staff.user.id)
+      const [role] = await ctx.app.container.roles.rolesOf(ctx.database.db, staff.user.id)
       const response = await request(ctx.app, { method: 'DELETE', url: `/admin/roles/${role!.id}`, token: admin })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ success: true, data: { message: expect.any(String) } })
@@ -298,7 +298,7 @@ describe('roles routes (/admin/roles, superuser only)', () => {
   describe('effect on staff on their very next request', () => {
     it('takes view_users away at once when the role loses it, and gives it back when restored', async () => {
       const staff = await createUser(ctx, { permissions: ['view_users'] })
-      const [role] = await ctx.app.services.roles.rolesOf(staff.user.id)
+      const [role] = await ctx.app.container.roles.rolesOf(ctx.database.db, staff.user.id)
       expect((await request(ctx.app, { method: 'GET', url: '/users', token: staff.accessToken })).statusCode).toBe(200)
 
       const changed = await request(ctx.app, { method: 'PUT', url: `/admin/roles/${role!.id}`, token: admin, payload: { permissions: ['view_orders'] } })
@@ -313,7 +313,7 @@ describe('roles routes (/admin/roles, superuser only)', () => {
 
     it('grants a new permission at once when it is added to the role', async () => {
       const staff = await createUser(ctx, { permissions: ['view_orders'] })
-      const [role] = await ctx.app.services.roles.rolesOf(staff.user.id)
+      const [role] = await ctx.app.container.roles.rolesOf(ctx.database.db, staff.user.id)
       expectError(await request(ctx.app, { method: 'GET', url: '/users', token: staff.accessToken }), 403, 'FORBIDDEN')
       await request(ctx.app, { method: 'PUT', url: `/admin/roles/${role!.id}`, token: admin, payload: { permissions: ['view_orders', 'view_users'] } })
       expect((await request(ctx.app, { method: 'GET', url: '/users', token: staff.accessToken })).statusCode).toBe(200)
@@ -321,7 +321,7 @@ describe('roles routes (/admin/roles, superuser only)', () => {
 
     it('takes every permission of a deleted role away at once', async () => {
       const staff = await createUser(ctx, { permissions: ['view_users', 'manage_users'] })
-      const [role] = await ctx.app.services.roles.rolesOf(staff.user.id)
+      const [role] = await ctx.app.container.roles.rolesOf(ctx.database.db, staff.user.id)
       expect((await request(ctx.app, { method: 'GET', url: '/users', token: staff.accessToken })).statusCode).toBe(200)
 
       expect((await request(ctx.app, { method: 'DELETE', url: `/admin/roles/${role!.id}`, token: admin })).statusCode).toBe(200)
@@ -333,9 +333,9 @@ describe('roles routes (/admin/roles, superuser only)', () => {
 
     it('keeps the permissions a staff member holds through another role when one role is deleted', async () => {
       const staff = await createUser(ctx, { permissions: ['view_users'] })
-      const [first] = await ctx.app.services.roles.rolesOf(staff.user.id)
+      const [first] = await ctx.app.container.roles.rolesOf(ctx.database.db, staff.user.id)
       const second = await create(unique('backup'), ['view_users', 'view_kyc'])
-      await ctx.database.db.transaction((tx) => ctx.app.services.roles.assignRoles(tx, staff.user.id, [first!.id, second.id]))
+      await ctx.database.db.transaction((tx) => ctx.app.container.roles.assignRoles(tx, staff.user.id, [first!.id, second.id]))
 
       expect((await request(ctx.app, { method: 'DELETE', url: `/admin/roles/${first!.id}`, token: admin })).statusCode).toBe(200)
       expect((await request(ctx.app, { method: 'GET', url: '/users', token: staff.accessToken })).statusCode).toBe(200)

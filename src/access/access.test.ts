@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { can, permissions, roleOf, type Actor, type Permission } from './permissions.ts'
+import { can, permissions, roleOf, type Actor, type Permission } from './access.ts'
 
 const actor = (overrides: Partial<Actor> = {}): Actor => ({
   id: '0190a000-0000-7000-8000-000000000001',

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { Envelope, ErrorBody, ok, responses } from '../../http/common.schemas.ts'
-import { AppError } from '../../http/errors.ts'
-import { API_PREFIX } from '../../http/prefix.ts'
+import { Envelope, ErrorBody, ok, responses } from './common.schemas.ts'
+import { commonErrors, fail } from '../lib/errors.ts'
+import { API_PREFIX } from './prefix.ts'
 
 const tags = ['health']
 // Probes from load balancers are not API traffic: they are exempt from rate limits.
@@ -42,7 +42,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ ping: () => Promise<void>
         await ping()
       } catch (error) {
         request.log.warn({ err: error }, 'readiness check failed')
-        throw new AppError(503, 'NOT_READY', 'The database is not reachable')
+        throw fail(commonErrors.NOT_READY, 'The database is not reachable')
       }
       return ok({ status: 'ready' as const, checks: { database: 'ok' as const, rateLimits: rateLimits() } })
     },

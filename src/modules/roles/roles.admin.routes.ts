@@ -9,7 +9,7 @@ const tags = ['admin']
 const security = [{ bearerAuth: [] }]
 const RoleParams = IdParams('roleId')
 
-export const rolesRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = async (app, { roles }) => {
+export const rolesAdminRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = async (app, { roles }) => {
   app.addHook('preValidation', requireSuperuser)
 
   app.get(

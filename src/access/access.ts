@@ -1,3 +1,8 @@
+/**
+ * Who is calling and what they may do: the one vocabulary that services, HTTP hooks and the
+ * WebSocket upgrade share. Pure: no database, no framework.
+ */
+
 /** Permission values of spec section 2.2. */
 export const permissions = [
   'view_users',
@@ -35,3 +40,17 @@ export type UserRole = 'client' | 'staff' | 'admin'
 
 export const roleOf = (user: { isStaff: boolean; isSuperuser: boolean }): UserRole =>
   user.isSuperuser ? 'admin' : user.isStaff ? 'staff' : 'client'
+
+/** The authenticated caller plus the token they presented and its login session (token family). */
+export interface Session {
+  actor: Actor
+  jti: string
+  familyId: string
+  expiresAt: Date
+}
+
+/**
+ * Resolves an access token to its session, or throws a 401 AppError. HTTP hooks and the
+ * WebSocket upgrade both take one of these, so neither depends on the auth module itself.
+ */
+export type Authenticate = (accessToken: string) => Promise<Session>

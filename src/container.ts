@@ -1,0 +1,73 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from './config.ts'
+import type { Db } from './db/client.ts'
+import { guardTransactions } from './db/transaction-guard.ts'
+import type { Clock } from './lib/clock.ts'
+import { commonErrors, type ErrorCode } from './lib/errors.ts'
+import { appModules } from './modules/index.ts'
+import type { Mailer } from './platform/mail/mailer.ts'
+import type { Infrastructure, RouteInstaller } from './platform/module.ts'
+import { EVENT_JOB, type EventType } from './platform/outbox/events.ts'
+import { handleJob } from './platform/outbox/jobs.ts'
+import { createOutbox } from './platform/outbox/outbox.ts'
+import type { OutboxJobRow } from './platform/outbox/outbox.table.ts'
+import { createWorker } from './platform/outbox/worker.ts'
+import type { StorageDriver } from './platform/storage/storage.ts'
+
+type AppModules = typeof appModules
+type AnyModule = AppModules[number]
+
+/** The API of every module, by module name. */
+export type ModuleApis = { [M in AnyModule as M['name']]: ReturnType<M['create']> }
+
+/**
+ * Builds every module from the list in `src/modules/index.ts`, in its order, each given the
+ * infrastructure and the APIs of the modules it needs; then the worker with every module's jobs
+ * and periodic tasks. The dependency graph is that list.
+ */
+export function createContainer(base: { config: Config; db: Db; clock: Clock; mailer: Mailer; storage: StorageDriver; logger: FastifyBaseLogger }) {
+  const outbox = createOutbox({ clock: base.clock })
+  // Outside production, a query on the outer database inside a transaction fails at once (STYLE "Transactions").
+  const db = base.config.isProduction ? base.db : guardTransactions(base.db)
+  const infra: Infrastructure = { ...base, db, outbox }
+
+  const apis: Record<string, unknown> = {}
+  for (const module of appModules) {
+    const missing = module.needs.filter((name) => !(name in apis))
+    if (missing.length > 0) throw new Error(`module ${module.name} needs ${missing.join(', ')}: list it after them in src/modules/index.ts`)
+    apis[module.name] = (module.create as (infra: Infrastructure, deps: unknown) => unknown)(infra, apis)
+  }
+  const each = <T>(pick: (module: AnyModule, api: never) => T | undefined): T[] =>
+    appModules.flatMap((module) => {
+      const found = pick(module, apis[module.name] as never)
+      return found === undefined ? [] : [found]
+    })
+
+  const handlers = [
+    // Events are only recorded for now: webhook delivery (DESIGN 6) arrives with the webhooks module.
+    handleJob(EVENT_JOB, async (payload) => base.logger.info({ event: payload.event, data: payload.data }, 'event recorded')),
+    ...each((module, api) => module.jobs?.(api)).flat(),
+  ]
+  const worker = createWorker({
+    db,
+    clock: base.clock,
+    logger: base.logger.child({ component: 'worker' }),
+    handlers: Object.fromEntries(handlers.map((handler) => [handler.topic, (payload: unknown, row: OutboxJobRow) => handler.run(payload, row)])),
+    periodic: each((module, api) => module.periodic?.(api)).flat(),
+  })
+
+  return {
+    ...(apis as ModuleApis),
+    db,
+    outbox,
+    worker,
+    /** Route installers of every module, under the API prefix (`api`) or at the root (`root`). */
+    routes: (where: 'api' | 'root'): RouteInstaller[] => each((module, api) => (where === 'api' ? module.routes?.(api, infra) : module.rootRoutes?.(api, infra))),
+    /** Every event the modules emit (the webhook catalogue). */
+    events: each<readonly EventType[]>((module) => module.events).flat(),
+    /** Every error code the API answers with: the common ones, then each module's. */
+    errors: [...Object.values(commonErrors), ...each((module) => (module.errors ? Object.values(module.errors) : undefined)).flat()] as ErrorCode[],
+  }
+}
+
+export type Container = ReturnType<typeof createContainer>

@@ -1,0 +1,25 @@
+import { defineModule } from '../../platform/module.ts'
+import type { CatalogueService } from '../catalogue/catalogue.module.ts'
+import type { RolesService } from '../roles/roles.module.ts'
+import type { UsersService } from '../users/users.module.ts'
+import { adminErrors } from './admin.errors.ts'
+import { adminRoutes } from './admin.routes.ts'
+import { createAdminService } from './admin.service.ts'
+
+/**
+ * Staff operations that span modules: staff accounts and their roles, deactivation, the staff
+ * listing of users. Owns no tables. (A module's own staff routes, such as /admin/services or
+ * /admin/roles, live in that module's `<subject>.admin.routes.ts`.)
+ */
+export const adminModule = defineModule({
+  name: 'admin',
+  needs: ['users', 'roles', 'catalogue'],
+  tables: {},
+  create: ({ db, clock }, deps: { users: UsersService; roles: RolesService; catalogue: CatalogueService }) => createAdminService({ db, clock, ...deps }),
+  routes: (api) => async (app) => {
+    await app.register(adminRoutes, { admin: api })
+  },
+  errors: adminErrors,
+})
+
+export type { AdminService } from './admin.service.ts'

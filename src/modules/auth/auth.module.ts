@@ -1,0 +1,37 @@
+import { HOUR } from '../../lib/clock.ts'
+import { defineModule } from '../../platform/module.ts'
+import { handleJob } from '../../platform/outbox/jobs.ts'
+import type { RolesService } from '../roles/roles.module.ts'
+import type { UsersService } from '../users/users.module.ts'
+import { authErrors } from './auth.errors.ts'
+import { authPages } from './auth.pages.ts'
+import { authRoutes } from './auth.routes.ts'
+import { createAuthService, MAIL_JOBS } from './auth.service.ts'
+import { refreshTokens, revokedTokens, tokenFamilies } from './auth.table.ts'
+import { createTokenService } from './tokens.ts'
+
+/** Registration, activation, login sessions (token families), password reset and authentication of every request. */
+export const authModule = defineModule({
+  name: 'auth',
+  needs: ['users', 'roles'],
+  tables: { revokedTokens, tokenFamilies, refreshTokens },
+  create: ({ config, db, clock, outbox, mailer }, deps: { users: UsersService; roles: RolesService }) => {
+    const tokens = createTokenService(config.jwt, clock)
+    return { ...createAuthService({ db, clock, tokens, outbox, mailer, appUrl: config.appUrl, ...deps }), tokens }
+  },
+  routes: (api) => async (app) => {
+    await app.register(authRoutes, { auth: api })
+  },
+  // The links in activation and reset e-mails open these pages when no front end is configured.
+  rootRoutes: (api) => async (app) => {
+    await app.register(authPages, { auth: api })
+  },
+  jobs: (api) => [handleJob(MAIL_JOBS.activation, (payload) => api.sendActivationEmail(payload)), handleJob(MAIL_JOBS.passwordReset, (payload) => api.sendPasswordResetEmail(payload))],
+  periodic: (api) => [
+    { name: 'purge-revoked-tokens', everyMs: HOUR, run: api.purgeRevokedTokens },
+    { name: 'purge-token-families', everyMs: HOUR, run: api.purgeTokenFamilies },
+  ],
+  errors: authErrors,
+})
+
+export type AuthApi = ReturnType<(typeof authModule)['create']>

@@ -1,0 +1,29 @@
+import { defineModule } from '../../platform/module.ts'
+import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { UsersService } from '../users/users.module.ts'
+import { catalogueErrors } from './catalogue.errors.ts'
+import { catalogueEvents } from './catalogue.events.ts'
+import { createCatalogueService } from './catalogue.service.ts'
+import { categoriesRoutes } from './categories.routes.ts'
+import { categories } from './categories.table.ts'
+import { servicesAdminRoutes } from './services.admin.routes.ts'
+import { servicesRoutes } from './services.routes.ts'
+import { serviceExtras, servicePackages, services } from './services.table.ts'
+
+/** Categories and services ("gigs"): offers, moderation, images, browsing and search. */
+export const catalogueModule = defineModule({
+  name: 'catalogue',
+  needs: ['users', 'uploads'],
+  tables: { categories, services, servicePackages, serviceExtras },
+  create: ({ db, clock, outbox }, deps: { users: UsersService; uploads: UploadsService }) => createCatalogueService({ db, clock, outbox, ...deps }),
+  routes: (api, { config }) => async (app) => {
+    await app.register(servicesRoutes, { services: api, tmpDir: config.tmpDir })
+    await app.register(servicesAdminRoutes, { services: api })
+    await app.register(categoriesRoutes, { categories: api })
+  },
+  events: Object.values(catalogueEvents),
+  errors: catalogueErrors,
+})
+
+export type { CatalogueService } from './catalogue.service.ts'
+export type { OfferExtra, OfferPackage, ServiceFields } from './service-offers.service.ts'

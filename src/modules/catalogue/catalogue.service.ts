@@ -1,0 +1,35 @@
+import type { Db } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
+import type { Outbox } from '../../platform/outbox/outbox.ts'
+import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { UsersService } from '../users/users.module.ts'
+import { createCategoriesService } from './categories.service.ts'
+import { createServiceBrowsing } from './service-browsing.service.ts'
+import { createServiceGallery } from './service-gallery.service.ts'
+import { createServiceModeration } from './service-moderation.service.ts'
+import { createServiceOffers } from './service-offers.service.ts'
+
+export interface CatalogueDeps {
+  db: Db
+  clock: Clock
+  outbox: Outbox
+  uploads: Pick<UploadsService, 'bindUpload' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'detachFile' | 'reorderFiles' | 'filesOf' | 'urlOf'>
+  users: Pick<UsersService, 'publicSummariesOf'>
+}
+
+/**
+ * The catalogue's API: categories, and services ("gigs", the marketplace's listings) read,
+ * offered, moderated and illustrated, each group of use cases in its own file.
+ */
+export function createCatalogueService(deps: CatalogueDeps) {
+  const browsing = createServiceBrowsing(deps)
+  return {
+    ...createCategoriesService(deps),
+    ...browsing,
+    ...createServiceOffers({ ...deps, browsing }),
+    ...createServiceModeration({ ...deps, browsing }),
+    ...createServiceGallery({ ...deps, browsing }),
+  }
+}
+
+export type CatalogueService = ReturnType<typeof createCatalogueService>

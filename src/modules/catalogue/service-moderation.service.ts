@@ -1,0 +1,61 @@
+import type { Actor } from '../../access/access.ts'
+import type { Db, Tx } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { notFound } from '../../lib/errors.ts'
+import { emitEvent } from '../../platform/outbox/events.ts'
+import type { Outbox } from '../../platform/outbox/outbox.ts'
+import { invalidTransition } from './catalogue.errors.ts'
+import { catalogueEvents } from './catalogue.events.ts'
+import type { ServiceBrowsing } from './service-browsing.service.ts'
+import { isOwner } from './service-rules.ts'
+import { createServicesRepository } from './services.repository.ts'
+import type { ServiceRow, ServiceStatus } from './services.table.ts'
+
+/** A service's status moves: staff approve or reject a pending one, its owner pauses and resumes it. */
+export function createServiceModeration(deps: { db: Db; clock: Clock; outbox: Outbox; browsing: Pick<ServiceBrowsing, 'describe'> }) {
+  const { db, clock, outbox, browsing } = deps
+
+  /** Moves one live service from `from` to `to` under a row lock; `check` adds who may do it. */
+  function transition(
+    serviceId: string,
+    move: { from: ServiceStatus; to: ServiceStatus; action: string; rejectionReason?: string },
+    check: (row: ServiceRow) => void,
+    after?: (tx: Tx, row: ServiceRow) => Promise<unknown>,
+  ) {
+    return db.transaction(async (tx) => {
+      const repository = createServicesRepository(tx)
+      const current = await repository.lockById(serviceId)
+      if (!current) throw notFound('Service')
+      check(current)
+      if (current.status !== move.from) throw invalidTransition(current.status, move.action)
+      const row = (await repository.update(serviceId, { status: move.to, rejectionReason: move.rejectionReason ?? null, updatedAt: clock.now() }))!
+      await after?.(tx, row)
+      return row
+    })
+  }
+
+  const ownedBy = (actor: Actor) => (row: ServiceRow) => {
+    if (!isOwner(row, actor)) throw notFound('Service')
+  }
+  const anyone = () => undefined
+
+  return {
+    pauseService: async (actor: Actor, serviceId: string) =>
+      browsing.describe(await transition(serviceId, { from: 'active', to: 'paused', action: 'paused' }, ownedBy(actor)), actor),
+
+    resumeService: async (actor: Actor, serviceId: string) =>
+      browsing.describe(await transition(serviceId, { from: 'paused', to: 'active', action: 'resumed' }, ownedBy(actor)), actor),
+
+    /** Pending -> active; the `service.approved` event is written in the same transaction. */
+    async approveService(actor: Actor, serviceId: string) {
+      const row = await transition(serviceId, { from: 'pending', to: 'active', action: 'approved' }, anyone, (tx, approved) =>
+        emitEvent(outbox, tx, catalogueEvents.serviceApproved, { serviceId: approved.id, sellerId: approved.sellerId }, approved.updatedAt),
+      )
+      return browsing.describe(row, actor)
+    },
+
+    /** Pending -> rejected with a reason the seller sees; editing the service resubmits it. */
+    rejectService: async (actor: Actor, serviceId: string, reason: string) =>
+      browsing.describe(await transition(serviceId, { from: 'pending', to: 'rejected', action: 'rejected', rejectionReason: reason }, anyone), actor),
+  }
+}

@@ -1,0 +1,14 @@
+import { can, type Actor } from '../../access/access.ts'
+import type { ServiceRow } from './services.table.ts'
+
+/** A gallery holds at most this many images (spec section 8). */
+export const GALLERY_LIMIT = 10
+
+export const serviceSlot = (serviceId: string, tag: 'service_banner' | 'service_gallery') => ({ objectType: 'service', objectId: serviceId, tag }) as const
+
+export const mayModerate = (actor: Actor | null): boolean => actor !== null && can(actor, 'view_services')
+export const isOwner = (row: ServiceRow, actor: Actor | null): boolean => actor !== null && row.sellerId === actor.id
+
+/** DESIGN 6 "Services": active is public; any other state only for its owner and staff with view_services. */
+export const isVisibleTo = (row: ServiceRow, viewer: Actor | null): boolean =>
+  row.deletedAt === null && (row.status === 'active' || isOwner(row, viewer) || mayModerate(viewer))
