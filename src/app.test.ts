@@ -90,7 +90,7 @@ describe('HTTP platform', () => {
 
   describe('OpenAPI document and docs page', () => {
     type Operation = { summary?: string; security?: unknown[]; responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }> }
-    let document: { openapi: string; paths: Record<string, Record<string, Operation>>; components?: Record<string, unknown>; info?: { version: string } }
+    let document: { openapi: string; paths: Record<string, Record<string, Operation>>; components?: Record<string, unknown>; info?: { version: string; description: string } }
 
     const OPERATIONS: [method: string, path: string, success: string, guarded: boolean][] = [
       ['post', '/auth/register', '201', false],
@@ -170,6 +170,15 @@ describe('HTTP platform', () => {
         })
         expect(data.version).toBe(document.info?.version)
       }
+    })
+
+    it("lists every module's error codes in the reference, and a route's codes on its status", () => {
+      const description = (document.info as { description: string }).description
+      for (const code of ['VALIDATION_ERROR', 'NOT_FOUND', 'RATE_LIMITED', 'INVALID_TRANSITION', 'CATEGORY_IN_USE', 'TOKEN_USED', 'PORTFOLIO_LIMIT_REACHED', 'CANNOT_MODIFY_SELF']) {
+        expect(description).toMatch(new RegExp(`\\| \`${code}\` \\| \\d{3} \\|`))
+      }
+      const approve = document.paths[`${API}/admin/services/{serviceId}/approve`]?.post as { responses: Record<string, { description: string }> }
+      expect(approve.responses['422']?.description).toMatch(/^`INVALID_TRANSITION`: /)
     })
 
     it('builds the app without framework deprecation warnings', () => {

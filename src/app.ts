@@ -19,6 +19,7 @@ import { refuseMultipartOnJsonRoutes } from './http/multipart.ts'
 import { RateLimitCounter, rateLimits } from './http/rate-limit.ts'
 import { validatorCompiler } from './http/validation.ts'
 import { MINUTE, systemClock, type Clock } from './lib/clock.ts'
+import type { ErrorCode } from './lib/errors.ts'
 import { createLogger, type Logger } from './platform/logging/logger.ts'
 import { createMailer, type Mailer } from './platform/mail/mailer.ts'
 import { apiIndexRoutes, healthRoutes } from './http/health.routes.ts'
@@ -47,6 +48,20 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
+
+/** The reference's introduction, with every error code a client may switch on (from each module's catalogue). */
+function apiDescription(errors: ErrorCode[]): string {
+  const rows = errors.map((error) => `| \`${error.code}\` | ${error.status} | ${error.description} |`)
+  return [
+    'REST/JSON API of a freelance-services marketplace. Every answer is `{ success, data }` or `{ success: false, error: { code, message, details } }`.',
+    '',
+    '## Error codes',
+    '',
+    '| code | status | meaning |',
+    '|---|---|---|',
+    ...rows,
+  ].join('\n')
+}
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps
@@ -122,8 +137,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       info: {
         title: 'Marketplace API',
         version: packageInfo.version,
-        description:
-          'REST/JSON API of a freelance-services marketplace. Every answer is `{ success, data }` or `{ success: false, error: { code, message, details } }`.',
+        description: apiDescription(container.errors),
       },
       servers: [{ url: config.publicUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
