@@ -2,11 +2,10 @@ import { readdirSync } from 'node:fs'
 import { and, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fileForm, html, multipart, png } from '../../../test/factories/files.ts'
-import { createUser, unique, type TestUser } from '../../../test/factories/users.ts'
+import { createCategory, publishService, serviceBody } from '../../../test/factories/services.ts'
+import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
-import { newId } from '../../lib/ids.ts'
 import { uploads } from '../uploads/uploads.table.ts'
-import { categories } from './categories.table.ts'
 import { GALLERY_LIMIT } from './service-rules.ts'
 
 /** Every stored file under the local storage directory (recursively). */
@@ -26,9 +25,7 @@ describe('gallery limits and all-or-nothing uploads under concurrency', () => {
   beforeAll(async () => {
     ctx = await createTestApp()
     seller = await createUser(ctx)
-    const now = ctx.clock.now()
-    categoryId = newId()
-    await ctx.database.db.insert(categories).values({ id: categoryId, name: 'Races', slug: unique('races-'), createdAt: now, updatedAt: now })
+    categoryId = await createCategory(ctx, 'Races')
   })
   afterAll(() => ctx.close())
 
@@ -39,19 +36,7 @@ describe('gallery limits and all-or-nothing uploads under concurrency', () => {
     multipart(await Promise.all(Array.from({ length: count }, async (_, index) => ({ name: 'files', filename: `i${index}.png`, content: await png({ seed: seed + index }), contentType: 'image/png' }))))
 
   async function serviceWithImages(count: number): Promise<string> {
-    const created = await request(ctx.app, {
-      method: 'POST',
-      url: '/services',
-      token: seller.accessToken,
-      payload: {
-        title: 'I will design a modern logo',
-        description: 'A professional logo for your brand, with source files included.',
-        categoryId,
-        packages: [{ name: 'Basic', price: 25, deliveryDays: 3, revisions: 2 }],
-      },
-    })
-    expect(created.statusCode, created.body).toBe(201)
-    const id: string = created.json().data.id
+    const id = await publishService(ctx, seller.accessToken, categoryId)
     if (count > 0) {
       const added = await request(ctx.app, { method: 'POST', url: `/services/${id}/images`, token: seller.accessToken, ...(await images(count, 10)) })
       expect(added.statusCode, added.body).toBe(200)
@@ -82,13 +67,7 @@ describe('gallery limits and all-or-nothing uploads under concurrency', () => {
       method: 'PUT',
       url: `/services/${id}`,
       token: seller.accessToken,
-      payload: {
-        title: 'I will design a modern logo',
-        description: 'A professional logo for your brand, with source files included.',
-        categoryId,
-        packages: [{ name: 'Basic', price: 25, deliveryDays: 3, revisions: 2 }],
-        imageIds: uploadIds,
-      },
+      payload: serviceBody(categoryId, { imageIds: uploadIds }),
     })
     const addition = request(ctx.app, { method: 'POST', url: `/services/${id}/images`, token: seller.accessToken, ...(await images(2, 80)) })
     const answers = await Promise.all([edit, addition])

@@ -1,12 +1,11 @@
 import { and, asc, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
-import { createUser, unique } from '../../../test/factories/users.ts'
+import { createCategory, publishService } from '../../../test/factories/services.ts'
+import { createUser } from '../../../test/factories/users.ts'
 import { multipart, png } from '../../../test/factories/files.ts'
-import { newId } from '../../lib/ids.ts'
 import { createLocalStorage } from '../../platform/storage/local.ts'
 import { uploads } from '../uploads/uploads.table.ts'
-import { categories } from './categories.table.ts'
 
 const UNKNOWN_ID = '0190a000-0000-7000-8000-00000000abcd'
 
@@ -22,27 +21,13 @@ describe('removing and reordering gallery images', () => {
     ctx = await createTestApp()
     seller = (await createUser(ctx)).accessToken
     stranger = (await createUser(ctx)).accessToken
-    const now = ctx.clock.now()
-    categoryId = newId()
-    await ctx.database.db.insert(categories).values({ id: categoryId, name: 'Logo Design', slug: unique('logo-'), createdAt: now, updatedAt: now })
+    categoryId = await createCategory(ctx)
   })
   afterAll(() => ctx.close())
 
   /** A service of the seller's with three gallery images, ordered 0, 1, 2. */
   async function serviceWithThreeImages(): Promise<{ id: string; images: Images }> {
-    const created = await request(ctx.app, {
-      method: 'POST',
-      url: '/services',
-      token: seller,
-      payload: {
-        title: 'I will design a modern logo',
-        description: 'A professional logo for your brand, with source files included.',
-        categoryId,
-        packages: [{ name: 'Basic', price: 25, deliveryDays: 3, revisions: 2 }],
-      },
-    })
-    expect(created.statusCode, created.body).toBe(201)
-    const id: string = created.json().data.id
+    const id = await publishService(ctx, seller, categoryId)
     const form = multipart(await Promise.all([0, 1, 2].map(async (index) => ({ name: 'files', filename: `g${index}.png`, content: await png({ seed: 60 + index }), contentType: 'image/png' }))))
     const added = await request(ctx.app, { method: 'POST', url: `/services/${id}/images`, token: seller, ...form })
     expect(added.statusCode, added.body).toBe(200)
