@@ -25,6 +25,7 @@ Commands:
   seed                       fill the database with demo sellers and services (idempotent)
       [--services N]         instead, top up to N generated active services for benchmarks
   worker                     run the background worker alone (PostgreSQL only)
+  ledger:check               check that the books balance; exits 1 when they do not
 `
 
 async function withDatabase<T>(config: Config, run: (database: Database) => Promise<T>): Promise<T> {
@@ -102,6 +103,20 @@ async function seed(config: Config, argv: string[]): Promise<void> {
   })
 }
 
+/** Prints the reconciliation as JSON (`{ ok, transactions, accounts, problems }`); exit code 1 when it is not ok. */
+async function checkLedger(config: Config): Promise<void> {
+  await withDatabase(config, async (database) => {
+    const { container, mailer } = containerFor(config, database)
+    try {
+      const result = await container.wallet.checkLedger()
+      console.log(JSON.stringify(result, null, 2))
+      if (!result.ok) process.exitCode = 1
+    } finally {
+      mailer.close()
+    }
+  })
+}
+
 async function runWorker(config: Config): Promise<void> {
   if (config.database.kind === 'pglite') {
     throw new Error('The standalone worker needs PostgreSQL (DATABASE_URL): the embedded database belongs to the API process, whose worker runs in-process.')
@@ -133,6 +148,8 @@ async function main(argv: string[]): Promise<void> {
       return createSuperuser(loadConfig(), rest)
     case 'seed':
       return seed(loadConfig(), rest)
+    case 'ledger:check':
+      return checkLedger(loadConfig())
     case 'worker':
       return runWorker(loadConfig())
     default:

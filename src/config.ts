@@ -36,6 +36,9 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_UPLOADS: Count(10),
   RATE_LIMIT_GENERAL: Count(100),
   RATE_LIMIT_WINDOW_SECONDS: Count(60),
+  CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'USD' }),
+  PAYMENTS_PROVIDER: Type.Union([Type.Literal('sandbox')], { default: 'sandbox' }),
+  PAYMENTS_SANDBOX_ENABLED: Type.Optional(Bool),
   SUPERUSER_EMAIL: Type.Optional(Type.String()),
   SUPERUSER_PASSWORD: Type.Optional(Type.String()),
   SUPERUSER_FULL_NAME: Type.Optional(Type.String()),
@@ -70,6 +73,10 @@ export interface Config {
   trustProxy: boolean
   runWorker: boolean
   rateLimit: { auth: number; uploads: number; general: number; windowSeconds: number }
+  /** ISO 4217 code of the platform currency; money is stored in its minor unit (cents). */
+  currency: string
+  /** The sandbox credits deposits without collecting money: on outside production, opt-in in production. */
+  payments: { provider: 'sandbox'; sandboxEnabled: boolean }
   logLevel: Env['LOG_LEVEL']
   /** Fallbacks for `cli create-superuser` when its flags are absent. */
   superuser: { email?: string; password?: string; fullName?: string }
@@ -164,6 +171,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       general: env.RATE_LIMIT_GENERAL,
       windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
     },
+    currency: env.CURRENCY,
+    payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     logLevel: env.LOG_LEVEL,
     superuser: { email: env.SUPERUSER_EMAIL, password: env.SUPERUSER_PASSWORD, fullName: env.SUPERUSER_FULL_NAME },
   }

@@ -1,0 +1,35 @@
+import { defineModule } from '../../platform/module.ts'
+import { deposits } from './deposits.table.ts'
+import { ledgerAdminRoutes } from './ledger.admin.routes.ts'
+import { createLedgerService } from './ledger.service.ts'
+import { ledgerAccounts, ledgerEntries, ledgerTransactions } from './ledger.table.ts'
+import { createSandboxProvider } from './payments.ts'
+import { walletErrors } from './wallet.errors.ts'
+import { walletRoutes } from './wallet.routes.ts'
+import { createWalletService } from './wallet.service.ts'
+
+/** Money: the double-entry ledger, balances and statements, deposits, reconciliation. */
+export const walletModule = defineModule({
+  name: 'wallet',
+  needs: [],
+  tables: { ledgerAccounts, ledgerTransactions, ledgerEntries, deposits },
+  create: ({ config, db, clock }) => {
+    const ledger = createLedgerService({ clock })
+    const payments = createSandboxProvider({ enabled: config.payments.sandboxEnabled })
+    return {
+      ...createWalletService({ db, clock, ledger, payments, currency: config.currency }),
+      /** Other modules move money in their own transaction: `ledger.transfer(tx, ...)`. */
+      ledger,
+      /** `GET /admin/ledger/check` and `cli ledger:check`. */
+      checkLedger: () => ledger.check(db),
+    }
+  },
+  routes: (api) => async (app) => {
+    await app.register(walletRoutes, { wallet: api })
+    await app.register(ledgerAdminRoutes, { check: api.checkLedger })
+  },
+  errors: walletErrors,
+})
+
+export type WalletApi = ReturnType<(typeof walletModule)['create']>
+export type { AccountRef, LedgerCheck, LedgerService, Transfer } from './ledger.service.ts'

@@ -1,0 +1,181 @@
+import { eq, sql } from 'drizzle-orm'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { expectBooksBalance } from '../../../test/setup/ledger.ts'
+import { createSuperuser, createUser, type TestUser } from '../../../test/factories/users.ts'
+import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { deposits } from './deposits.table.ts'
+import { ledgerAccounts, ledgerEntries, ledgerTransactions } from './ledger.table.ts'
+
+describe('wallet routes', () => {
+  let ctx: TestContext
+  beforeAll(async () => {
+    ctx = await createTestApp()
+  })
+  afterEach(() => expectBooksBalance(ctx))
+  afterAll(() => ctx.close())
+
+  const deposit = (token: string, payload: unknown) => request(ctx.app, { method: 'POST', url: '/wallet/deposits', token, payload: payload as object })
+  const wallet = async (token: string) => (await request(ctx.app, { method: 'GET', url: '/wallet', token })).json().data
+  const countRows = async (userId: string) => ({
+    deposits: (await ctx.database.db.select().from(deposits).where(eq(deposits.userId, userId))).length,
+    transactions: (await ctx.database.db.select().from(ledgerTransactions)).length,
+  })
+
+  describe('GET /wallet', () => {
+    it('answers 401 without a token', async () => {
+      expectError(await request(ctx.app, { method: 'GET', url: '/wallet' }), 401, 'UNAUTHENTICATED')
+    })
+
+    it('answers zeros in the platform currency for a user who never moved money', async () => {
+      const { accessToken } = await createUser(ctx)
+      const response = await request(ctx.app, { method: 'GET', url: '/wallet', token: accessToken })
+      expect(response.statusCode).toBe(200)
+      expect(response.json()).toEqual({ success: true, data: { balance: 0, escrow: 0, pendingPayouts: 0, currency: 'USD' } })
+    })
+  })
+
+  describe('POST /wallet/deposits', () => {
+    it('answers 401 without a token and stores nothing', async () => {
+      expectError(await request(ctx.app, { method: 'POST', url: '/wallet/deposits', payload: { amount: 10 } }), 401, 'UNAUTHENTICATED')
+    })
+
+    const badAmounts: [string, unknown][] = [
+      ['0', { amount: 0 }],
+      ['a negative amount', { amount: -5 }],
+      ['1e308', { amount: 1e308 }],
+      ['0.001', { amount: 0.001 }],
+      ['0.49 (below the minimum)', { amount: 0.49 }],
+      ['10000.01 (above the maximum)', { amount: 10000.01 }],
+      ['5.555 (three decimals)', { amount: 5.555 }],
+      ['the string "10"', { amount: '10' }],
+      ['null', { amount: null }],
+      ['a missing amount', {}],
+    ]
+    for (const [name, payload] of badAmounts) {
+      it(`refuses ${name} with 400 on amount and moves nothing`, async () => {
+        const { user, accessToken } = await createUser(ctx)
+        const before = await countRows(user.id)
+        expectError(await deposit(accessToken, payload), 400, 'VALIDATION_ERROR', ['amount'])
+        expect(await countRows(user.id)).toEqual(before)
+        expect(await wallet(accessToken)).toMatchObject({ balance: 0 })
+      })
+    }
+
+    it('credits a sandbox deposit at once: 201, the balance, the statement and the ledger', async () => {
+      const { user, accessToken } = await createUser(ctx)
+      const response = await deposit(accessToken, { amount: 25.5 })
+      expect(response.statusCode, response.body).toBe(201)
+      const { data } = response.json()
+      expect(data).toEqual({
+        id: expect.any(String),
+        amount: 25.5,
+        currency: 'USD',
+        status: 'succeeded',
+        failureReason: null,
+        createdAt: ctx.clock.now().toISOString(),
+        completedAt: ctx.clock.now().toISOString(),
+      })
+      expect(await wallet(accessToken)).toEqual({ balance: 25.5, escrow: 0, pendingPayouts: 0, currency: 'USD' })
+      const [row] = await ctx.database.db.select().from(deposits).where(eq(deposits.id, data.id))
+      expect(row).toMatchObject({ userId: user.id, amountCents: 2550, status: 'succeeded', provider: 'sandbox', providerReference: `sandbox_${data.id}` })
+      const entries = await ctx.database.db
+        .select({ amount: ledgerEntries.amountCents, kind: ledgerAccounts.kind, ownerId: ledgerAccounts.ownerId })
+        .from(ledgerEntries)
+        .innerJoin(ledgerAccounts, eq(ledgerAccounts.id, ledgerEntries.accountId))
+        .innerJoin(ledgerTransactions, eq(ledgerTransactions.id, ledgerEntries.transactionId))
+        .where(eq(ledgerTransactions.depositId, data.id))
+      expect(entries.sort((a, b) => a.amount - b.amount)).toEqual([
+        { amount: -2550, kind: 'external', ownerId: null },
+        { amount: 2550, kind: 'available', ownerId: user.id },
+      ])
+    })
+  })
+
+  describe('GET /wallet/transactions', () => {
+    it('answers 401 without a token', async () => {
+      expectError(await request(ctx.app, { method: 'GET', url: '/wallet/transactions' }), 401, 'UNAUTHENTICATED')
+    })
+
+    it("lists the caller's movements newest first with running balances, paged, and nobody else's", async () => {
+      const { accessToken } = await createUser(ctx)
+      const other = await createUser(ctx)
+      await deposit(other.accessToken, { amount: 99 })
+      for (const amount of [10, 20.25, 5]) {
+        expect((await deposit(accessToken, { amount })).statusCode).toBe(201)
+        ctx.clock.advance(1000)
+      }
+      const page = await request(ctx.app, { method: 'GET', url: '/wallet/transactions?limit=2', token: accessToken })
+      expect(page.statusCode).toBe(200)
+      const { items, pagination } = page.json().data
+      expect(pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasNext: true, hasPrev: false })
+      expect(items).toEqual([
+        { id: expect.any(String), type: 'deposit', amount: 5, balanceAfter: 35.25, description: 'Deposit via sandbox', orderId: null, payoutId: null, createdAt: expect.any(String) },
+        { id: expect.any(String), type: 'deposit', amount: 20.25, balanceAfter: 30.25, description: 'Deposit via sandbox', orderId: null, payoutId: null, createdAt: expect.any(String) },
+      ])
+      const rest = (await request(ctx.app, { method: 'GET', url: '/wallet/transactions?limit=2&page=2', token: accessToken })).json().data.items
+      expect(rest.map((item: { amount: number }) => item.amount)).toEqual([10])
+    })
+
+    it('defaults to 20 per page and refuses a limit over 100 (400 on limit)', async () => {
+      const { accessToken } = await createUser(ctx)
+      expect((await request(ctx.app, { method: 'GET', url: '/wallet/transactions', token: accessToken })).json().data.pagination.limit).toBe(20)
+      expectError(await request(ctx.app, { method: 'GET', url: '/wallet/transactions?limit=101', token: accessToken }), 400, 'VALIDATION_ERROR', ['limit'])
+    })
+  })
+
+  describe('GET /admin/ledger/check', () => {
+    let admin: TestUser
+    beforeAll(async () => {
+      admin = await createSuperuser(ctx)
+    })
+
+    it('answers 401 without a token and 403 for staff who are not superusers', async () => {
+      expectError(await request(ctx.app, { method: 'GET', url: '/admin/ledger/check' }), 401, 'UNAUTHENTICATED')
+      const staff = await createUser(ctx, { permissions: ['view_accounts', 'approve_withdrawals'] })
+      expectError(await request(ctx.app, { method: 'GET', url: '/admin/ledger/check', token: staff.accessToken }), 403, 'FORBIDDEN')
+    })
+
+    it('reports balanced books, then a balance that no longer matches its entries', async () => {
+      const { user, accessToken } = await createUser(ctx)
+      await deposit(accessToken, { amount: 12 })
+      const clean = await request(ctx.app, { method: 'GET', url: '/admin/ledger/check', token: admin.accessToken })
+      expect(clean.statusCode).toBe(200)
+      expect(clean.json().data).toMatchObject({ ok: true, problems: [] })
+      expect(clean.json().data.transactions).toBeGreaterThan(0)
+      expect(clean.json().data.accounts).toBeGreaterThanOrEqual(5)
+
+      const account = eq(ledgerAccounts.ownerId, user.id)
+      await ctx.database.db.update(ledgerAccounts).set({ balanceCents: sql`${ledgerAccounts.balanceCents} + 1` }).where(sql`${account} and ${ledgerAccounts.kind} = 'available'`)
+      try {
+        const broken = (await request(ctx.app, { method: 'GET', url: '/admin/ledger/check', token: admin.accessToken })).json().data
+        expect(broken.ok).toBe(false)
+        expect(broken.problems).toEqual([{ kind: 'balance_mismatch', id: expect.any(String), message: 'balance 1201 cents, entries sum to 1200 cents' }])
+      } finally {
+        await ctx.database.db.update(ledgerAccounts).set({ balanceCents: sql`${ledgerAccounts.balanceCents} - 1` }).where(sql`${account} and ${ledgerAccounts.kind} = 'available'`)
+      }
+    })
+  })
+
+  it('refuses to update or delete a ledger entry (append-only)', async () => {
+    const { accessToken } = await createUser(ctx)
+    await deposit(accessToken, { amount: 7 })
+    const [entry] = await ctx.database.db.select().from(ledgerEntries).limit(1)
+    await expect(ctx.database.db.update(ledgerEntries).set({ amountCents: 1 }).where(eq(ledgerEntries.id, entry!.id))).rejects.toThrow()
+    await expect(ctx.database.db.delete(ledgerEntries).where(eq(ledgerEntries.id, entry!.id))).rejects.toThrow()
+    expect((await ctx.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.id, entry!.id)))[0]).toEqual(entry)
+  })
+})
+
+describe('deposits without a payments provider', () => {
+  let ctx: TestContext
+  beforeAll(async () => {
+    ctx = await createTestApp({ env: { PAYMENTS_SANDBOX_ENABLED: 'false' } })
+  })
+  afterAll(() => ctx.close())
+
+  it('answers 503 DEPOSITS_UNAVAILABLE and records nothing', async () => {
+    const { user, accessToken } = await createUser(ctx)
+    expectError(await request(ctx.app, { method: 'POST', url: '/wallet/deposits', token: accessToken, payload: { amount: 10 } }), 503, 'DEPOSITS_UNAVAILABLE')
+    expect(await ctx.database.db.select().from(deposits).where(eq(deposits.userId, user.id))).toEqual([])
+  })
+})

@@ -1,0 +1,48 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Envelope, Page, PageQuery, ok, responses } from '../../http/common.schemas.ts'
+import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
+import { walletErrors } from './wallet.errors.ts'
+import { Deposit, DepositBody, Wallet, WalletTransaction } from './wallet.schemas.ts'
+import type { WalletService } from './wallet.service.ts'
+
+const tags = ['wallet']
+const security = [{ bearerAuth: [] }]
+
+export const walletRoutes: FastifyPluginAsyncTypebox<{ wallet: WalletService }> = async (app, { wallet }) => {
+  app.addHook('preValidation', requireAuth)
+
+  app.get('/wallet', { schema: { tags, security, summary: "The caller's balances", response: responses({ 200: Envelope(Wallet) }, 401) } }, async (request) =>
+    ok(await wallet.getWallet(actorOf(request))),
+  )
+
+  app.get(
+    '/wallet/transactions',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "The caller's statement",
+        description: 'Movements of the available balance, newest first (default 20 per page, at most 100).',
+        querystring: PageQuery,
+        response: responses({ 200: Envelope(Page(WalletTransaction)) }, 400, 401),
+      },
+    },
+    async (request) => ok(await wallet.listTransactions(actorOf(request), request.query)),
+  )
+
+  app.post(
+    '/wallet/deposits',
+    {
+      config: { idempotent: true },
+      schema: {
+        tags,
+        security,
+        summary: 'Add money to the wallet',
+        description: 'Collected by the payments provider and credited to the available balance once it succeeded. Send an `Idempotency-Key` header to make a retry safe.',
+        body: DepositBody,
+        response: responses({ 201: Envelope(Deposit) }, 400, 401, walletErrors.DEPOSITS_UNAVAILABLE),
+      },
+    },
+    async (request, reply) => reply.status(201).send(ok(await wallet.deposit(actorOf(request), request.body.amount))),
+  )
+}

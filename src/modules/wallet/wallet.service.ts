@@ -1,0 +1,85 @@
+import type { Actor } from '../../access/access.ts'
+import type { Db } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { fail, fieldError } from '../../lib/errors.ts'
+import { newId } from '../../lib/ids.ts'
+import { fromCents, toCents } from '../../lib/money.ts'
+import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
+import { createDepositsRepository } from './deposits.repository.ts'
+import type { DepositRow } from './deposits.table.ts'
+import type { LedgerService } from './ledger.service.ts'
+import type { PaymentsProvider } from './payments.ts'
+import { walletErrors } from './wallet.errors.ts'
+
+/** Deposit limits (issue 9): from 0.50 to 10,000.00. */
+export const DEPOSIT_MIN_CENTS = 50
+export const DEPOSIT_MAX_CENTS = 1_000_000
+
+const toDeposit = (row: DepositRow) => ({
+  id: row.id,
+  amount: fromCents(row.amountCents),
+  currency: row.currency,
+  status: row.status,
+  failureReason: row.failureReason,
+  createdAt: row.createdAt.toISOString(),
+  completedAt: row.completedAt?.toISOString() ?? null,
+})
+
+/** What a user sees of their money: balances, a statement, deposits. */
+export function createWalletService(deps: { db: Db; clock: Clock; ledger: LedgerService; payments: PaymentsProvider; currency: string }) {
+  const { db, clock, ledger, payments, currency } = deps
+
+  return {
+    /** `GET /wallet`. */
+    async getWallet(actor: Actor) {
+      const balances = await ledger.balancesOf(db, actor.id)
+      return { balance: fromCents(balances.available), escrow: fromCents(balances.escrow), pendingPayouts: fromCents(balances.payout_pending), currency }
+    },
+
+    /** `GET /wallet/transactions`: the entries of the caller's available balance, newest first. */
+    async listTransactions(actor: Actor, page: PageRequest) {
+      const { rows, total } = await ledger.statementOf(db, actor.id, 'available', offsetOf(page), page.limit)
+      return toPage(
+        rows.map((row) => ({
+          id: row.id,
+          type: row.type,
+          amount: fromCents(row.amountCents),
+          balanceAfter: fromCents(row.balanceAfterCents),
+          description: row.description,
+          orderId: row.orderId,
+          payoutId: row.payoutId,
+          createdAt: row.createdAt.toISOString(),
+        })),
+        total,
+        page,
+      )
+    },
+
+    /**
+     * `POST /wallet/deposits`: records the deposit, asks the provider to collect it (never inside
+     * a transaction: a real provider is a network call), then credits it in one transaction with
+     * its ledger entries when the provider says it succeeded.
+     */
+    async deposit(actor: Actor, amount: number) {
+      const amountCents = toCents(amount)
+      if (amountCents === undefined) throw fieldError('amount', 'must have at most two decimals')
+      if (amountCents < DEPOSIT_MIN_CENTS || amountCents > DEPOSIT_MAX_CENTS) throw fieldError('amount', 'must be from 0.50 to 10000.00')
+      if (!payments.isAvailable) throw fail(walletErrors.DEPOSITS_UNAVAILABLE, 'Deposits are not available on this deployment')
+      const id = newId()
+      await db.transaction((tx) =>
+        createDepositsRepository(tx).insert({ id, userId: actor.id, amountCents, currency, provider: payments.name, status: 'pending', createdAt: clock.now() }),
+      )
+      const outcome = await payments.collect({ depositId: id, userId: actor.id, amountCents, currency })
+      const row = await db.transaction(async (tx) => {
+        const deposits = createDepositsRepository(tx)
+        if (outcome.status === 'pending') return deposits.update(id, { providerReference: outcome.reference })
+        if (outcome.status === 'failed') return deposits.update(id, { status: 'failed', failureReason: outcome.reason, completedAt: clock.now() })
+        await ledger.transfer(tx, { from: { platform: 'external' }, to: { userId: actor.id, kind: 'available' }, amountCents, type: 'deposit', description: `Deposit via ${payments.name}`, depositId: id })
+        return deposits.update(id, { status: 'succeeded', providerReference: outcome.reference, completedAt: clock.now() })
+      })
+      return toDeposit(row)
+    },
+  }
+}
+
+export type WalletService = ReturnType<typeof createWalletService>
