@@ -12,6 +12,7 @@ import packageInfo from '../package.json' with { type: 'json' }
 import type { Config } from './config.ts'
 import { pingDatabase, type Database } from './db/client.ts'
 import { identifyCaller } from './http/auth-hooks.ts'
+import { idempotency } from './platform/idempotency/idempotency.ts'
 import { API_PREFIX } from './http/prefix.ts'
 import { badUrlHandler, errorHandler, notFoundHandler } from './http/error-handler.ts'
 import { objectBodiesOnly } from './http/json-body.ts'
@@ -127,7 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    exposedHeaders: ['X-Request-Id', 'API-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
+    exposedHeaders: ['X-Request-Id', 'API-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed'],
     maxAge: 600,
   })
 
@@ -155,6 +156,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: app.log,
     counter: rateLimitCounter,
   })
+
+  // After authentication and rate limits, before any route: routes opt in with `config: { idempotent: true }`.
+  await app.register(idempotency, { db: container.db, clock })
 
   await app.register(healthRoutes, { ping: () => pingDatabase(database.db), rateLimits: () => rateLimitCounter.state })
   for (const install of container.routes('root')) await install(app)

@@ -37,6 +37,7 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_GENERAL: Count(100),
   RATE_LIMIT_WINDOW_SECONDS: Count(60),
   CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'USD' }),
+  MIN_PAYOUT: Type.Number({ minimum: 0.01, maximum: 1_000_000, default: 10 }),
   PAYMENTS_PROVIDER: Type.Union([Type.Literal('sandbox')], { default: 'sandbox' }),
   PAYMENTS_SANDBOX_ENABLED: Type.Optional(Bool),
   SUPERUSER_EMAIL: Type.Optional(Type.String()),
@@ -77,6 +78,8 @@ export interface Config {
   currency: string
   /** The sandbox credits deposits without collecting money: on outside production, opt-in in production. */
   payments: { provider: 'sandbox'; sandboxEnabled: boolean }
+  /** The smallest payout, in cents. */
+  minPayoutCents: number
   logLevel: Env['LOG_LEVEL']
   /** Fallbacks for `cli create-superuser` when its flags are absent. */
   superuser: { email?: string; password?: string; fullName?: string }
@@ -172,6 +175,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
     },
     currency: env.CURRENCY,
+    minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     logLevel: env.LOG_LEVEL,
     superuser: { email: env.SUPERUSER_EMAIL, password: env.SUPERUSER_PASSWORD, fullName: env.SUPERUSER_FULL_NAME },

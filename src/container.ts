@@ -2,9 +2,10 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config.ts'
 import type { Db } from './db/client.ts'
 import { guardTransactions } from './db/transaction-guard.ts'
-import type { Clock } from './lib/clock.ts'
+import { HOUR, type Clock } from './lib/clock.ts'
 import { commonErrors, type ErrorCode } from './lib/errors.ts'
 import { appModules } from './modules/index.ts'
+import { idempotencyErrors, sweepExpiredIdempotencyKeys } from './platform/idempotency/idempotency.ts'
 import type { Mailer } from './platform/mail/mailer.ts'
 import type { Infrastructure, RouteInstaller } from './platform/module.ts'
 import { EVENT_JOB, type EventType } from './platform/outbox/events.ts'
@@ -53,7 +54,10 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
     clock: base.clock,
     logger: base.logger.child({ component: 'worker' }),
     handlers: Object.fromEntries(handlers.map((handler) => [handler.topic, (payload: unknown, row: OutboxJobRow) => handler.run(payload, row)])),
-    periodic: each((module, api) => module.periodic?.(api)).flat(),
+    periodic: [
+      { name: 'sweep-idempotency-keys', everyMs: HOUR, run: () => sweepExpiredIdempotencyKeys(db, base.clock.now()) },
+      ...each((module, api) => module.periodic?.(api)).flat(),
+    ],
   })
 
   return {
@@ -66,7 +70,7 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
     /** Every event the modules emit (the webhook catalogue). */
     events: each<readonly EventType[]>((module) => module.events).flat(),
     /** Every error code the API answers with: the common ones, then each module's. */
-    errors: [...Object.values(commonErrors), ...each((module) => (module.errors ? Object.values(module.errors) : undefined)).flat()] as ErrorCode[],
+    errors: [...Object.values(commonErrors), ...Object.values(idempotencyErrors), ...each((module) => (module.errors ? Object.values(module.errors) : undefined)).flat()] as ErrorCode[],
   }
 }
 

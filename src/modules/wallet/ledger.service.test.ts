@@ -70,7 +70,7 @@ describe('the ledger', () => {
     const refused = results.filter((result) => result.status === 'rejected')
     expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(20)
     expect(refused).toHaveLength(40)
-    for (const result of refused) expect((result as PromiseRejectedResult).reason).toMatchObject({ code: 'INSUFFICIENT_FUNDS' })
+    for (const result of refused) expect(result.reason).toMatchObject({ code: 'INSUFFICIENT_FUNDS' })
     expect(await ledger().balancesOf(db(), user.id)).toEqual({ available: 0, escrow: 0, payout_pending: 20_000 })
     const balancesAfter = await ctx.database.db
       .select({ after: ledgerEntries.balanceAfterCents })

@@ -4,20 +4,26 @@ import { ledgerAdminRoutes } from './ledger.admin.routes.ts'
 import { createLedgerService } from './ledger.service.ts'
 import { ledgerAccounts, ledgerEntries, ledgerTransactions } from './ledger.table.ts'
 import { createSandboxProvider } from './payments.ts'
+import type { UsersService } from '../users/users.module.ts'
+import { payoutsRoutes } from './payouts.routes.ts'
+import { createPayoutsService } from './payouts.service.ts'
+import { payouts } from './payouts.table.ts'
 import { walletErrors } from './wallet.errors.ts'
+import { walletEvents } from './wallet.events.ts'
 import { walletRoutes } from './wallet.routes.ts'
 import { createWalletService } from './wallet.service.ts'
 
-/** Money: the double-entry ledger, balances and statements, deposits, reconciliation. */
+/** Money: the double-entry ledger, balances and statements, deposits, payouts, reconciliation. */
 export const walletModule = defineModule({
   name: 'wallet',
-  needs: [],
-  tables: { ledgerAccounts, ledgerTransactions, ledgerEntries, deposits },
-  create: ({ config, db, clock }) => {
+  needs: ['users'],
+  tables: { ledgerAccounts, ledgerTransactions, ledgerEntries, deposits, payouts },
+  create: ({ config, db, clock, outbox }, { users }: { users: UsersService }) => {
     const ledger = createLedgerService({ clock })
     const payments = createSandboxProvider({ enabled: config.payments.sandboxEnabled })
     return {
       ...createWalletService({ db, clock, ledger, payments, currency: config.currency }),
+      payouts: createPayoutsService({ db, clock, outbox, ledger, users, currency: config.currency, minPayoutCents: config.minPayoutCents }),
       /** Other modules move money in their own transaction: `ledger.transfer(tx, ...)`. */
       ledger,
       /** `GET /admin/ledger/check` and `cli ledger:check`. */
@@ -26,8 +32,10 @@ export const walletModule = defineModule({
   },
   routes: (api) => async (app) => {
     await app.register(walletRoutes, { wallet: api })
+    await app.register(payoutsRoutes, { payouts: api.payouts })
     await app.register(ledgerAdminRoutes, { check: api.checkLedger })
   },
+  events: Object.values(walletEvents),
   errors: walletErrors,
 })
 

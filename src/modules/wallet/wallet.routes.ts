@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, Page, PageQuery, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
+import { idempotencyErrors } from '../../platform/idempotency/idempotency.ts'
 import { walletErrors } from './wallet.errors.ts'
 import { Deposit, DepositBody, Wallet, WalletTransaction } from './wallet.schemas.ts'
 import type { WalletService } from './wallet.service.ts'
@@ -40,7 +41,7 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallet: WalletService }> 
         summary: 'Add money to the wallet',
         description: 'Collected by the payments provider and credited to the available balance once it succeeded. Send an `Idempotency-Key` header to make a retry safe.',
         body: DepositBody,
-        response: responses({ 201: Envelope(Deposit) }, 400, 401, walletErrors.DEPOSITS_UNAVAILABLE),
+        response: responses({ 201: Envelope(Deposit) }, 400, 401, idempotencyErrors.IDEMPOTENCY_KEY_IN_USE, idempotencyErrors.IDEMPOTENCY_KEY_REUSED, walletErrors.DEPOSITS_UNAVAILABLE),
       },
     },
     async (request, reply) => reply.status(201).send(ok(await wallet.deposit(actorOf(request), request.body.amount))),

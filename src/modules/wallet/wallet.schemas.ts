@@ -1,7 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, Nullable, Timestamp } from '../../http/common.schemas.ts'
+import { Id, IdParams, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { Email } from '../users/users.module.ts'
 import { ledgerTransactionTypes } from './ledger.table.ts'
 import { depositStatuses } from './deposits.table.ts'
+import { payoutMethods, payoutStatuses } from './payouts.table.ts'
 
 const Money = (description: string) => Type.Number({ description: `${description} Two decimals, in the platform currency.` })
 
@@ -55,3 +57,51 @@ export const LedgerCheck = Type.Object({
   accounts: Type.Integer(),
   problems: Type.Array(Type.Object({ kind: Type.String(), id: Id, message: Type.String() })),
 })
+
+const PayoutMethodSchema = Type.Union(
+  payoutMethods.map((method) => Type.Literal(method)),
+  { errorMessage: `must be one of ${payoutMethods.join(', ')}` },
+)
+
+export const PayoutBody = Type.Object(
+  {
+    amount: Type.Number({ minimum: 0, maximum: 1_000_000, errorMessage: 'must be a number with at most two decimals', description: 'At least MIN_PAYOUT (10.00 by default), at most the available balance.' }),
+    method: PayoutMethodSchema,
+    details: Type.Object(
+      {
+        accountNumber: Type.Optional(Type.String({ minLength: 4, maxLength: 34, pattern: '^[A-Za-z0-9 ]+$', errorMessage: 'must be 4 to 34 letters, digits or spaces', description: 'bank_transfer: the account number or IBAN.' })),
+        bankName: Type.Optional(Type.String({ minLength: 2, maxLength: 100, pattern: '\\S', errorMessage: 'must be 2 to 100 characters', description: 'bank_transfer: the bank.' })),
+        accountHolder: Type.Optional(Type.String({ minLength: 2, maxLength: 100, pattern: '\\S', errorMessage: 'must be 2 to 100 characters', description: 'bank_transfer, optional: the name on the account.' })),
+        email: Type.Optional(Type.String({ ...Email, description: 'paypal: the PayPal account e-mail.' })),
+      },
+      { additionalProperties: false, description: '`bank_transfer` needs `accountNumber` and `bankName`; `paypal` needs `email`.' },
+    ),
+  },
+  { additionalProperties: false },
+)
+export type PayoutBody = Static<typeof PayoutBody>
+
+export const Payout = Type.Object({
+  id: Id,
+  userId: Id,
+  amount: Type.Number(),
+  currency: Type.String(),
+  method: PayoutMethodSchema,
+  details: Type.Record(Type.String(), Type.String(), { description: 'As sent; the account number is masked (`****1234`) for anyone but the owner.' }),
+  status: Type.Union(payoutStatuses.map((status) => Type.Literal(status))),
+  rejectionReason: Nullable(Type.String()),
+  createdAt: Timestamp,
+  decidedAt: Nullable(Timestamp),
+})
+
+export const PayoutParams = IdParams('payoutId')
+
+export const StaffPayoutsQuery = Type.Composite(
+  [PageQuery, Type.Object({ status: Type.Optional(Type.Union(payoutStatuses.map((status) => Type.Literal(status)), { errorMessage: `must be one of ${payoutStatuses.join(', ')}` })) })],
+  { additionalProperties: false },
+)
+
+export const RejectPayoutBody = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Shown to the user.' }) },
+  { additionalProperties: false },
+)
