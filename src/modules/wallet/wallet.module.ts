@@ -10,6 +10,7 @@ import { createPayoutsService } from './payouts.service.ts'
 import { payouts } from './payouts.table.ts'
 import { walletErrors } from './wallet.errors.ts'
 import { walletEvents } from './wallet.events.ts'
+import { walletAdminRoutes } from './wallet.admin.routes.ts'
 import { walletRoutes } from './wallet.routes.ts'
 import { createWalletService } from './wallet.service.ts'
 
@@ -22,7 +23,7 @@ export const walletModule = defineModule({
     const ledger = createLedgerService({ clock })
     const payments = createSandboxProvider({ enabled: config.payments.sandboxEnabled })
     return {
-      ...createWalletService({ db, clock, ledger, payments, currency: config.currency }),
+      ...createWalletService({ db, clock, ledger, payments, currency: config.currency, users }),
       payouts: createPayoutsService({ db, clock, outbox, ledger, users, currency: config.currency, minPayoutCents: config.minPayoutCents }),
       /** Other modules move money in their own transaction: `ledger.transfer(tx, ...)`. */
       ledger,
@@ -33,6 +34,7 @@ export const walletModule = defineModule({
   routes: (api) => async (app) => {
     await app.register(walletRoutes, { wallet: api })
     await app.register(payoutsRoutes, { payouts: api.payouts })
+    await app.register(walletAdminRoutes, { wallet: api })
     await app.register(ledgerAdminRoutes, { check: api.checkLedger })
   },
   events: Object.values(walletEvents),

@@ -179,3 +179,55 @@ describe('deposits without a payments provider', () => {
     expect(await ctx.database.db.select().from(deposits).where(eq(deposits.userId, user.id))).toEqual([])
   })
 })
+
+describe('staff views and corrections of a wallet', () => {
+  let ctx: TestContext
+  let admin: TestUser
+  let accountant: TestUser
+  beforeAll(async () => {
+    ctx = await createTestApp()
+    admin = await createSuperuser(ctx)
+    accountant = await createUser(ctx, { permissions: ['view_accounts'] })
+  })
+  afterEach(() => expectBooksBalance(ctx))
+  afterAll(() => ctx.close())
+
+  const adjust = (token: string | undefined, userId: string, payload: unknown) =>
+    request(ctx.app, { method: 'POST', url: `/admin/wallets/${userId}/adjustments`, token, payload: payload as object })
+
+  it('shows a user’s wallet to view_accounts; 401, 403 and 404 for the wrong caller or user', async () => {
+    const { user, accessToken } = await createUser(ctx)
+    await request(ctx.app, { method: 'POST', url: '/wallet/deposits', token: accessToken, payload: { amount: 15 } })
+    const shown = await request(ctx.app, { method: 'GET', url: `/admin/wallets/${user.id}`, token: accountant.accessToken })
+    expect(shown.statusCode).toBe(200)
+    expect(shown.json().data).toEqual({ userId: user.id, balance: 15, escrow: 0, pendingPayouts: 0, currency: 'USD' })
+    expectError(await request(ctx.app, { method: 'GET', url: `/admin/wallets/${user.id}` }), 401, 'UNAUTHENTICATED')
+    expectError(await request(ctx.app, { method: 'GET', url: `/admin/wallets/${user.id}`, token: accessToken }), 403, 'FORBIDDEN')
+    expectError(await request(ctx.app, { method: 'GET', url: '/admin/wallets/0190a000-0000-7000-8000-00000000beef', token: accountant.accessToken }), 404, 'NOT_FOUND')
+  })
+
+  it('lets a superuser credit and debit with a reason, as `adjustment` lines, never below zero', async () => {
+    const { user, accessToken } = await createUser(ctx)
+    const credited = await adjust(admin.accessToken, user.id, { amount: 12.5, reason: 'Goodwill credit' })
+    expect(credited.statusCode, credited.body).toBe(201)
+    expect(credited.json().data).toMatchObject({ userId: user.id, balance: 12.5 })
+    expect((await adjust(admin.accessToken, user.id, { amount: -2.5, reason: 'Fee correction' })).json().data.balance).toBe(10)
+    expectError(await adjust(admin.accessToken, user.id, { amount: -10.01, reason: 'Too much' }), 422, 'INSUFFICIENT_FUNDS')
+    const lines = (await request(ctx.app, { method: 'GET', url: '/wallet/transactions', token: accessToken })).json().data.items
+    expect(lines.map((line: { type: string; amount: number; description: string }) => [line.type, line.amount, line.description])).toEqual([
+      ['adjustment', -2.5, 'Adjustment by staff: Fee correction'],
+      ['adjustment', 12.5, 'Adjustment by staff: Goodwill credit'],
+    ])
+  })
+
+  it('refuses adjustments from anyone but a superuser, for unknown users, and with bad input', async () => {
+    const { user } = await createUser(ctx)
+    expectError(await adjust(undefined, user.id, { amount: 5, reason: 'x' }), 401, 'UNAUTHENTICATED')
+    expectError(await adjust(accountant.accessToken, user.id, { amount: 5, reason: 'x' }), 403, 'FORBIDDEN')
+    expectError(await adjust(admin.accessToken, '0190a000-0000-7000-8000-00000000beef', { amount: 5, reason: 'x' }), 404, 'NOT_FOUND')
+    expectError(await adjust(admin.accessToken, user.id, { amount: 0, reason: 'x' }), 400, 'VALIDATION_ERROR', ['amount'])
+    expectError(await adjust(admin.accessToken, user.id, { amount: 1.001, reason: 'x' }), 400, 'VALIDATION_ERROR', ['amount'])
+    expectError(await adjust(admin.accessToken, user.id, { amount: 5 }), 400, 'VALIDATION_ERROR', ['reason'])
+    expectError(await adjust(admin.accessToken, user.id, { amount: '5', reason: 'x' }), 400, 'VALIDATION_ERROR', ['amount'])
+  })
+})

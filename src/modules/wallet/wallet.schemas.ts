@@ -105,3 +105,11 @@ export const RejectPayoutBody = Type.Object(
   { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Shown to the user.' }) },
   { additionalProperties: false },
 )
+
+export const AdjustmentBody = Type.Object(
+  {
+    amount: Type.Number({ minimum: -1_000_000, maximum: 1_000_000, not: { const: 0 }, errorMessage: 'must be a non-zero number from -1000000 to 1000000 with at most two decimals', description: 'Positive credits, negative debits.' }),
+    reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Why: it becomes the statement line.' }),
+  },
+  { additionalProperties: false },
+)

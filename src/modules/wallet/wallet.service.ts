@@ -1,10 +1,11 @@
 import type { Actor } from '../../access/access.ts'
-import type { Db } from '../../db/client.ts'
+import type { Db, Executor } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
-import { fail, fieldError } from '../../lib/errors.ts'
+import { fail, fieldError, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { fromCents, toCents } from '../../lib/money.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
+import type { UsersService } from '../users/users.module.ts'
 import { createDepositsRepository } from './deposits.repository.ts'
 import type { DepositRow } from './deposits.table.ts'
 import type { LedgerService } from './ledger.service.ts'
@@ -26,14 +27,37 @@ const toDeposit = (row: DepositRow) => ({
 })
 
 /** What a user sees of their money: balances, a statement, deposits. */
-export function createWalletService(deps: { db: Db; clock: Clock; ledger: LedgerService; payments: PaymentsProvider; currency: string }) {
-  const { db, clock, ledger, payments, currency } = deps
+export function createWalletService(deps: { db: Db; clock: Clock; ledger: LedgerService; payments: PaymentsProvider; currency: string; users: Pick<UsersService, 'findAccountById'> }) {
+  const { db, clock, ledger, payments, currency, users } = deps
+
+  async function balances(executor: Executor, userId: string) {
+    const cents = await ledger.balancesOf(executor, userId)
+    return { balance: fromCents(cents.available), escrow: fromCents(cents.escrow), pendingPayouts: fromCents(cents.payout_pending), currency }
+  }
 
   return {
     /** `GET /wallet`. */
-    async getWallet(actor: Actor) {
-      const balances = await ledger.balancesOf(db, actor.id)
-      return { balance: fromCents(balances.available), escrow: fromCents(balances.escrow), pendingPayouts: fromCents(balances.payout_pending), currency }
+    getWallet: (actor: Actor) => balances(db, actor.id),
+
+    /** `GET /admin/wallets/{userId}` (view_accounts). */
+    async walletOf(userId: string) {
+      if (!(await users.findAccountById(db, userId))) throw notFound('User')
+      return { userId, ...(await balances(db, userId)) }
+    },
+
+    /** `POST /admin/wallets/{userId}/adjustments` (superuser): a correction booked against the platform's external account. */
+    async adjust(userId: string, amount: number, reason: string) {
+      const amountCents = toCents(amount)
+      if (amountCents === undefined || amountCents === 0) throw fieldError('amount', 'must be a non-zero amount with at most two decimals')
+      return db.transaction(async (tx) => {
+        if (!(await users.findAccountById(tx, userId))) throw notFound('User')
+        const user = { userId, kind: 'available' } as const
+        const external = { platform: 'external' } as const
+        const description = `Adjustment by staff: ${reason.trim()}`
+        if (amountCents > 0) await ledger.transfer(tx, { from: external, to: user, amountCents, type: 'adjustment', description })
+        else await ledger.transfer(tx, { from: user, to: external, amountCents: -amountCents, type: 'adjustment', description })
+        return { userId, ...(await balances(tx, userId)) }
+      })
     },
 
     /** `GET /wallet/transactions`: the entries of the caller's available balance, newest first. */
