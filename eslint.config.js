@@ -48,7 +48,13 @@ function boundaries() {
           'error',
           {
             patterns: [
-              { regex: String.raw`^\.\./(?!\.)[^/]+/(?![^/]*\.module\.ts$)`, message: "Another module is reached only through its public <name>.module.ts (add what you need to that module's exports)." },
+              {
+                // An allow-list of relative imports for the (flat) module folders: a file of the same module,
+                // another module's <name>.module.ts, or a foundation layer. Anything else (another module's
+                // internals by any path, a subfolder) is refused.
+                regex: String.raw`^\.(?!/[^/]+$)(?!\./[^./][^/]*/[^/]+\.module\.ts$)(?!\./\.\./(lib|http|platform|db|access)/[^.])(?!\./\.\./config\.ts$)`,
+                message: "A module imports its own files, another module's public <name>.module.ts, or lib/, http/, platform/, db/, access/ and config.ts; nothing else.",
+              },
               { group: ['**/container.ts', '**/app.ts'], message: 'Modules receive their dependencies; they never import the container or the app.' },
             ],
           },
@@ -58,7 +64,12 @@ function boundaries() {
     // A table may reference another module's table for a foreign key: a schema fact, not a call.
     {
       files: ['src/modules/*/*.table.ts'],
-      rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: String.raw`^\.\./(?!\.)[^/]+/(?![^/]*\.(module|table)\.ts$)`, message: 'A table file imports only other tables (foreign keys).' }] }] },
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          { patterns: [{ regex: String.raw`^\.(?!/[^/]+$)(?!\./[^./][^/]*/[^/]+\.(module|table)\.ts$)(?!\./\.\./(lib|db)/[^.])`, message: 'A table file imports its own module, other tables (foreign keys), lib/ or db/.' }] },
+        ],
+      },
     },
   ]
 }

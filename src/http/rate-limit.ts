@@ -58,7 +58,8 @@ export class RateLimitCounter {
   /** `shared` with Redis, `local` without it, `degraded` while Redis is configured but unreachable. */
   get state(): 'shared' | 'local' | 'degraded' {
     if (!this.redis) return 'local'
-    return this.degradedSince ? 'degraded' : 'shared'
+    // Not connected counts as degraded even before a request has had to fall back.
+    return this.degradedSince || this.redis.status !== 'ready' ? 'degraded' : 'shared'
   }
 
   incr(key: string, callback: Callback, timeWindow: number, max: number): void {

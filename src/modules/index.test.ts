@@ -31,6 +31,18 @@ describe('the module list', () => {
     expect(declared).toHaveLength(defined.length)
   })
 
+  it('declares each event once, with a data schema, and the spec events as their modules land', () => {
+    const events = appModules.flatMap((module) => module.events ?? [])
+    const names = events.map((event) => event.name)
+    expect(new Set(names).size).toBe(names.length)
+    expect(names).toEqual(expect.arrayContaining(['service.approved', 'payout.processed', 'payout.rejected']))
+    for (const event of events) {
+      expect(event.name).toMatch(/^[a-z]+\.[a-z_]+$/)
+      expect(event.data.type).toBe('object')
+      expect(event.description.length).toBeGreaterThan(0)
+    }
+  })
+
   it('names its modules as their folders', () => {
     const folders = readdirSync(MODULES_DIR, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name)
     expect(appModules.map((module) => module.name).sort()).toEqual(folders.sort())

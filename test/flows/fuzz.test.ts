@@ -28,8 +28,6 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261123)
 const RUNS = Number(process.env.FUZZ_RUNS ?? 15)
 const ONLY = process.env.FUZZ_ONLY
 const REPORT = process.env.FUZZ_REPORT
-/** An answer slower than this is a failure: a cheap request that ties up the server is a DoS. */
-const SLOW_MS = 1_000
 /** Caps one operation's run, shrinking included, so a failing operation cannot stall the file. */
 const OPERATION_LIMIT_MS = 15_000
 
@@ -47,10 +45,9 @@ interface Failure {
 const clip = (text: string, max = 600) => (text.length > max ? `${text.slice(0, max)}… <${text.length} chars>` : text)
 
 /** Why an answer breaks the contract, or undefined when it keeps it. */
-function contractBreach(operation: Operation, response: LightMyRequestResponse, elapsedMs: number): string | undefined {
+function contractBreach(operation: Operation, response: LightMyRequestResponse): string | undefined {
   const status = response.statusCode
   if (status >= 500) return `server error ${status}`
-  if (elapsedMs > SLOW_MS) return `took ${Math.round(elapsedMs)} ms (limit ${SLOW_MS} ms)`
   const success = status >= 200 && status < 300
   // Files (and 304 Not Modified for them) and the HTML documentation page are not JSON when found.
   const isFile = operation.path.includes('{*}') || operation.path.startsWith('/docs')
@@ -120,12 +117,10 @@ describe('fuzz: every operation of the OpenAPI document', () => {
       const headers: Record<string, string> = { ...fuzzCase.headers }
       if (body.contentType !== undefined) headers['content-type'] = body.contentType
       if (token) headers.authorization = `Bearer ${token}`
-      const started = performance.now()
       const response = await ctx.app.inject({ method: operation.method, url: fuzzCase.url, headers, ...(body.payload !== undefined && { payload: body.payload }) })
-      const elapsed = performance.now() - started
       requests++
       statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1)
-      const problem = contractBreach(operation, response, elapsed)
+      const problem = contractBreach(operation, response)
       if (problem === undefined) continue
       const failure: Failure = { operation: operationName(operation), caller, status: response.statusCode, problem, request: describeCase(fuzzCase), response: clip(response.body) }
       if (REPORT) {

@@ -33,5 +33,3 @@ export const authModule = defineModule({
   ],
   errors: authErrors,
 })
-
-export type AuthApi = ReturnType<(typeof authModule)['create']>

@@ -23,9 +23,11 @@ export interface CatalogueDeps {
  */
 export function createCatalogueService(deps: CatalogueDeps) {
   const browsing = createServiceBrowsing(deps)
+  // `describe` builds answers for the other use cases; it is not part of the module's API.
+  const { describe: _describe, ...reads } = browsing
   return {
     ...createCategoriesService(deps),
-    ...browsing,
+    ...reads,
     ...createServiceOffers({ ...deps, browsing }),
     ...createServiceModeration({ ...deps, browsing }),
     ...createServiceGallery({ ...deps, browsing }),

@@ -24,15 +24,19 @@ export function createServiceGallery(deps: { db: Db; uploads: GalleryUploads; br
     })
   }
 
+  /** Unknown, deleted or someone else's service: 404 before anything about it is read or stored (DESIGN 4). */
+  async function assertOwnLiveService(actor: Actor, serviceId: string): Promise<void> {
+    const owned = await createServicesRepository(db).findById(serviceId)
+    if (!owned || owned.deletedAt !== null || !isOwner(owned, actor)) throw notFound('Service')
+  }
+
   /**
    * Stores the files' bytes first (storage is never written inside a transaction), then records
    * them in one transaction with the service locked: all of them or none, and `record` decides
    * under the lock (the gallery's room). The bytes are deleted again if that transaction fails.
    */
   async function attachToOwnService(actor: Actor, serviceId: string, files: StagedFile[], tag: 'service_gallery' | 'service_banner', field: string, record: (tx: Tx, stored: StoredFile[]) => Promise<void>) {
-    // Unknown or someone else's service: 404 before any byte is stored.
-    const owned = await createServicesRepository(db).findById(serviceId)
-    if (!owned || owned.deletedAt !== null || !isOwner(owned, actor)) throw notFound('Service')
+    await assertOwnLiveService(actor, serviceId)
     const stored = await uploads.storeFiles(actor, files, serviceSlot(serviceId, tag), field)
     try {
       return await changeOwnService(actor, serviceId, (tx) => record(tx, stored))
@@ -46,6 +50,7 @@ export function createServiceGallery(deps: { db: Db; uploads: GalleryUploads; br
     /** `POST /services/{id}/images`: appends gallery images after the current ones, all or none. */
     async addImages(actor: Actor, serviceId: string, files: StagedFile[]) {
       // A full gallery is refused before any file is processed; the count that decides is taken under the lock.
+      await assertOwnLiveService(actor, serviceId)
       const current = await uploads.filesOf(db, 'service', [serviceId], 'service_gallery')
       if (current.length + files.length > GALLERY_LIMIT) throw fieldError('files', `a gallery holds at most ${GALLERY_LIMIT} images (it has ${current.length})`)
       const row = await attachToOwnService(actor, serviceId, files, 'service_gallery', 'files', async (tx, stored) => {

@@ -88,4 +88,12 @@ describe('gallery limits and all-or-nothing uploads under concurrency', () => {
     expect(await galleryCount(id)).toBe(1)
     expect(storedFiles(ctx.config.storage.kind === 'local' ? ctx.config.storage.dir : '')).toEqual(before)
   })
+
+  it("answers 404 to a stranger adding images to another user's full gallery, and to the owner of a deleted service", async () => {
+    const id = await serviceWithImages(GALLERY_LIMIT - 2)
+    const stranger = await createUser(ctx)
+    expectError(await request(ctx.app, { method: 'POST', url: `/services/${id}/images`, token: stranger.accessToken, ...(await images(3, 100)) }), 404, 'NOT_FOUND')
+    expect((await request(ctx.app, { method: 'DELETE', url: `/services/${id}`, token: seller.accessToken })).statusCode).toBe(200)
+    expectError(await request(ctx.app, { method: 'POST', url: `/services/${id}/images`, token: seller.accessToken, ...(await images(3, 110)) }), 404, 'NOT_FOUND')
+  })
 })

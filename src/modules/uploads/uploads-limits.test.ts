@@ -122,9 +122,11 @@ describe('staging files left by a crash', () => {
   beforeAll(() => mkdirSync(dir, { recursive: true }))
 
   it("removes a dead process's files at once, keeps this process's fresh ones, and removes anything older than an hour", async () => {
-    // A pid far above the kernel's maximum names no process.
+    // A pid far above the kernel's maximum names no process; another host's pids are not ours to judge.
     const deadPid = 4_194_305
-    const abandoned = [stage(`${deadPid}-a.upload`), stage(`${deadPid}-b.png`)]
+    const host = stagingName().split('.')[0]!
+    const abandoned = [stage(`${host}.${deadPid}-a.upload`), stage(`${host}.${deadPid}-b.png`)]
+    const otherHost = stage(`some-other-container.${deadPid}-c.upload`, MINUTE)
     const inFlight = stage(stagingName())
     const stale = stage(stagingName(), HOUR + MINUTE)
     const unnamedFresh = stage('legacy.upload', MINUTE)
@@ -132,7 +134,7 @@ describe('staging files left by a crash', () => {
 
     expect(await sweepStaging(dir)).toBe(abandoned.length + 2)
     const left = readdirSync(dir).sort()
-    expect(left).toEqual([inFlight, unnamedFresh].sort())
+    expect(left).toEqual([inFlight, otherHost, unnamedFresh].sort())
     expect(left).not.toContain(stale)
     expect(left).not.toContain(unnamedStale)
   })
@@ -145,7 +147,7 @@ describe('staging files left by a crash', () => {
     const ctx = await createTestApp({ env: {} })
     try {
       mkdirSync(ctx.config.tmpDir, { recursive: true })
-      writeFileSync(join(ctx.config.tmpDir, '4194305-left-by-a-crash.upload'), 'x')
+      writeFileSync(join(ctx.config.tmpDir, `${stagingName().split('.')[0]!}.4194305-left-by-a-crash.upload`), 'x')
       await ctx.app.close()
       // A second app on the same data directory, as after a restart.
       const restarted = await createTestApp({ env: { DATA_DIR: ctx.config.dataDir }, database: ctx.database })

@@ -35,6 +35,5 @@ export const uploadsModule = defineModule({
   periodic: (api) => [{ name: 'purge-unattached-uploads', everyMs: 15 * MINUTE, run: () => api.purgeUnattached() }],
 })
 
-export type { AccessPolicy, StoredFile, UploadTarget, UploadsService } from './uploads.service.ts'
+export type { AccessPolicy, StoredFile, UploadsService } from './uploads.service.ts'
 export { MAX_UPLOAD_BYTES, TAG_RULES } from './upload-rules.ts'
-export type { UploadRow } from './uploads.table.ts'

@@ -16,6 +16,6 @@ export const usersModule = defineModule({
   },
 })
 
-export { toUser, type Account, type NewAccount, type User, type UsersService } from './users.service.ts'
+export { toUser, type Account, type User, type UsersService } from './users.service.ts'
 export type { UserListFilter } from './users.repository.ts'
 export { Email, FullName, ListUsersQuery, Password, User as UserSchema, Username, UserListItem } from './users.schemas.ts'

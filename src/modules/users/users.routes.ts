@@ -60,7 +60,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; tmpDi
       schema: {
         tags,
         security,
-        summary: method === 'PUT' ? 'Update the current user' : 'Update the current user (also accepted as PATCH)',
+        summary: method === 'PUT' ? 'Update the current user' : 'Update the current user (PATCH, same as PUT)',
         description: 'Both verbs accept both spellings: `name`/`fullName`, `bio`/`description`, plus `title` and `phone`. Only the fields sent change.',
         body: UpdateMeBody,
         response: responses({ 200: Envelope(User) }, 400, 401),
