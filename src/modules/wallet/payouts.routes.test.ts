@@ -118,6 +118,17 @@ describe('payouts', () => {
     })
   })
 
+  // PostgreSQL only: real concurrency over the pool (PGlite runs one transaction at a time).
+  it.runIf(process.env.TEST_DATABASE_URL)('never overdraws under 1,000 concurrent payouts of the minimum: exactly as many succeed as the balance covers', async () => {
+    const owner = await seller(2500)
+    const answers = await Promise.all(Array.from({ length: 1000 }, () => ask(owner.accessToken, { amount: 10, method: 'paypal', details: { email: 'me@example.test' } })))
+    const statuses = answers.map((answer) => answer.statusCode)
+    expect(statuses.filter((status) => status >= 500)).toEqual([])
+    expect(statuses.filter((status) => status === 201)).toHaveLength(250)
+    expect(statuses.filter((status) => status === 422)).toHaveLength(750)
+    expect(await wallet(owner.accessToken)).toMatchObject({ balance: 0, pendingPayouts: 2500 })
+  }, 120_000)
+
   describe('Idempotency-Key', () => {
     it('makes 50 concurrent payout requests with one key a single payout: every answer is its replay or 409', async () => {
       const owner = await seller(200)
