@@ -242,6 +242,8 @@ describe('every route bounds what it accepts', () => {
         const content = (operation.requestBody as { content?: Record<string, { schema: unknown }> } | undefined)?.content ?? {}
         for (const [type, body] of Object.entries(content)) unbounded(body.schema, `${method} ${path} body(${type})`, problems)
         for (const parameter of (operation.parameters as { name: string; in: string; schema: unknown }[] | undefined) ?? []) {
+          // Headers are bounded by Node (16 KB for all of them) and checked by the plugins that read them.
+          if (parameter.in === 'header') continue
           unbounded(parameter.schema, `${method} ${path} ${parameter.in}.${parameter.name}`, problems)
         }
       }
