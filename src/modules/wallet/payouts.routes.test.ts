@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { expectBooksBalance } from '../../../test/setup/ledger.ts'
 import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
@@ -119,7 +119,7 @@ describe('payouts', () => {
   })
 
   // PostgreSQL only: real concurrency over the pool (PGlite runs one transaction at a time).
-  it.runIf(process.env.TEST_DATABASE_URL)('never overdraws under 1,000 concurrent payouts of the minimum: exactly as many succeed as the balance covers', async () => {
+  it.runIf(inject('pgTemplate'))('never overdraws under 1,000 concurrent payouts of the minimum: exactly as many succeed as the balance covers', async () => {
     const owner = await seller(2500)
     const answers = await Promise.all(Array.from({ length: 1000 }, () => ask(owner.accessToken, { amount: 10, method: 'paypal', details: { email: 'me@example.test' } })))
     const statuses = answers.map((answer) => answer.statusCode)
