@@ -1,6 +1,6 @@
-import { and, asc, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, asc, count, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
-import { ledgerAccounts, ledgerEntries, ledgerTransactions, type LedgerAccountRow, type PlatformAccountKind, type UserAccountKind } from './ledger.table.ts'
+import { ledgerAccounts, ledgerEntries, ledgerTransactions, type AccountKind, type LedgerAccountRow, type UserAccountKind } from './ledger.table.ts'
 
 export function createLedgerRepository(db: Executor) {
   return {
@@ -21,25 +21,28 @@ export function createLedgerRepository(db: Executor) {
       return row
     },
 
-    async findPlatformAccount(kind: PlatformAccountKind): Promise<LedgerAccountRow | undefined> {
-      const [row] = await db
+    /**
+     * Finds and locks the accounts of the given owners and kinds (owner null: the platform's) in
+     * one round trip, in id order, so two transfers over the same pair of accounts cannot deadlock.
+     */
+    lockAccounts(refs: { ownerId: string | null; kind: AccountKind }[]): Promise<LedgerAccountRow[]> {
+      const matches = refs.map((ref) => and(ref.ownerId === null ? isNull(ledgerAccounts.ownerId) : eq(ledgerAccounts.ownerId, ref.ownerId), eq(ledgerAccounts.kind, ref.kind)))
+      return db
         .select()
         .from(ledgerAccounts)
-        .where(and(isNull(ledgerAccounts.ownerId), eq(ledgerAccounts.kind, kind)))
-      return row
+        .where(or(...matches))
+        .orderBy(asc(ledgerAccounts.id))
+        .for('update')
     },
 
-    /** Locks accounts in id order, so two transfers over the same pair of accounts cannot deadlock. */
-    lockByIds: (ids: string[]): Promise<LedgerAccountRow[]> =>
-      db.select().from(ledgerAccounts).where(inArray(ledgerAccounts.id, ids)).orderBy(asc(ledgerAccounts.id)).for('update'),
-
-    async addToBalance(id: string, deltaCents: number): Promise<number> {
-      const [row] = await db
+    /** Moves `amountCents` from one account's balance to the other's in one statement; the new balances by id. */
+    async moveBalance(fromId: string, toId: string, amountCents: number): Promise<Map<string, number>> {
+      const rows = await db
         .update(ledgerAccounts)
-        .set({ balanceCents: sql`${ledgerAccounts.balanceCents} + ${deltaCents}` })
-        .where(eq(ledgerAccounts.id, id))
-        .returning({ balanceCents: ledgerAccounts.balanceCents })
-      return row!.balanceCents
+        .set({ balanceCents: sql`${ledgerAccounts.balanceCents} + case when ${ledgerAccounts.id} = ${fromId} then ${-amountCents}::bigint else ${amountCents}::bigint end` })
+        .where(inArray(ledgerAccounts.id, [fromId, toId]))
+        .returning({ id: ledgerAccounts.id, balanceCents: ledgerAccounts.balanceCents })
+      return new Map(rows.map((row) => [row.id, row.balanceCents]))
     },
 
     async insertTransaction(row: typeof ledgerTransactions.$inferInsert): Promise<void> {

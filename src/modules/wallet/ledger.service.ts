@@ -37,17 +37,22 @@ const describeRef = (ref: AccountRef) => ('platform' in ref ? `platform ${ref.pl
 export function createLedgerService(deps: { clock: Clock }) {
   const { clock } = deps
 
-  async function resolve(tx: Tx, ref: AccountRef): Promise<string> {
+  const keyOf = (ref: AccountRef) => ('platform' in ref ? { ownerId: null, kind: ref.platform } : { ownerId: ref.userId, kind: ref.kind })
+  const isAccount = (row: LedgerAccountRow, ref: AccountRef) => row.ownerId === keyOf(ref).ownerId && row.kind === keyOf(ref).kind
+
+  /** Finds and locks both accounts in one round trip, opening a user's accounts on first use. */
+  async function lockPair(tx: Tx, from: AccountRef, to: AccountRef): Promise<[LedgerAccountRow, LedgerAccountRow]> {
     const ledger = createLedgerRepository(tx)
-    if ('platform' in ref) {
-      const account = await ledger.findPlatformAccount(ref.platform)
-      if (!account) throw new Error(`the platform ${ref.platform} account is missing (migrations not applied?)`)
-      return account.id
+    let locked = await ledger.lockAccounts([keyOf(from), keyOf(to)])
+    const missing = [from, to].filter((ref) => !locked.some((row) => isAccount(row, ref)))
+    if (missing.length > 0) {
+      for (const ref of missing) {
+        if ('platform' in ref) throw new Error(`the platform ${ref.platform} account is missing (migrations not applied?)`)
+        await ensureUserAccounts(tx, ref.userId)
+      }
+      locked = await ledger.lockAccounts([keyOf(from), keyOf(to)])
     }
-    const existing = await ledger.findUserAccount(ref.userId, ref.kind)
-    if (existing) return existing.id
-    await ensureUserAccounts(tx, ref.userId)
-    return (await ledger.findUserAccount(ref.userId, ref.kind))!.id
+    return [locked.find((row) => isAccount(row, from))!, locked.find((row) => isAccount(row, to))!]
   }
 
   async function ensureUserAccounts(tx: Tx, userId: string): Promise<void> {
@@ -63,12 +68,10 @@ export function createLedgerService(deps: { clock: Clock }) {
      */
     async transfer(tx: Tx, transfer: Transfer): Promise<{ transactionId: string }> {
       if (!Number.isSafeInteger(transfer.amountCents) || transfer.amountCents <= 0) throw new Error(`a transfer moves a positive whole number of cents (got ${transfer.amountCents})`)
-      const [fromId, toId] = [await resolve(tx, transfer.from), await resolve(tx, transfer.to)]
-      if (fromId === toId) throw new Error(`a transfer needs two accounts (${describeRef(transfer.from)} twice)`)
-      const ledger = createLedgerRepository(tx)
-      const locked = await ledger.lockByIds([fromId, toId])
-      const source = locked.find((account) => account.id === fromId)!
+      const [source, target] = await lockPair(tx, transfer.from, transfer.to)
+      if (source.id === target.id) throw new Error(`a transfer needs two accounts (${describeRef(transfer.from)} twice)`)
       if (source.ownerId !== null && source.balanceCents < transfer.amountCents) throw insufficientFunds(source.balanceCents, transfer.amountCents)
+      const ledger = createLedgerRepository(tx)
       const now = clock.now()
       const transactionId = newId()
       await ledger.insertTransaction({
@@ -80,11 +83,10 @@ export function createLedgerService(deps: { clock: Clock }) {
         depositId: transfer.depositId ?? null,
         createdAt: now,
       })
-      const fromBalance = await ledger.addToBalance(fromId, -transfer.amountCents)
-      const toBalance = await ledger.addToBalance(toId, transfer.amountCents)
+      const balances = await ledger.moveBalance(source.id, target.id, transfer.amountCents)
       await ledger.insertEntries([
-        { id: newId(), transactionId, accountId: fromId, amountCents: -transfer.amountCents, balanceAfterCents: fromBalance, createdAt: now },
-        { id: newId(), transactionId, accountId: toId, amountCents: transfer.amountCents, balanceAfterCents: toBalance, createdAt: now },
+        { id: newId(), transactionId, accountId: source.id, amountCents: -transfer.amountCents, balanceAfterCents: balances.get(source.id)!, createdAt: now },
+        { id: newId(), transactionId, accountId: target.id, amountCents: transfer.amountCents, balanceAfterCents: balances.get(target.id)!, createdAt: now },
       ])
       return { transactionId }
     },
