@@ -47,5 +47,4 @@ export function createUploadsService(deps: UploadsDeps) {
 
 export type UploadsService = ReturnType<typeof createUploadsService>
 export type { AccessPolicy } from './upload-serving.service.ts'
-export type { UploadTarget } from './upload-binding.service.ts'
 export type { StoredFile } from './upload-storage.service.ts'
