@@ -24,6 +24,8 @@ import type { ErrorCode } from './lib/errors.ts'
 import { createLogger, type Logger } from './platform/logging/logger.ts'
 import { createMailer, type Mailer } from './platform/mail/mailer.ts'
 import { apiIndexRoutes, healthRoutes } from './http/health.routes.ts'
+import { metricsPlugin } from './http/metrics.ts'
+import { poolGauges } from './db/pool-metrics.ts'
 import { MAX_UPLOAD_BYTES } from './modules/uploads/uploads.module.ts'
 import { sweepStaging } from './platform/staging/staging.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
@@ -160,6 +162,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // After authentication and rate limits, before any route: routes opt in with `config: { idempotent: true }`.
   await app.register(idempotency, { db: container.db, clock })
 
+  container.metrics.addGauges(poolGauges(database))
+  // Production serves metrics only behind a token; elsewhere they are open for a local Prometheus.
+  await app.register(metricsPlugin, { metrics: container.metrics, token: config.metricsToken ?? (config.isProduction ? null : undefined) })
   await app.register(healthRoutes, { ping: () => pingDatabase(database.db), rateLimits: () => rateLimitCounter.state })
   for (const install of container.routes('root')) await install(app)
   await app.register(

@@ -43,6 +43,7 @@ const EnvSchema = Type.Object({
   SUPERUSER_EMAIL: Type.Optional(Type.String()),
   SUPERUSER_PASSWORD: Type.Optional(Type.String()),
   SUPERUSER_FULL_NAME: Type.Optional(Type.String()),
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)), { default: 'info' }),
 })
 
@@ -81,6 +82,8 @@ export interface Config {
   /** The smallest payout, in cents. */
   minPayoutCents: number
   logLevel: Env['LOG_LEVEL']
+  /** Bearer token that `GET /metrics` requires; without it metrics are open outside production and off in production. */
+  metricsToken: string | undefined
   /** Fallbacks for `cli create-superuser` when its flags are absent. */
   superuser: { email?: string; password?: string; fullName?: string }
 }
@@ -178,6 +181,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     logLevel: env.LOG_LEVEL,
+    metricsToken: env.METRICS_TOKEN,
     superuser: { email: env.SUPERUSER_EMAIL, password: env.SUPERUSER_PASSWORD, fullName: env.SUPERUSER_FULL_NAME },
   }
 }

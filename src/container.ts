@@ -13,6 +13,8 @@ import { handleJob } from './platform/outbox/jobs.ts'
 import { createOutbox } from './platform/outbox/outbox.ts'
 import type { OutboxJobRow } from './platform/outbox/outbox.table.ts'
 import { createWorker } from './platform/outbox/worker.ts'
+import { outboxGauges } from './platform/outbox/outbox-metrics.ts'
+import { createMetrics } from './platform/metrics/metrics.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
 
 type AppModules = typeof appModules
@@ -49,9 +51,12 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
     handleJob(EVENT_JOB, async (payload) => base.logger.info({ event: payload.event, data: payload.data }, 'event recorded')),
     ...each((module, api) => module.jobs?.(api)).flat(),
   ]
+  const metrics = createMetrics()
+  metrics.addGauges(outboxGauges(db, base.clock))
   const worker = createWorker({
     db,
     clock: base.clock,
+    onAttempt: (topic, succeeded) => metrics.observeJob(topic, succeeded),
     logger: base.logger.child({ component: 'worker' }),
     handlers: Object.fromEntries(handlers.map((handler) => [handler.topic, (payload: unknown, row: OutboxJobRow) => handler.run(payload, row)])),
     periodic: [
@@ -65,6 +70,7 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
     db,
     outbox,
     worker,
+    metrics,
     /** Route installers of every module, under the API prefix (`api`) or at the root (`root`). */
     routes: (where: 'api' | 'root'): RouteInstaller[] => each((module, api) => (where === 'api' ? module.routes?.(api, infra) : module.rootRoutes?.(api, infra))),
     /** Every event the modules emit (the webhook catalogue). */

@@ -38,5 +38,22 @@ export function createOutboxRepository(db: Executor) {
     async recordAttempt(row: typeof outboxAttempts.$inferInsert): Promise<void> {
       await db.insert(outboxAttempts).values(row)
     },
+
+    /**
+     * Per topic: jobs waiting or running, the age of the oldest one due, and jobs that gave up.
+     * Reads only the unfinished and dead rows, through the (status, run_at) index.
+     */
+    async queueState(now: Date): Promise<{ topic: string; waiting: number; dead: number; oldestDueSeconds: number }[]> {
+      return db
+        .select({
+          topic: outboxJobs.topic,
+          waiting: sql<number>`count(*) filter (where ${outboxJobs.status} in ('pending', 'running'))`.mapWith(Number),
+          dead: sql<number>`count(*) filter (where ${outboxJobs.status} = 'dead')`.mapWith(Number),
+          oldestDueSeconds: sql<number>`coalesce(extract(epoch from (${now}::timestamptz - min(${outboxJobs.runAt}) filter (where ${outboxJobs.status} in ('pending', 'running') and ${outboxJobs.runAt} <= ${now}))), 0)`.mapWith(Number),
+        })
+        .from(outboxJobs)
+        .where(sql`${outboxJobs.status} in ('pending', 'running', 'dead')`)
+        .groupBy(outboxJobs.topic)
+    },
   }
 }

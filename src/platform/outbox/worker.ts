@@ -25,6 +25,8 @@ export interface WorkerOptions {
   pollIntervalMs?: number
   /** How long a claim holds before another worker may take the job over. */
   leaseMs?: number
+  /** Told of every attempt's outcome (metrics). */
+  onAttempt?: (topic: string, succeeded: boolean) => void
 }
 
 /** Exponential backoff: 30 s, 1 min, 2 min, ... capped at 6 h, with up to 20 % jitter. */
@@ -56,6 +58,7 @@ export function createWorker(options: WorkerOptions) {
     }
     const finishedAt = clock.now()
     await outbox.recordAttempt({ id: newId(), jobId: job.id, attempt: job.attempts, startedAt, finishedAt, succeeded: !error, error: error ?? null })
+    options.onAttempt?.(job.topic, !error)
     if (!error) {
       await outbox.finish(job.id, job.attempts, { status: 'done', completedAt: finishedAt, lockedUntil: null, lastError: null })
       return true
