@@ -20,6 +20,8 @@ const EnvSchema = Type.Object({
   REDIS_URL: Type.Optional(Url('redis|rediss')),
   JWT_ACCESS_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   JWT_REFRESH_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  JWT_ACCESS_SECRET_PREVIOUS: Type.Optional(Type.String({ minLength: 32 })),
+  JWT_REFRESH_SECRET_PREVIOUS: Type.Optional(Type.String({ minLength: 32 })),
   SMTP_URL: Type.Optional(Url('smtp|smtps')),
   MAIL_FROM: Type.String({ minLength: 3, default: 'Marketplace <no-reply@localhost>' }),
   S3_BUCKET: Type.Optional(Type.String({ minLength: 3, maxLength: 63 })),
@@ -65,7 +67,8 @@ export interface Config {
   dataDir: string
   database: DatabaseConfig
   redisUrl: string | undefined
-  jwt: { accessSecret: string; refreshSecret: string }
+  /** Signing secrets; the previous ones are only accepted, during a rotation (docs/operations.md). */
+  jwt: { accessSecret: string; refreshSecret: string; previousAccessSecret?: string; previousRefreshSecret?: string }
   mail: { smtpUrl: string | undefined; from: string; dir: string }
   storage: StorageConfig
   /** Where uploads are staged while they are checked, before they reach storage. */
@@ -138,7 +141,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
 
   const isProduction = env.NODE_ENV === 'production'
   const dataDir = resolve(env.DATA_DIR)
-  const jwt = resolveSecrets(env, isProduction, dataDir)
+  const jwt = { ...resolveSecrets(env, isProduction, dataDir), previousAccessSecret: env.JWT_ACCESS_SECRET_PREVIOUS, previousRefreshSecret: env.JWT_REFRESH_SECRET_PREVIOUS }
   const publicUrl = env.PUBLIC_URL.replace(/\/+$/, '')
   const origins = env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean)
 
@@ -190,7 +193,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
  * Production must be given both secrets. Elsewhere they are generated on first start and kept in
  * DATA_DIR, so tokens survive restarts without any setup.
  */
-function resolveSecrets(env: Env, isProduction: boolean, dataDir: string): Config['jwt'] {
+function resolveSecrets(env: Env, isProduction: boolean, dataDir: string): { accessSecret: string; refreshSecret: string } {
   if (env.JWT_ACCESS_SECRET && env.JWT_REFRESH_SECRET) {
     return { accessSecret: env.JWT_ACCESS_SECRET, refreshSecret: env.JWT_REFRESH_SECRET }
   }

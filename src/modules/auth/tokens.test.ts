@@ -142,6 +142,30 @@ describe('createTokenService', () => {
       const other = createTokenService({ accessSecret: 'x'.repeat(40), refreshSecret: 'y'.repeat(40) }, clock)
       for (const kind of KINDS) expect(await accepts(tokens, kind, await sign(other, kind))).toBe(false)
     })
+
+    it('during a rotation accepts tokens of the previous secrets and signs with the new ones only', async () => {
+      const { tokens: before, clock } = setup()
+      const rotated = { accessSecret: 'rotated-access-secret-0123456789-abcdefg', refreshSecret: 'rotated-refresh-secret-0123456789-abcdef' }
+      const during = createTokenService({ ...rotated, previousAccessSecret: SECRETS.accessSecret, previousRefreshSecret: SECRETS.refreshSecret }, clock)
+      const after = createTokenService(rotated, clock)
+      for (const kind of KINDS) {
+        const old = await sign(before, kind)
+        expect(await accepts(during, kind, old), kind).toBe(true)
+        expect(await accepts(after, kind, old), kind).toBe(false)
+        const fresh = await sign(during, kind)
+        expect(await accepts(after, kind, fresh), kind).toBe(true)
+        expect(await accepts(before, kind, fresh), kind).toBe(false)
+      }
+    })
+
+    it('still refuses an expired token of the previous secret, and a token of one kind as another', async () => {
+      const { tokens: before, clock } = setup()
+      const during = createTokenService({ accessSecret: 'z'.repeat(40), refreshSecret: 'w'.repeat(40), previousAccessSecret: SECRETS.accessSecret, previousRefreshSecret: SECRETS.refreshSecret }, clock)
+      const access = await before.signAccess(identity, family)
+      expect(await accepts(during, 'refresh', access)).toBe(false)
+      clock.advance(TOKEN_LIFETIMES.access + SECOND)
+      expect(await accepts(during, 'access', access)).toBe(false)
+    })
   })
 
   describe('claims', () => {

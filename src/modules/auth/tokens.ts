@@ -42,13 +42,17 @@ export interface ResetClaims {
  * belongs (RFC 8725 section 3.11): a refresh token is no access token, an activation token
  * resets no password. The algorithm is pinned, so `alg: none` and asymmetric confusion fail.
  */
-export function createTokenService(secrets: { accessSecret: string; refreshSecret: string }, clock: Clock) {
+export function createTokenService(secrets: JwtSecrets, clock: Clock) {
   const derive = (secret: string, purpose: string) => createHmac('sha256', secret).update(`marketplace:${purpose}`).digest()
-  const keys: Record<TokenKind, Uint8Array> = {
-    access: derive(secrets.accessSecret, 'access'),
-    refresh: derive(secrets.refreshSecret, 'refresh'),
-    activation: derive(secrets.accessSecret, 'activation'),
-    reset: derive(secrets.accessSecret, 'password-reset'),
+  // Tokens are signed with the current secret; during a rotation (docs/operations.md) the previous
+  // one still verifies, so nobody is logged out when the secret changes.
+  const accessSecrets = [secrets.accessSecret, ...(secrets.previousAccessSecret ? [secrets.previousAccessSecret] : [])]
+  const refreshSecrets = [secrets.refreshSecret, ...(secrets.previousRefreshSecret ? [secrets.previousRefreshSecret] : [])]
+  const keys: Record<TokenKind, Uint8Array[]> = {
+    access: accessSecrets.map((secret) => derive(secret, 'access')),
+    refresh: refreshSecrets.map((secret) => derive(secret, 'refresh')),
+    activation: accessSecrets.map((secret) => derive(secret, 'activation')),
+    reset: accessSecrets.map((secret) => derive(secret, 'password-reset')),
   }
   const typOf = (kind: TokenKind) => `${kind}+jwt`
 
@@ -62,22 +66,26 @@ export function createTokenService(secrets: { accessSecret: string; refreshSecre
       .setJti(options.jti ?? randomUUID())
       .setIssuedAt(issuedAt)
       .setExpirationTime(expiresAt)
-      .sign(keys[kind])
+      .sign(keys[kind][0]!)
   }
 
   /** Returns the payload, or undefined for any token that is not a valid, unexpired token of this kind. */
   async function verify(kind: TokenKind, token: string): Promise<JWTPayload | undefined> {
-    try {
-      const { payload } = await jwtVerify(token, keys[kind], {
-        algorithms: ['HS256'],
-        typ: typOf(kind),
-        currentDate: clock.now(),
-        requiredClaims: ['sub', 'exp', 'iat', 'jti'],
-      })
-      return payload
-    } catch {
-      return undefined
+    for (const key of keys[kind]) {
+      try {
+        const { payload } = await jwtVerify(token, key, {
+          algorithms: ['HS256'],
+          typ: typOf(kind),
+          currentDate: clock.now(),
+          requiredClaims: ['sub', 'exp', 'iat', 'jti'],
+        })
+        return payload
+      } catch (error) {
+        // Only a signature made with another key is worth trying the next key for.
+        if ((error as { code?: string }).code !== 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED') return undefined
+      }
     }
+    return undefined
   }
 
   const isSession = (payload: JWTPayload): payload is JWTPayload & SessionClaims =>
@@ -113,6 +121,14 @@ export function createTokenService(secrets: { accessSecret: string; refreshSecre
 }
 
 export type TokenService = ReturnType<typeof createTokenService>
+
+/** The signing secrets, and during a rotation the ones they replace (accepted, never used to sign). */
+export interface JwtSecrets {
+  accessSecret: string
+  refreshSecret: string
+  previousAccessSecret?: string
+  previousRefreshSecret?: string
+}
 
 interface UserIdentity {
   id: string

@@ -5,9 +5,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
  * Anyone holding the link may read the file until it expires, so links are short-lived and handed
  * only to callers who may see the file.
  */
-export function createUrlSigner(secret: string) {
-  const key = createHmac('sha256', secret).update('marketplace:signed-upload-url').digest()
-  const sign = (path: string, expires: number) => createHmac('sha256', key).update(`${path}\n${expires}`).digest('base64url')
+export function createUrlSigner(secret: string, previousSecret?: string) {
+  const keyOf = (from: string) => createHmac('sha256', from).update('marketplace:signed-upload-url').digest()
+  // Links are signed with the current secret; during a rotation links signed with the previous one still work.
+  const keys = [keyOf(secret), ...(previousSecret ? [keyOf(previousSecret)] : [])]
+  const sign = (path: string, expires: number, key = keys[0]!) => createHmac('sha256', key).update(`${path}\n${expires}`).digest('base64url')
 
   return {
     sign(path: string, expires: number): { expires: number; signature: string } {
@@ -15,9 +17,11 @@ export function createUrlSigner(secret: string) {
     },
     verify(path: string, expires: number, signature: string, nowSeconds: number): boolean {
       if (!Number.isSafeInteger(expires) || expires < nowSeconds) return false
-      const expected = Buffer.from(sign(path, expires))
       const given = Buffer.from(signature)
-      return expected.length === given.length && timingSafeEqual(expected, given)
+      return keys.some((key) => {
+        const expected = Buffer.from(sign(path, expires, key))
+        return expected.length === given.length && timingSafeEqual(expected, given)
+      })
     },
   }
 }

@@ -19,7 +19,7 @@ export const uploadsModule = defineModule({
       clock,
       storage,
       outbox,
-      signer: createUrlSigner(config.jwt.accessSecret),
+      signer: createUrlSigner(config.jwt.accessSecret, config.jwt.previousAccessSecret),
       filesBaseUrl: `${config.publicUrl}${API_PREFIX}/uploads`,
       tmpDir: config.tmpDir,
       signedUrlTtlSeconds: config.signedUrlTtlSeconds,
