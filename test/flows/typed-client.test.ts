@@ -27,13 +27,13 @@ describe('the typed TypeScript client (clients/ts)', () => {
 
     it('logs in, browses the catalogue and reads the wallet with typed calls', async () => {
       const { user } = await createUser(ctx)
-      let token: string | undefined
-      const api = createMarketplaceClient({ baseUrl, accessToken: () => token })
+      const session: { token?: string } = {}
+      const api = createMarketplaceClient({ baseUrl, accessToken: () => session.token })
 
       const login = await api.POST('/api/v1/auth/login', { body: { email: user.email, password: DEFAULT_PASSWORD } })
       expect(login.response.status).toBe(200)
-      token = login.data?.data.accessToken
-      expect(typeof token).toBe('string')
+      session.token = login.data?.data.accessToken
+      expect(typeof session.token).toBe('string')
 
       const services = await api.GET('/api/v1/services', { params: { query: { limit: 5, sortBy: 'createdAt' } } })
       expect(services.response.status).toBe(200)
