@@ -14,6 +14,7 @@ import { pingDatabase, type Database } from './db/client.ts'
 import { identifyCaller } from './http/auth-hooks.ts'
 import { idempotency } from './platform/idempotency/idempotency.ts'
 import { API_PREFIX } from './http/prefix.ts'
+import { polishDocument } from './http/openapi.ts'
 import { badUrlHandler, errorHandler, notFoundHandler } from './http/error-handler.ts'
 import { objectBodiesOnly } from './http/json-body.ts'
 import { refuseMultipartOnJsonRoutes } from './http/multipart.ts'
@@ -140,11 +141,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       info: {
         title: 'Marketplace API',
         version: packageInfo.version,
+        license: { name: 'MIT', identifier: 'MIT' },
         description: apiDescription(container.errors),
       },
       servers: [{ url: config.publicUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
+    transformObject: (document) => ('openapiObject' in document ? polishDocument(document.openapiObject as Record<string, unknown>) : document.swaggerObject),
   })
 
   await app.register(multipart, {

@@ -95,7 +95,7 @@ export function knownValues(fixtures: Fixtures): KnownValues {
     bannerId: fixtures.uploadIds,
     imageIds: fixtures.uploadIds,
     avatar: fixtures.uploadIds,
-    '*': fixtures.uploadPaths,
+    path: fixtures.uploadPaths,
     // The other account's session: refreshing or revoking it leaves the caller's own session alone.
     refresh: [fixtures.other.refreshToken],
     refreshToken: [fixtures.other.refreshToken],

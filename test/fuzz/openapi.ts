@@ -35,7 +35,7 @@ export type BodyKind = 'json' | 'multipart' | 'none'
 
 export interface Operation {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
-  /** The path as the document writes it, e.g. `/api/v1/services/{serviceId}` or `/api/v1/uploads/{*}`. */
+  /** The path as the document writes it, e.g. `/api/v1/services/{serviceId}` or `/api/v1/uploads/{path}`. */
   path: string
   pathParams: Parameter[]
   queryParams: Parameter[]

@@ -13,7 +13,8 @@ export interface FuzzCase {
   notes: string[]
 }
 
-export const WILDCARD = '*'
+/** The wildcard segment of the file route, named `path` in the document. */
+export const WILDCARD = 'path'
 
 /** Path segments on the wire (already percent-encoded where they need to be). */
 export const GARBAGE_SEGMENTS = [
