@@ -15,12 +15,14 @@ export const CLIENT_DIR = join(import.meta.dirname, '..', 'clients', 'ts')
  * public address so that it does not depend on the machine. The database is an empty in-memory
  * one: building the document reads no data.
  */
-export async function openApiDocument(): Promise<Record<string, unknown>> {
+export async function openApiDocument(options: { publicUrl?: string; env?: 'development' | 'production' } = {}): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'marketplace-openapi-'))
   const config = loadConfig({
-    NODE_ENV: 'development',
+    NODE_ENV: options.env ?? 'development',
     DATA_DIR: dataDir,
-    PUBLIC_URL: 'http://localhost:8000',
+    PUBLIC_URL: options.publicUrl ?? 'http://localhost:8000',
+    // Production refuses to start without SMTP; the document does not depend on it.
+    SMTP_URL: options.env === 'production' ? 'smtp://127.0.0.1:25' : undefined,
     RUN_WORKER: 'false',
     LOG_LEVEL: 'silent',
     JWT_ACCESS_SECRET: 'openapi-document-access-secret-0123456789',

@@ -144,10 +144,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         license: { name: 'MIT', identifier: 'MIT' },
         description: apiDescription(container.errors),
       },
-      servers: [{ url: config.publicUrl }],
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      servers: [{ url: config.publicUrl, description: `${config.isProduction ? 'Production' : config.env === 'test' ? 'Test' : 'Local development'} server: this deployment (PUBLIC_URL).` }],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'The `accessToken` from `POST /auth/login` (HS256, 15 minutes). Tokens follow RFC8725 (JWT best current practices): the algorithm is pinned and each kind of token is accepted only where it belongs.',
+          },
+        },
+      },
     },
-    transformObject: (document) => ('openapiObject' in document ? polishDocument(document.openapiObject as Record<string, unknown>) : document.swaggerObject),
+    transformObject: (document) => ('openapiObject' in document ? polishDocument(document.openapiObject as Record<string, unknown>, { maxUploadBytes: MAX_UPLOAD_BYTES }) : document.swaggerObject),
   })
 
   await app.register(multipart, {

@@ -94,6 +94,8 @@ function withKeyHeader(schema: FastifySchema | undefined): FastifySchema {
         ...Object.fromEntries(properties),
         'Idempotency-Key': {
           type: 'string',
+          // The handler checks the key (400 on `Idempotency-Key`); the schema only documents it.
+          maxLength: 255,
           description:
             'Optional. 1 to 255 visible ASCII characters chosen by the client, e.g. a UUID. A retry with the same key and body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) instead of repeating the operation.',
         },
