@@ -25,7 +25,7 @@ describe('the OpenAPI document', () => {
 
   it("has no error by Redocly's recommended rules", async () => {
     const rules = parse(readFileSync(join(ROOT, 'redocly.yaml'), 'utf8')) as Record<string, unknown>
-    const config = await createConfig(rules as never)
+    const config = await createConfig(rules)
     const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: '/openapi.json', config })
     const errors = problems.filter((problem) => problem.severity === 'error').map((problem) => `${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)
     expect(errors).toEqual([])
