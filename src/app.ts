@@ -25,6 +25,7 @@ import { createLogger, type Logger } from './platform/logging/logger.ts'
 import { createMailer, type Mailer } from './platform/mail/mailer.ts'
 import { apiIndexRoutes, healthRoutes } from './http/health.routes.ts'
 import { MAX_UPLOAD_BYTES } from './modules/uploads/uploads.module.ts'
+import { webhooksDocument } from './modules/webhooks/webhooks.module.ts'
 import { sweepStaging } from './platform/staging/staging.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
@@ -142,6 +143,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       servers: [{ url: config.publicUrl }],
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      // What receivers get: one entry per event of the catalogue (OpenAPI 3.1 webhooks).
+      webhooks: webhooksDocument(container.events),
     },
   })
 
