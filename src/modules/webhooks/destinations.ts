@@ -105,17 +105,15 @@ export class DestinationError extends Error {
 }
 
 /**
- * The address to connect to for a URL, checked: an IP literal is checked as it is; a name is
- * resolved and refused if any of its addresses is private (a name with one public and one
- * private address could reach either). With private networks allowed, nothing is checked and
- * undefined lets the connection resolve as usual.
+ * The address to connect to for a URL, resolved once: an IP literal is taken as it is, a name is
+ * resolved. Unless private networks are allowed, it is refused if any of the addresses is private
+ * (a name with one public and one private address could reach either).
  */
-export async function checkedAddress(url: URL, options: { allowPrivateNetworks: boolean; resolve: Resolver }): Promise<ResolvedAddress | undefined> {
-  if (options.allowPrivateNetworks) return undefined
+export async function checkedAddress(url: URL, options: { allowPrivateNetworks: boolean; resolve: Resolver }): Promise<ResolvedAddress> {
   const host = hostOf(url)
   const family = isIP(host)
   if (family !== 0) {
-    if (isPrivateAddress(host)) throw new DestinationError(`${host} is a private or reserved address`)
+    if (!options.allowPrivateNetworks && isPrivateAddress(host)) throw new DestinationError(`${host} is a private or reserved address`)
     return { address: host, family: family === 6 ? 6 : 4 }
   }
   let addresses: ResolvedAddress[]
@@ -125,7 +123,7 @@ export async function checkedAddress(url: URL, options: { allowPrivateNetworks: 
     throw new DestinationError(`${host} does not resolve`)
   }
   if (addresses.length === 0) throw new DestinationError(`${host} does not resolve`)
-  const refused = addresses.find((candidate) => isPrivateAddress(candidate.address))
+  const refused = options.allowPrivateNetworks ? undefined : addresses.find((candidate) => isPrivateAddress(candidate.address))
   if (refused) throw new DestinationError(`${host} resolves to a private or reserved address (${refused.address})`)
-  return addresses[0]
+  return addresses[0]!
 }

@@ -43,6 +43,13 @@ export interface DispatcherOptions {
   send?: (message: SignedMessage, options: { allowPrivateNetworks: boolean; resolve: Resolver; timeoutMs: number }) => Promise<SendResult>
 }
 
+/** A delivery a tick started: `done` settles once its attempt is recorded. */
+export interface DeliveryTask {
+  deliveryId: string
+  endpointId: string
+  done: Promise<void>
+}
+
 const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300
 
 /** What the receiver's answer says, for the delivery's `lastError`. */
@@ -134,7 +141,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     await record(row, endpoint, startedAt, result)
   }
 
-  function start(row: DeliveryRow): void {
+  function start(row: DeliveryRow): DeliveryTask {
     busy.set(row.endpointId, (busy.get(row.endpointId) ?? 0) + 1)
     const task = deliver(row)
       .catch((error: unknown) => logger.error({ err: error, deliveryId: row.id }, 'webhook delivery could not be recorded; it is retried when its lease ends'))
@@ -145,16 +152,16 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
         running.delete(task)
       })
     running.add(task)
+    return { deliveryId: row.id, endpointId: row.endpointId, done: task }
   }
 
-  /** Claims what is due and starts it; returns how many deliveries started (they go on in the background). */
-  async function tick(): Promise<number> {
+  /** Claims what is due and starts it; returns the deliveries it started, which go on in the background. */
+  async function tick(): Promise<DeliveryTask[]> {
     const capacity = maxInFlight - running.size
-    if (capacity <= 0) return 0
+    if (capacity <= 0) return []
     const now = clock.now()
     const rows = await createDeliveriesRepository(db).claimDue({ now, leaseUntil: new Date(now.getTime() + leaseMs), limit: capacity, perEndpoint, busy: [...busy.keys()] })
-    for (const row of rows) start(row)
-    return rows.length
+    return rows.map(start)
   }
 
   /** Waits for every delivery in flight to be attempted and recorded. */
@@ -166,7 +173,7 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   async function drain(): Promise<number> {
     let total = 0
     for (;;) {
-      const started = await tick()
+      const started = (await tick()).length
       await settle()
       total += started
       if (started === 0) return total

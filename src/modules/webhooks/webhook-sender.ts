@@ -83,7 +83,7 @@ export async function sendSigned(message: SignedMessage, options: SenderOptions)
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
   const url = new URL(message.url)
-  let pinned: ResolvedAddress | undefined
+  let pinned: ResolvedAddress
   try {
     pinned = await checkedAddress(url, options)
   } catch (error) {
@@ -102,7 +102,7 @@ export async function sendSigned(message: SignedMessage, options: SenderOptions)
       method: 'POST',
       // One connection per attempt: nothing pooled outlives the check that allowed it.
       agent: false,
-      ...(pinned && { lookup: pinnedLookup(pinned) }),
+      lookup: pinnedLookup(pinned),
       headers: {
         'content-type': 'application/json',
         'user-agent': 'Marketplace-Webhooks/1',
