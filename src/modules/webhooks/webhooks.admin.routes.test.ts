@@ -315,7 +315,8 @@ describe('webhook administration', () => {
   })
 
   it('publishes every event of the catalogue, with its data schema, as OpenAPI webhooks', async () => {
-    const document = (await ctx.app.inject({ method: 'GET', url: `${API}/openapi.json` })).json() as { openapi: string; webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: { properties: { data: unknown } } }> } } }> }
+    type Document = { openapi: string; webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: { properties: { data: unknown } } }> } } }> }
+    const document = (await ctx.app.inject({ method: 'GET', url: `${API}/openapi.json` })).json<Document>()
     expect(document.openapi).toBe('3.1.0')
     for (const event of ctx.app.container.events) {
       const entry = document.webhooks[event.name]
