@@ -173,10 +173,12 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
   async function drain(): Promise<number> {
     let total = 0
     for (;;) {
+      // Endpoints still in flight were skipped by this tick: once they settle, look again.
+      const hadInFlight = running.size > 0
       const started = (await tick()).length
       await settle()
       total += started
-      if (started === 0) return total
+      if (started === 0 && !hadInFlight) return total
     }
   }
 

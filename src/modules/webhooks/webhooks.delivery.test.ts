@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createCategory, publishService } from '../../../test/factories/services.ts'
 import { createSuperuser, createUser, type TestUser } from '../../../test/factories/users.ts'
 import { createTestApp, request, type TestContext } from '../../../test/setup/test-app.ts'
@@ -389,6 +389,22 @@ describe('webhook delivery to real receivers', () => {
     const [delivery] = await deliveriesOf(endpoint.id)
     expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null })
     expect(delivery!.lastError).toBe('rebind.example.invalid resolves to a private or reserved address (::ffff:127.0.0.1)')
+  })
+
+  // The harness provides a template database only when the suite runs on PostgreSQL (TEST_DATABASE_URL).
+  it.runIf(inject('pgTemplate') !== '')('lets two workers deliver side by side on PostgreSQL, each message once', async () => {
+    const hooks = [await receiver(), await receiver()]
+    const endpoints = [await register(hooks[0]!.url), await register(hooks[1]!.url)]
+    const options = { db: ctx.database.db, clock: ctx.clock, outbox: ctx.app.container.outbox, logger: ctx.app.log, allowPrivateNetworks: true, resolve: systemResolver }
+    const first = createWebhookDispatcher(options)
+    const second = createWebhookDispatcher(options)
+    const eventIds = await emit(12)
+    await Promise.all([first.drain(), second.drain()])
+    for (const [index, hook] of hooks.entries()) {
+      expect(hook.received.map((message) => message.headers['webhook-id']).sort()).toEqual([...eventIds].sort())
+      for (const message of hook.received) verifyWebhook(endpoints[index]!.secret, message, ctx.clock.now())
+    }
+    for (const endpoint of endpoints) expect((await deliveriesOf(endpoint.id)).every((delivery) => delivery.status === 'succeeded' && delivery.attempts === 1)).toBe(true)
   })
 
   it('sends a test message to one endpoint alone, and replays a delivered message with the same webhook-id', async () => {
