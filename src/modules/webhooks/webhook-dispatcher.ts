@@ -90,6 +90,8 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     await db.transaction(async (tx) => {
       const deliveries = createDeliveriesRepository(tx)
       const endpoints = createEndpointsRepository(tx)
+      // Deleted with its endpoint meanwhile: there is nothing left to record against.
+      if (!(await deliveries.lockById(row.id))) return
       const succeeded = isSuccess(result.statusCode)
       await deliveries.recordAttempt({
         id: newId(),

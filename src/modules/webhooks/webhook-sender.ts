@@ -58,7 +58,8 @@ function excerptOf(response: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = []
     let size = 0
-    const done = () => resolve(Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8'))
+    // PostgreSQL text cannot hold NUL characters: a binary answer must not make the attempt unrecordable.
+    const done = () => resolve(Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8').replaceAll('\u0000', ''))
     response.on('data', (chunk: Buffer) => {
       chunks.push(chunk)
       size += chunk.length

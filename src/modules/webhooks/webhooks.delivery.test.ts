@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
+import type { FastifyBaseLogger } from 'fastify'
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { createCategory, publishService } from '../../../test/factories/services.ts'
 import { createSuperuser, createUser, type TestUser } from '../../../test/factories/users.ts'
 import { createTestApp, request, type TestContext } from '../../../test/setup/test-app.ts'
@@ -257,6 +258,26 @@ describe('webhook delivery to real receivers', () => {
     await dispatcher().drain()
     const [delivery] = await deliveriesOf(endpoint.id)
     expect((await attemptsOf(delivery!.id))[0]!.responseExcerpt).toBe('x'.repeat(1024))
+  })
+
+  it('records an answer holding NUL bytes, and nothing for a delivery whose endpoint was deleted mid-attempt', async () => {
+    const binary = await receiver({ status: 500, body: 'a\u0000b' })
+    const hanging = await receiver('hang')
+    const kept = await register(binary.url)
+    const deleted = await register(hanging.url)
+    const logger = { error: vi.fn(), warn: vi.fn() } as unknown as FastifyBaseLogger
+    const own = createWebhookDispatcher({ db: ctx.database.db, clock: ctx.clock, outbox: ctx.app.container.outbox, logger, allowPrivateNetworks: true, resolve: systemResolver })
+    await emit()
+    const tasks = await own.tick()
+    await hanging.waitForRequests(1)
+    const removed = await request(ctx.app, { method: 'DELETE', url: `/admin/webhooks/${deleted.id}`, token: await adminToken() })
+    expect(removed.statusCode).toBe(200)
+    hanging.release(200)
+    await Promise.all(tasks.map((task) => task.done))
+    expect(logger.error).not.toHaveBeenCalled()
+    expect(await deliveriesOf(deleted.id)).toEqual([])
+    const [delivery] = await deliveriesOf(kept.id)
+    expect((await attemptsOf(delivery!.id))[0]).toMatchObject({ statusCode: 500, responseExcerpt: 'ab' })
   })
 
   it('disables an endpoint that answers 410 Gone and e-mails the superusers', async () => {

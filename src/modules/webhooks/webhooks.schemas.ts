@@ -84,7 +84,7 @@ export const Delivery = Type.Object({
   attempts: Type.Array(Attempt),
 })
 
-export const DeliveriesQuery = Type.Composite([PageQuery, Type.Object({ status: Type.Optional(DeliveryStatus) })], { additionalProperties: false })
+export const DeliveriesQuery = Type.Composite([PageQuery, Type.Object({ status: Type.Optional(DeliveryStatus) })])
 export type DeliveriesQuery = Static<typeof DeliveriesQuery>
 
 export const EventsQuery = Type.Object(
@@ -92,7 +92,6 @@ export const EventsQuery = Type.Object(
     after: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'The `cursor` of the last event already read; omitted: from the first event.' })),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Events per answer, at most 100.' }),
   },
-  { additionalProperties: false },
 )
 export type EventsQuery = Static<typeof EventsQuery>
 
