@@ -89,7 +89,7 @@ export type DeliveriesQuery = Static<typeof DeliveriesQuery>
 
 export const EventsQuery = Type.Object(
   {
-    after: Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'The `cursor` of the last event already read; omitted: from the first event.' })),
+    after: Type.Optional(Type.String({ maxLength: 15, pattern: '^[0-9]{1,15}$', description: 'The `cursor` of the last event already read; omitted: from the first event.' })),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Events per answer, at most 100.' }),
   },
 )
