@@ -28,6 +28,7 @@ import { apiIndexRoutes, healthRoutes } from './http/health.routes.ts'
 import { metricsPlugin } from './http/metrics.ts'
 import { poolGauges } from './db/pool-metrics.ts'
 import { MAX_UPLOAD_BYTES } from './modules/uploads/uploads.module.ts'
+import { webhooksDocument } from './modules/webhooks/webhooks.module.ts'
 import { sweepStaging } from './platform/staging/staging.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
@@ -155,6 +156,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
           },
         },
       },
+      // What receivers get: one entry per event of the catalogue (OpenAPI 3.1 webhooks).
+      webhooks: webhooksDocument(container.events),
     },
     transformObject: (document) => ('openapiObject' in document ? polishDocument(document.openapiObject as Record<string, unknown>, { maxUploadBytes: MAX_UPLOAD_BYTES }) : document.swaggerObject),
   })

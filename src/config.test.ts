@@ -233,3 +233,26 @@ describe('loadConfig JWT secrets', () => {
     expect(loadConfig({ DATA_DIR: dataDir, JWT_ACCESS_SECRET: ACCESS }).jwt).toEqual({ accessSecret: ACCESS, refreshSecret: stored.refreshSecret })
   })
 })
+
+describe('loadConfig webhooks', () => {
+  const SECRET = 'whsec_c3RhdGljLWVuZHBvaW50LXNlY3JldC0wMTIzNDU2Nzg5'
+
+  it('has no static endpoint by default and allows private networks outside production only', () => {
+    expect(loadConfig({ DATA_DIR: dataDir }).webhooks).toEqual({ url: undefined, secret: undefined, allowPrivateNetworks: true })
+    const production = loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production', JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: REFRESH, SMTP_URL: 'smtp://mail:587' })
+    expect(production.webhooks.allowPrivateNetworks).toBe(false)
+    expect(loadConfig({ DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' }).webhooks.allowPrivateNetworks).toBe(false)
+  })
+
+  it('reads the static endpoint', () => {
+    expect(loadConfig({ DATA_DIR: dataDir, WEBHOOK_URL: 'https://hooks.example.com/in', WEBHOOK_SECRET: SECRET }).webhooks).toMatchObject({ url: 'https://hooks.example.com/in', secret: SECRET })
+  })
+
+  it('refuses a URL without its secret, with credentials or of another scheme, and a secret not in whsec_ form', () => {
+    expect(variablesOf(configError({ DATA_DIR: dataDir, WEBHOOK_URL: 'https://hooks.example.com/in' }))).toEqual(['WEBHOOK_SECRET'])
+    expect(variablesOf(configError({ DATA_DIR: dataDir, WEBHOOK_URL: 'https://u:p@hooks.example.com/in', WEBHOOK_SECRET: SECRET }))).toEqual(['WEBHOOK_URL'])
+    expect(variablesOf(configError({ DATA_DIR: dataDir, WEBHOOK_URL: 'ftp://hooks.example.com/in', WEBHOOK_SECRET: SECRET }))).toContain('WEBHOOK_URL')
+    expect(variablesOf(configError({ DATA_DIR: dataDir, WEBHOOK_SECRET: 'plain-secret' }))).toEqual(['WEBHOOK_SECRET'])
+    expect(variablesOf(configError({ DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'yes' }))).toEqual(['WEBHOOK_ALLOW_PRIVATE_NETWORKS'])
+  })
+})

@@ -45,6 +45,9 @@ const EnvSchema = Type.Object({
   SUPERUSER_EMAIL: Type.Optional(Type.String()),
   SUPERUSER_PASSWORD: Type.Optional(Type.String()),
   SUPERUSER_FULL_NAME: Type.Optional(Type.String()),
+  WEBHOOK_URL: Type.Optional(Url('https?')),
+  WEBHOOK_SECRET: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/]{22,}={0,2}$' })),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Optional(Bool),
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)), { default: 'info' }),
 })
@@ -84,6 +87,11 @@ export interface Config {
   payments: { provider: 'sandbox'; sandboxEnabled: boolean }
   /** The smallest payout, in cents. */
   minPayoutCents: number
+  /**
+   * Webhooks (DESIGN 6): the static endpoint of `WEBHOOK_URL`, signed with `WEBHOOK_SECRET`, and
+   * whether destinations in private networks are allowed (outside production by default).
+   */
+  webhooks: { url: string | undefined; secret: string | undefined; allowPrivateNetworks: boolean }
   logLevel: Env['LOG_LEVEL']
   /** Bearer token that `GET /metrics` requires; without it metrics are open outside production and off in production. */
   metricsToken: string | undefined
@@ -136,6 +144,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     // Without SMTP, mail goes to files and its links (reset tokens) to the log: development only.
     if (!env.SMTP_URL) problems.push('SMTP_URL: required when NODE_ENV=production')
   }
+  if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) problems.push('WEBHOOK_SECRET: required with WEBHOOK_URL (a whsec_ secret, base64 of at least 16 bytes)')
+  if (env.WEBHOOK_URL && hasCredentials(env.WEBHOOK_URL)) problems.push('WEBHOOK_URL: must not carry credentials (user:password@)')
   if (env.JWT_ACCESS_SECRET && env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) problems.push('JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET')
   if (problems.length > 0) throw new ConfigError(problems)
 
@@ -183,9 +193,23 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     currency: env.CURRENCY,
     minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
+    webhooks: {
+      url: env.WEBHOOK_URL,
+      secret: env.WEBHOOK_SECRET,
+      allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS ? env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true' : !isProduction,
+    },
     logLevel: env.LOG_LEVEL,
     metricsToken: env.METRICS_TOKEN,
     superuser: { email: env.SUPERUSER_EMAIL, password: env.SUPERUSER_PASSWORD, fullName: env.SUPERUSER_FULL_NAME },
+  }
+}
+
+function hasCredentials(url: string): boolean {
+  try {
+    const parsed = new URL(url)
+    return parsed.username !== '' || parsed.password !== ''
+  } catch {
+    return false
   }
 }
 

@@ -8,8 +8,7 @@ import { appModules } from './modules/index.ts'
 import { idempotencyErrors, sweepExpiredIdempotencyKeys } from './platform/idempotency/idempotency.ts'
 import type { Mailer } from './platform/mail/mailer.ts'
 import type { Infrastructure, RouteInstaller } from './platform/module.ts'
-import { EVENT_JOB, type EventType } from './platform/outbox/events.ts'
-import { handleJob } from './platform/outbox/jobs.ts'
+import type { EventType } from './platform/outbox/events.ts'
 import { createOutbox } from './platform/outbox/outbox.ts'
 import type { OutboxJobRow } from './platform/outbox/outbox.table.ts'
 import { createWorker } from './platform/outbox/worker.ts'
@@ -32,7 +31,9 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
   const outbox = createOutbox({ clock: base.clock })
   // Outside production, a query on the outer database inside a transaction fails at once (STYLE "Transactions").
   const db = base.config.isProduction ? base.db : guardTransactions(base.db)
-  const infra: Infrastructure = { ...base, db, outbox }
+  // The catalogue is declared statically by each module, so every module may read it at creation.
+  const events = appModules.flatMap((module): readonly EventType[] => module.events ?? [])
+  const infra: Infrastructure = { ...base, db, outbox, events }
 
   const apis: Record<string, unknown> = {}
   for (const module of appModules) {
@@ -46,11 +47,8 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
       return found === undefined ? [] : [found]
     })
 
-  const handlers = [
-    // Events are only recorded for now: webhook delivery (DESIGN 6) arrives with the webhooks module.
-    handleJob(EVENT_JOB, async (payload) => base.logger.info({ event: payload.event, data: payload.data }, 'event recorded')),
-    ...each((module, api) => module.jobs?.(api)).flat(),
-  ]
+  // The webhooks module handles the `event` job: the event log and delivery (DESIGN 6).
+  const handlers = each((module, api) => module.jobs?.(api)).flat()
   const metrics = createMetrics()
   metrics.addGauges(outboxGauges(db, base.clock))
   const worker = createWorker({
@@ -74,7 +72,7 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
     /** Route installers of every module, under the API prefix (`api`) or at the root (`root`). */
     routes: (where: 'api' | 'root'): RouteInstaller[] => each((module, api) => (where === 'api' ? module.routes?.(api, infra) : module.rootRoutes?.(api, infra))),
     /** Every event the modules emit (the webhook catalogue). */
-    events: each<readonly EventType[]>((module) => module.events).flat(),
+    events,
     /** Every error code the API answers with: the common ones, then each module's. */
     errors: [...Object.values(commonErrors), ...Object.values(idempotencyErrors), ...each((module) => (module.errors ? Object.values(module.errors) : undefined)).flat()] as ErrorCode[],
   }

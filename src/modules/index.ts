@@ -6,9 +6,10 @@ import { rolesModule } from './roles/roles.module.ts'
 import { uploadsModule } from './uploads/uploads.module.ts'
 import { usersModule } from './users/users.module.ts'
 import { walletModule } from './wallet/wallet.module.ts'
+import { webhooksModule } from './webhooks/webhooks.module.ts'
 
 /**
  * Every module of the application, in dependency order: a module comes after the modules it
  * `needs`. Adding a module is its folder plus one line here.
  */
-export const appModules = [uploadsModule, portfolioModule, usersModule, rolesModule, authModule, catalogueModule, walletModule, adminModule] as const
+export const appModules = [uploadsModule, portfolioModule, usersModule, rolesModule, authModule, catalogueModule, walletModule, adminModule, webhooksModule] as const

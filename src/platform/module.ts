@@ -10,7 +10,7 @@ import type { Outbox } from './outbox/outbox.ts'
 import type { PeriodicTask } from './outbox/worker.ts'
 import type { StorageDriver } from './storage/storage.ts'
 
-/** What every module may use: configuration, the database, time, mail, storage, logs, the outbox. */
+/** What every module may use: configuration, the database, time, mail, storage, logs, the outbox, the event catalogue. */
 export interface Infrastructure {
   config: Config
   db: Db
@@ -19,6 +19,8 @@ export interface Infrastructure {
   storage: StorageDriver
   logger: FastifyBaseLogger
   outbox: Outbox
+  /** Every event the modules declare (the typed catalogue), for the module that delivers them. */
+  events: readonly EventType[]
 }
 
 /** Registers a module's routes on the app (under the API prefix, or at the root for `rootRoutes`). */

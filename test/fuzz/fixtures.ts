@@ -19,6 +19,9 @@ export interface Fixtures {
   uploadPaths: string[]
   /** Ids of the superuser's skills, projects, experiences and education entries. */
   portfolioIds: string[]
+  /** A webhook endpoint (nothing listens at its URL) and its test delivery. */
+  webhookIds: string[]
+  deliveryIds: string[]
 }
 
 async function post(ctx: TestContext, token: string, url: string, payload: object): Promise<{ id: string; [key: string]: unknown }> {
@@ -63,6 +66,9 @@ export async function createFixtures(ctx: TestContext): Promise<Fixtures> {
     await post(ctx, token, '/users/me/education', { institution: 'Uni', degree: 'BSc', fieldOfStudy: 'CS', startDate: '2015-09-01' }),
   ]
 
+  const webhook = await post(ctx, token, '/admin/webhooks', { url: 'http://127.0.0.1:9/fuzz' })
+  const delivery = await post(ctx, token, `/admin/webhooks/${webhook.id}/test`, {})
+
   const downloadPath = (url: string) => new URL(url, 'http://x').pathname.replace(/^\/api\/v1\/uploads\//, '')
   return {
     superuser,
@@ -75,6 +81,8 @@ export async function createFixtures(ctx: TestContext): Promise<Fixtures> {
     uploadIds: [upload.id, ...images.map((row) => row.id)],
     uploadPaths: [downloadPath(upload.url), ...images.map((row) => downloadPath(row.url))],
     portfolioIds: portfolio.map((row) => row.id),
+    webhookIds: [webhook.id],
+    deliveryIds: [delivery.id],
   }
 }
 
@@ -92,6 +100,8 @@ export function knownValues(fixtures: Fixtures): KnownValues {
     sellerId: users,
     id: fixtures.portfolioIds,
     uploadId: fixtures.uploadIds,
+    webhookId: fixtures.webhookIds,
+    deliveryId: fixtures.deliveryIds,
     bannerId: fixtures.uploadIds,
     imageIds: fixtures.uploadIds,
     avatar: fixtures.uploadIds,

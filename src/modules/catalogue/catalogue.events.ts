@@ -8,4 +8,9 @@ export const catalogueEvents = {
     'Staff approved a pending service: it is now active and listed in the catalogue.',
     Type.Object({ serviceId: Type.String({ format: 'uuid' }), sellerId: Type.String({ format: 'uuid' }) }),
   ),
+  serviceRejected: defineEvent(
+    'service.rejected',
+    'Staff rejected a pending service, with a reason the seller sees; editing it resubmits it for review.',
+    Type.Object({ serviceId: Type.String({ format: 'uuid' }), sellerId: Type.String({ format: 'uuid' }), reason: Type.String() }),
+  ),
 }

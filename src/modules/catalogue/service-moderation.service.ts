@@ -54,8 +54,12 @@ export function createServiceModeration(deps: { db: Db; clock: Clock; outbox: Ou
       return browsing.describe(row, actor)
     },
 
-    /** Pending -> rejected with a reason the seller sees; editing the service resubmits it. */
-    rejectService: async (actor: Actor, serviceId: string, reason: string) =>
-      browsing.describe(await transition(serviceId, { from: 'pending', to: 'rejected', action: 'rejected', rejectionReason: reason }, anyone), actor),
+    /** Pending -> rejected with a reason the seller sees; editing the service resubmits it. `service.rejected` is written in the same transaction. */
+    async rejectService(actor: Actor, serviceId: string, reason: string) {
+      const row = await transition(serviceId, { from: 'pending', to: 'rejected', action: 'rejected', rejectionReason: reason }, anyone, (tx, rejected) =>
+        emitEvent(outbox, tx, catalogueEvents.serviceRejected, { serviceId: rejected.id, sellerId: rejected.sellerId, reason }, rejected.updatedAt),
+      )
+      return browsing.describe(row, actor)
+    },
   }
 }

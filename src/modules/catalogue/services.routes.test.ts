@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createUser, unique } from '../../../test/factories/users.ts'
@@ -319,6 +319,20 @@ describe('services routes', () => {
       const events = await ctx.database.db.select().from(outboxJobs).where(eq(outboxJobs.topic, 'event'))
       const event = events.find((job) => (job.payload as { data: { serviceId: string } }).data.serviceId === service.id)
       expect(event?.payload).toEqual({ event: 'service.approved', timestamp: expect.any(String), data: { serviceId: service.id, sellerId: seller.id } })
+    })
+
+    it('rejects a pending service and writes the service.rejected event in the same transaction', async () => {
+      const service = await create()
+      const rejected = await request(ctx.app, { method: 'POST', url: `/admin/services/${service.id}/reject`, token: moderator, payload: { reason: 'Blurry images' } })
+      expect(rejected.statusCode, rejected.body).toBe(200)
+      const events = await ctx.database.db.select().from(outboxJobs).where(eq(outboxJobs.topic, 'event'))
+      const event = events.find((job) => (job.payload as { data: { serviceId: string } }).data.serviceId === service.id)
+      expect(event?.payload).toEqual({ event: 'service.rejected', timestamp: expect.any(String), data: { serviceId: service.id, sellerId: seller.id, reason: 'Blurry images' } })
+      const writer = async (table: string, id: string) => {
+        const result: unknown = await ctx.database.db.execute(sql`select xmin::text as xmin from ${sql.identifier(table)} where id = ${id}`)
+        return (result as { rows: { xmin: string }[] }).rows[0]!.xmin
+      }
+      expect(await writer('outbox_jobs', event!.id)).toBe(await writer('services', service.id))
     })
 
     it('refuses to approve or reject a service that is not pending (422 INVALID_TRANSITION)', async () => {

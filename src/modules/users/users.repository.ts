@@ -60,6 +60,15 @@ export function createUsersRepository(db: Executor) {
       return row
     },
 
+    /** Active superusers, oldest first. */
+    async listActiveSuperusers(): Promise<UserRow[]> {
+      return db
+        .select()
+        .from(users)
+        .where(and(eq(users.isSuperuser, true), eq(users.isActive, true)))
+        .orderBy(asc(users.createdAt), asc(users.id))
+    },
+
     async list(filter: UserListFilter, offset: number, limit: number): Promise<{ rows: UserRow[]; total: number }> {
       const where = whereOf(filter)
       const [rows, [totals]] = await Promise.all([

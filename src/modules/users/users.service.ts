@@ -154,6 +154,12 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
     describe,
     avatarsOf,
 
+    /** Who to tell about operational problems (a disabled webhook endpoint): the active superusers' names and e-mails. */
+    async superuserContacts(executor: Executor): Promise<{ email: string; fullName: string }[]> {
+      const rows = await createUsersRepository(executor).listActiveSuperusers()
+      return rows.map((row) => ({ email: row.email, fullName: row.fullName }))
+    },
+
     /** What other modules show of users (sellers on services): public fields and avatar, in two queries. */
     async publicSummariesOf(executor: Executor, userIds: string[]): Promise<Map<string, { id: string; fullName: string; username: string; avatar: string | null }>> {
       const [rows, avatars] = await Promise.all([createUsersRepository(executor).findByIds(userIds), avatarsOf(executor, userIds)])

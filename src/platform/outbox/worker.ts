@@ -13,6 +13,8 @@ export interface PeriodicTask {
   name: string
   everyMs: number
   run: () => Promise<unknown>
+  /** Waits for work the task left running in the background (the worker's stop awaits it). */
+  stop?: () => Promise<void>
 }
 
 export interface WorkerOptions {
@@ -138,6 +140,7 @@ export function createWorker(options: WorkerOptions) {
       stopped = true
       if (timer) clearTimeout(timer)
       await running
+      for (const task of options.periodic ?? []) if (task.stop) await task.stop()
     },
   }
 }

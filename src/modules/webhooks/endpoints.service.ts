@@ -1,0 +1,241 @@
+import { randomBytes } from 'node:crypto'
+import type { Db } from '../../db/client.ts'
+import { DAY, type Clock } from '../../lib/clock.ts'
+import { fieldError, notFound } from '../../lib/errors.ts'
+import { newId } from '../../lib/ids.ts'
+import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
+import { createDeliveriesRepository } from './deliveries.repository.ts'
+import { checkedAddress, DestinationError, urlProblem, type Resolver } from './destinations.ts'
+import { createEndpointsRepository } from './endpoints.repository.ts'
+import { deliveryInProgress, endpointDisabled, staticEndpoint } from './webhooks.errors.ts'
+import type { AttemptRow, DeliveryRow, DeliveryStatus, EndpointRow } from './webhooks.table.ts'
+
+/** The event a test send carries; it goes to one endpoint and is not in the event log. */
+export const TEST_EVENT = 'webhook.test'
+/** How long the previous secret keeps signing after a rotation, so receivers can switch without missing a message. */
+export const ROTATION_OVERLAP_MS = DAY
+
+/** A `whsec_` secret: 32 random bytes, base64 (the Standard Webhooks format). */
+export const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`
+
+/** The exact JSON that is signed and sent: `{ event, timestamp, data }` (spec 6). */
+export const messageBody = (event: string, timestamp: Date, data: Record<string, unknown>): string => JSON.stringify({ event, timestamp: timestamp.toISOString(), data })
+
+export interface EndpointFields {
+  url: string
+  description?: string | null
+  events?: string[] | null
+  enabled?: boolean
+}
+
+export function toEndpoint(row: EndpointRow, now: Date) {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    events: row.events,
+    enabled: row.enabled,
+    source: row.source,
+    disabledReason: row.disabledReason,
+    disabledAt: row.disabledAt?.toISOString() ?? null,
+    failingSince: row.failingSince?.toISOString() ?? null,
+    previousSecretExpiresAt: row.previousSecretExpiresAt && row.previousSecretExpiresAt > now ? row.previousSecretExpiresAt.toISOString() : null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }
+}
+
+export function toDelivery(row: DeliveryRow, attempts: AttemptRow[]) {
+  return {
+    id: row.id,
+    endpointId: row.endpointId,
+    webhookId: row.messageId,
+    event: row.event,
+    status: row.status,
+    attemptCount: row.attempts,
+    nextAttemptAt: row.status === 'pending' ? row.nextAttemptAt.toISOString() : null,
+    lastStatusCode: row.lastStatusCode,
+    lastError: row.lastError,
+    createdAt: row.createdAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
+    attempts: attempts.map((attempt) => ({
+      attempt: attempt.attempt,
+      startedAt: attempt.startedAt.toISOString(),
+      latencyMs: attempt.latencyMs,
+      statusCode: attempt.statusCode,
+      succeeded: attempt.succeeded,
+      error: attempt.error,
+      responseExcerpt: attempt.responseExcerpt,
+    })),
+  }
+}
+
+/**
+ * Endpoint management for superusers (DESIGN 6): registration with the destination checked,
+ * updates, secret rotation, test sends, the delivery log and manual retries.
+ */
+export function createEndpointsService(deps: { db: Db; clock: Clock; eventNames: () => readonly string[]; allowPrivateNetworks: boolean; resolve: Resolver }) {
+  const { db, clock } = deps
+
+  /** 400 on `url` for a bad form or, unless private networks are allowed, a private destination. */
+  async function checkUrl(url: string): Promise<string> {
+    const problem = urlProblem(url)
+    if (problem) throw fieldError('url', problem)
+    // Allowed private networks leave nothing to check: the name is resolved at delivery.
+    if (deps.allowPrivateNetworks) return new URL(url).href
+    try {
+      await checkedAddress(new URL(url), deps)
+    } catch (error) {
+      if (error instanceof DestinationError) throw fieldError('url', `must not point into a private network: ${error.message}`)
+      throw error
+    }
+    return new URL(url).href
+  }
+
+  /** 400 on `events` for a name the catalogue does not have; null (all events) stays null. */
+  function checkEvents(events: string[] | null | undefined): string[] | null {
+    if (events === undefined || events === null) return null
+    const known = new Set(deps.eventNames())
+    const unknown = events.filter((name) => !known.has(name))
+    if (unknown.length > 0) throw fieldError('events', `unknown event ${unknown.map((name) => JSON.stringify(name)).join(', ')}; known events: ${[...known].join(', ')}`)
+    return [...new Set(events)]
+  }
+
+  async function find(id: string): Promise<EndpointRow> {
+    const row = await createEndpointsRepository(db).findById(id)
+    if (!row) throw notFound('Webhook endpoint')
+    return row
+  }
+
+  /** Deliveries with their attempts, in one query for the attempts. */
+  async function describeDeliveries(rows: DeliveryRow[]) {
+    const attempts = await createDeliveriesRepository(db).attemptsOf(rows.map((row) => row.id))
+    return rows.map((row) =>
+      toDelivery(
+        row,
+        attempts.filter((attempt) => attempt.deliveryId === row.id),
+      ),
+    )
+  }
+
+  return {
+    /** `POST /admin/webhooks`: the secret is in this answer only. */
+    async createEndpoint(fields: EndpointFields) {
+      const url = await checkUrl(fields.url)
+      const events = checkEvents(fields.events)
+      const now = clock.now()
+      const secret = newSecret()
+      const row = await createEndpointsRepository(db).insert({
+        id: newId(),
+        source: 'api',
+        url,
+        description: fields.description ?? null,
+        events,
+        enabled: fields.enabled ?? true,
+        secret,
+        createdAt: now,
+        updatedAt: now,
+      })
+      return { ...toEndpoint(row, now), secret }
+    },
+
+    async listEndpoints(page: PageRequest) {
+      const { rows, total } = await createEndpointsRepository(db).list(offsetOf(page), page.limit)
+      const now = clock.now()
+      return toPage(
+        rows.map((row) => toEndpoint(row, now)),
+        total,
+        page,
+      )
+    },
+
+    getEndpoint: async (id: string) => toEndpoint(await find(id), clock.now()),
+
+    /** `PATCH`: enabling again clears the reason it was disabled and its run of failures. */
+    async updateEndpoint(id: string, changes: Partial<EndpointFields>) {
+      const current = await find(id)
+      if (current.source === 'config' && (changes.url !== undefined || changes.events !== undefined || changes.description !== undefined)) throw staticEndpoint('edited')
+      const url = changes.url === undefined ? undefined : await checkUrl(changes.url)
+      const events = changes.events === undefined ? undefined : checkEvents(changes.events)
+      const now = clock.now()
+      const enabling = changes.enabled === true && !current.enabled
+      const row = await createEndpointsRepository(db).update(id, {
+        ...(url !== undefined && { url }),
+        ...(events !== undefined && { events }),
+        ...(changes.description !== undefined && { description: changes.description }),
+        ...(changes.enabled !== undefined && { enabled: changes.enabled }),
+        ...(enabling && { disabledReason: null, disabledAt: null, failingSince: null }),
+        ...(changes.enabled === false && current.enabled && { disabledReason: 'Disabled by a superuser', disabledAt: now }),
+        updatedAt: now,
+      })
+      if (!row) throw notFound('Webhook endpoint')
+      return toEndpoint(row, now)
+    },
+
+    /** `DELETE`: the endpoint and its delivery log. */
+    async deleteEndpoint(id: string) {
+      const current = await find(id)
+      if (current.source === 'config') throw staticEndpoint('deleted')
+      if (!(await createEndpointsRepository(db).delete(id))) throw notFound('Webhook endpoint')
+    },
+
+    /** A new secret, shown once; the previous one keeps signing for ROTATION_OVERLAP_MS. */
+    async rotateSecret(id: string) {
+      const now = clock.now()
+      const secret = newSecret()
+      const row = await db.transaction(async (tx) => {
+        const endpoints = createEndpointsRepository(tx)
+        const current = await endpoints.lockById(id)
+        if (!current) throw notFound('Webhook endpoint')
+        if (current.source === 'config') throw staticEndpoint('rotated')
+        return (await endpoints.update(id, { secret, previousSecret: current.secret, previousSecretExpiresAt: new Date(now.getTime() + ROTATION_OVERLAP_MS), updatedAt: now }))!
+      })
+      return { ...toEndpoint(row, now), secret }
+    },
+
+    /** Queues a `webhook.test` message to this endpoint alone; the answer is its delivery (pending). */
+    async sendTest(id: string) {
+      const endpoint = await find(id)
+      if (!endpoint.enabled) throw endpointDisabled()
+      const now = clock.now()
+      const messageId = newId()
+      const row = await createDeliveriesRepository(db).insert({
+        id: newId(),
+        endpointId: endpoint.id,
+        messageId,
+        event: TEST_EVENT,
+        body: messageBody(TEST_EVENT, now, { endpointId: endpoint.id }),
+        status: 'pending',
+        nextAttemptAt: now,
+        createdAt: now,
+      })
+      return toDelivery(row, [])
+    },
+
+    async listDeliveries(endpointId: string, status: DeliveryStatus | undefined, page: PageRequest) {
+      await find(endpointId)
+      const { rows, total } = await createDeliveriesRepository(db).listByEndpoint(endpointId, status, offsetOf(page), page.limit)
+      return toPage(await describeDeliveries(rows), total, page)
+    },
+
+    /**
+     * Sends a delivery again now, with the same `webhook-id` and a fresh retry schedule: a failed
+     * one after the receiver is fixed, or a succeeded one to replay it.
+     */
+    async retryDelivery(deliveryId: string) {
+      const row = await db.transaction(async (tx) => {
+        const deliveries = createDeliveriesRepository(tx)
+        const current = await deliveries.lockById(deliveryId)
+        if (!current) throw notFound('Webhook delivery')
+        const endpoint = await createEndpointsRepository(tx).findById(current.endpointId)
+        if (!endpoint) throw notFound('Webhook delivery')
+        if (current.status === 'delivering' && current.lockedUntil && current.lockedUntil > clock.now()) throw deliveryInProgress()
+        if (!endpoint.enabled) throw endpointDisabled()
+        return deliveries.update(deliveryId, { status: 'pending', scheduleStep: 0, nextAttemptAt: clock.now(), lockedUntil: null, completedAt: null })
+      })
+      return (await describeDeliveries([row]))[0]!
+    },
+  }
+}
+
+export type EndpointsService = ReturnType<typeof createEndpointsService>

@@ -1,0 +1,154 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Envelope, IdParams, Message, Page, PageQuery, ok, responses } from '../../http/common.schemas.ts'
+import { requireSuperuser } from '../../http/auth-hooks.ts'
+import { webhooksErrors } from './webhooks.errors.ts'
+import { CreateEndpointBody, DeliveriesQuery, Delivery, Endpoint, EndpointWithSecret, EventLogPage, EventsQuery, UpdateEndpointBody } from './webhooks.schemas.ts'
+import type { WebhooksService } from './webhooks.service.ts'
+
+const tags = ['webhooks']
+const security = [{ bearerAuth: [] }]
+const EndpointParams = IdParams('webhookId')
+const DeliveryParams = IdParams('deliveryId')
+
+/** `/admin/webhooks`, `/admin/webhook-deliveries` and `/admin/events` (superuser; DESIGN 6). */
+export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
+  app.addHook('preValidation', requireSuperuser)
+
+  app.post(
+    '/admin/webhooks',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Register a webhook endpoint (superuser)',
+        description:
+          'Every event it subscribes to (`events`; omitted: all) is POSTed to `url`, signed in the Standard Webhooks format with the `whsec_` `secret` of this answer, which is not shown again. A `url` that is not http(s), carries credentials or resolves into a private network is 400 on `url`; an unknown event name is 400 on `events`.',
+        body: CreateEndpointBody,
+        response: responses({ 201: Envelope(EndpointWithSecret) }, 400, 401, 403),
+      },
+    },
+    async (request, reply) => reply.status(201).send(ok(await webhooks.createEndpoint(request.body))),
+  )
+
+  app.get(
+    '/admin/webhooks',
+    { schema: { tags, security, summary: 'Webhook endpoints (superuser)', description: 'Oldest first; secrets are never listed.', querystring: PageQuery, response: responses({ 200: Envelope(Page(Endpoint)) }, 400, 401, 403) } },
+    async (request) => ok(await webhooks.listEndpoints(request.query)),
+  )
+
+  app.get(
+    '/admin/webhooks/:webhookId',
+    { schema: { tags, security, summary: 'A webhook endpoint (superuser)', params: EndpointParams, response: responses({ 200: Envelope(Endpoint) }, 401, 403, 404) } },
+    async (request) => ok(await webhooks.getEndpoint(request.params.webhookId)),
+  )
+
+  app.patch(
+    '/admin/webhooks/:webhookId',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Change a webhook endpoint (superuser)',
+        description: '`enabled: true` enables a disabled endpoint again. The configured endpoint (`source: config`) only takes `enabled` (422 `STATIC_ENDPOINT`).',
+        params: EndpointParams,
+        body: UpdateEndpointBody,
+        response: responses({ 200: Envelope(Endpoint) }, 400, 401, 403, 404, webhooksErrors.STATIC_ENDPOINT),
+      },
+    },
+    async (request) => ok(await webhooks.updateEndpoint(request.params.webhookId, request.body)),
+  )
+
+  app.delete(
+    '/admin/webhooks/:webhookId',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Delete a webhook endpoint (superuser)',
+        description: 'With its delivery log. The configured endpoint cannot be deleted (422 `STATIC_ENDPOINT`).',
+        params: EndpointParams,
+        response: responses({ 200: Envelope(Message) }, 401, 403, 404, webhooksErrors.STATIC_ENDPOINT),
+      },
+    },
+    async (request) => {
+      await webhooks.deleteEndpoint(request.params.webhookId)
+      return ok({ message: 'Webhook endpoint deleted' })
+    },
+  )
+
+  app.post(
+    '/admin/webhooks/:webhookId/rotate-secret',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Rotate the signing secret (superuser)',
+        description: 'Answers the new secret, once. For 24 hours both secrets sign every message (two `v1,` signatures in `webhook-signature`), so receivers can switch without missing any.',
+        params: EndpointParams,
+        response: responses({ 200: Envelope(EndpointWithSecret) }, 401, 403, 404, webhooksErrors.STATIC_ENDPOINT),
+      },
+    },
+    async (request) => ok(await webhooks.rotateSecret(request.params.webhookId)),
+  )
+
+  app.post(
+    '/admin/webhooks/:webhookId/test',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Send a test message (superuser)',
+        description: 'Queues a signed `webhook.test` message (`data: { endpointId }`) to this endpoint alone; the answer is its delivery, whose outcome the delivery log shows.',
+        params: EndpointParams,
+        response: responses({ 202: Envelope(Delivery) }, 401, 403, 404, webhooksErrors.ENDPOINT_DISABLED),
+      },
+    },
+    async (request, reply) => reply.status(202).send(ok(await webhooks.sendTest(request.params.webhookId))),
+  )
+
+  app.get(
+    '/admin/webhooks/:webhookId/deliveries',
+    {
+      schema: {
+        tags,
+        security,
+        summary: "An endpoint's delivery log (superuser)",
+        description: 'Newest first, each with its attempts: status code, latency and the first 1 KB of the answer.',
+        params: EndpointParams,
+        querystring: DeliveriesQuery,
+        response: responses({ 200: Envelope(Page(Delivery)) }, 400, 401, 403, 404),
+      },
+    },
+    async (request) => ok(await webhooks.listDeliveries(request.params.webhookId, request.query.status, request.query)),
+  )
+
+  app.post(
+    '/admin/webhook-deliveries/:deliveryId/retry',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Send a delivery again (superuser)',
+        description: 'Now, with the same `webhook-id` and a fresh retry schedule; a succeeded delivery is replayed.',
+        params: DeliveryParams,
+        response: responses({ 202: Envelope(Delivery) }, 401, 403, 404, webhooksErrors.ENDPOINT_DISABLED, webhooksErrors.DELIVERY_IN_PROGRESS),
+      },
+    },
+    async (request, reply) => reply.status(202).send(ok(await webhooks.retryDelivery(request.params.deliveryId))),
+  )
+
+  app.get(
+    '/admin/events',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'The event log (superuser)',
+        description: 'Every event in order, oldest first. Poll with `after` set to the last `cursor` read (`nextCursor`); an event appears once the worker has recorded it, within seconds of its change.',
+        querystring: EventsQuery,
+        response: responses({ 200: Envelope(EventLogPage) }, 400, 401, 403),
+      },
+    },
+    async (request) => ok(await webhooks.listEvents(request.query.after, request.query.limit)),
+  )
+}

@@ -1,0 +1,37 @@
+import { SECOND } from '../../lib/clock.ts'
+import { defineModule } from '../../platform/module.ts'
+import { EVENT_JOB } from '../../platform/outbox/events.ts'
+import { handleJob } from '../../platform/outbox/jobs.ts'
+import type { UsersService } from '../users/users.module.ts'
+import { WEBHOOK_JOBS } from './webhook-jobs.ts'
+import { webhooksAdminRoutes } from './webhooks.admin.routes.ts'
+import { webhooksErrors } from './webhooks.errors.ts'
+import { createWebhooksService } from './webhooks.service.ts'
+import { webhookAttempts, webhookDeliveries, webhookEndpoints, webhookEvents } from './webhooks.table.ts'
+
+/**
+ * Webhooks and the event log (DESIGN 6): every event of the catalogue is appended to the ordered
+ * log and delivered, signed, to the endpoints that subscribe to it, with retries for about a day.
+ * Listed last: it delivers the events of every module before it.
+ */
+export const webhooksModule = defineModule({
+  name: 'webhooks',
+  needs: ['users'],
+  tables: { webhookEndpoints, webhookEvents, webhookDeliveries, webhookAttempts },
+  create: ({ config, db, clock, outbox, mailer, logger, events }, deps: { users: UsersService }) =>
+    createWebhooksService({ db, clock, outbox, mailer, logger, config, events, users: deps.users }),
+  routes: (api) => async (app) => {
+    await app.register(webhooksAdminRoutes, { webhooks: api })
+  },
+  jobs: (api) => [
+    handleJob(EVENT_JOB, (payload, row) => api.recordEvent({ id: row.id, ...payload })),
+    handleJob(WEBHOOK_JOBS.endpointDisabled, (payload) => api.sendDisabledNotice(payload)),
+  ],
+  // Each worker delivers: every second it claims what is due; deliveries run in the background
+  // and the worker's stop waits for the ones in flight.
+  periodic: (api) => [{ name: 'deliver-webhooks', everyMs: SECOND, run: api.dispatcher.tick, stop: api.dispatcher.settle }],
+  errors: webhooksErrors,
+})
+
+export type { WebhooksService } from './webhooks.service.ts'
+export { webhooksDocument } from './webhook-docs.ts'

@@ -1,0 +1,110 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { deliveryStatuses, endpointSources } from './webhooks.table.ts'
+
+const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true.' })
+const Description = Nullable(Type.String({ maxLength: 500 }))
+const EventNames = Nullable(
+  Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+    minItems: 1,
+    maxItems: 100,
+    description: 'Event names this endpoint receives (see the `webhooks` of this document); omitted or null: every event.',
+  }),
+)
+
+export const CreateEndpointBody = Type.Object(
+  {
+    url: Url,
+    description: Type.Optional(Description),
+    events: Type.Optional(EventNames),
+    enabled: Type.Optional(Type.Boolean({ default: true })),
+  },
+  { additionalProperties: false },
+)
+export type CreateEndpointBody = Static<typeof CreateEndpointBody>
+
+export const UpdateEndpointBody = Type.Object(
+  {
+    url: Type.Optional(Url),
+    description: Type.Optional(Description),
+    events: Type.Optional(EventNames),
+    enabled: Type.Optional(Type.Boolean({ description: 'true enables a disabled endpoint again (its pending deliveries resume).' })),
+  },
+  { additionalProperties: false, minProperties: 1 },
+)
+export type UpdateEndpointBody = Static<typeof UpdateEndpointBody>
+
+export const Endpoint = Type.Object({
+  id: Id,
+  url: Type.String(),
+  description: Nullable(Type.String()),
+  events: Nullable(Type.Array(Type.String())),
+  enabled: Type.Boolean(),
+  source: Type.Union(
+    endpointSources.map((value) => Type.Literal(value)),
+    { description: '`api`: registered here; `config`: the static endpoint of `WEBHOOK_URL`.' },
+  ),
+  disabledReason: Nullable(Type.String()),
+  disabledAt: Nullable(Timestamp),
+  failingSince: Nullable(Type.String({ format: 'date-time', description: 'Start of the current run of failed attempts; a day of them disables the endpoint.' })),
+  previousSecretExpiresAt: Nullable(Type.String({ format: 'date-time', description: 'During a rotation: until when the previous secret signs too.' })),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+})
+
+export const EndpointWithSecret = Type.Composite([
+  Endpoint,
+  Type.Object({ secret: Type.String({ description: 'The `whsec_` signing secret. Shown in this answer only: keep it.' }) }),
+])
+
+const DeliveryStatus = Type.Union(deliveryStatuses.map((value) => Type.Literal(value)))
+
+export const Attempt = Type.Object({
+  attempt: Type.Integer(),
+  startedAt: Timestamp,
+  latencyMs: Type.Integer(),
+  statusCode: Nullable(Type.Integer()),
+  succeeded: Type.Boolean(),
+  error: Nullable(Type.String()),
+  responseExcerpt: Nullable(Type.String({ description: 'At most 1 KB of the answer.' })),
+})
+
+export const Delivery = Type.Object({
+  id: Id,
+  endpointId: Id,
+  webhookId: Type.String({ description: 'The `webhook-id` header: the event id, the same on every attempt.' }),
+  event: Type.String(),
+  status: DeliveryStatus,
+  attemptCount: Type.Integer(),
+  nextAttemptAt: Nullable(Timestamp),
+  lastStatusCode: Nullable(Type.Integer()),
+  lastError: Nullable(Type.String()),
+  createdAt: Timestamp,
+  completedAt: Nullable(Timestamp),
+  attempts: Type.Array(Attempt),
+})
+
+export const DeliveriesQuery = Type.Composite([PageQuery, Type.Object({ status: Type.Optional(DeliveryStatus) })])
+export type DeliveriesQuery = Static<typeof DeliveriesQuery>
+
+export const EventsQuery = Type.Object(
+  {
+    after: Type.Optional(Type.String({ maxLength: 15, pattern: '^[0-9]{1,15}$', description: 'The `cursor` of the last event already read; omitted: from the first event.' })),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Events per answer, at most 100.' }),
+  },
+)
+export type EventsQuery = Static<typeof EventsQuery>
+
+export const LoggedEvent = Type.Object({
+  id: Type.String({ description: 'The event id (the `webhook-id` of its deliveries).' }),
+  cursor: Type.String({ description: 'Pass it as `after` to read the events that follow.' }),
+  event: Type.String(),
+  timestamp: Timestamp,
+  data: Type.Record(Type.String(), Type.Unknown()),
+})
+
+export const EventLogPage = Type.Object({
+  items: Type.Array(LoggedEvent),
+  nextCursor: Type.String({ description: 'The `after` of the next call (the last cursor here, or the one given when there is nothing new).' }),
+  hasMore: Type.Boolean({ description: 'True when the page is full: ask again at once.' }),
+})

@@ -1,0 +1,68 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../../config.ts'
+import type { Db } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
+import type { Mailer } from '../../platform/mail/mailer.ts'
+import type { EventType } from '../../platform/outbox/events.ts'
+import type { Outbox } from '../../platform/outbox/outbox.ts'
+import type { UsersService } from '../users/users.module.ts'
+import { systemResolver, type Resolver } from './destinations.ts'
+import { createEndpointsService } from './endpoints.service.ts'
+import { createEndpointsRepository } from './endpoints.repository.ts'
+import { createEventLog } from './event-log.service.ts'
+import { createWebhookDispatcher } from './webhook-dispatcher.ts'
+
+function disabledNotice(to: { email: string; fullName: string }, endpoint: { id: string; url: string }, reason: string, appUrl: string) {
+  const text = [
+    `Hello ${to.fullName},`,
+    '',
+    `The webhook endpoint ${endpoint.url} (${endpoint.id}) was disabled: ${reason}.`,
+    'No more events are sent to it. Its delivery log is at GET /api/v1/admin/webhooks/' + endpoint.id + '/deliveries;',
+    'once the receiver works again, enable it with PATCH /api/v1/admin/webhooks/' + endpoint.id + ' { "enabled": true }.',
+    'Events of the meantime are in the event log, GET /api/v1/admin/events.',
+    '',
+    appUrl,
+  ].join('\n')
+  const escape = (value: string) => value.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
+  const html = `<!doctype html><html><body style="font-family:sans-serif;line-height:1.5">${text
+    .split('\n')
+    .map((line) => `<p>${escape(line)}</p>`)
+    .join('')}</body></html>`
+  return { to: to.email, subject: 'A webhook endpoint was disabled', text, html }
+}
+
+/**
+ * Webhooks (DESIGN 6 "Events and webhooks"): endpoints, the event log and the fan-out of events,
+ * the dispatcher that delivers them, and the notice to the superusers when an endpoint is disabled.
+ */
+export function createWebhooksService(deps: {
+  db: Db
+  clock: Clock
+  outbox: Outbox
+  mailer: Mailer
+  logger: FastifyBaseLogger
+  config: Pick<Config, 'webhooks' | 'appUrl'>
+  events: readonly EventType[]
+  users: Pick<UsersService, 'superuserContacts'>
+  resolve?: Resolver
+}) {
+  const { db, clock, outbox, mailer, logger, config, users } = deps
+  const resolve = deps.resolve ?? systemResolver
+  const { allowPrivateNetworks } = config.webhooks
+  const configured = config.webhooks.url && config.webhooks.secret ? { url: config.webhooks.url, secret: config.webhooks.secret } : undefined
+
+  return {
+    ...createEndpointsService({ db, clock, eventNames: () => deps.events.map((event) => event.name), allowPrivateNetworks, resolve }),
+    ...createEventLog({ db, clock, configured }),
+    dispatcher: createWebhookDispatcher({ db, clock, outbox, logger: logger.child({ component: 'webhooks' }), allowPrivateNetworks, resolve, configured }),
+
+    /** Job `mail.webhook_disabled`: one e-mail to each active superuser. */
+    async sendDisabledNotice(payload: { endpointId: string; reason: string }): Promise<void> {
+      const endpoint = await createEndpointsRepository(db).findById(payload.endpointId)
+      if (!endpoint) return
+      for (const superuser of await users.superuserContacts(db)) await mailer.send(disabledNotice(superuser, endpoint, payload.reason, config.appUrl))
+    },
+  }
+}
+
+export type WebhooksService = ReturnType<typeof createWebhooksService>
