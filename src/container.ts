@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config.ts'
 import type { Db } from './db/client.ts'
 import { guardTransactions } from './db/transaction-guard.ts'
-import { HOUR, type Clock } from './lib/clock.ts'
+import { HOUR, MINUTE, type Clock } from './lib/clock.ts'
 import { commonErrors, type ErrorCode } from './lib/errors.ts'
 import { appModules } from './modules/index.ts'
 import { idempotencyErrors, sweepExpiredIdempotencyKeys } from './platform/idempotency/idempotency.ts'
@@ -13,6 +13,7 @@ import { handleJob } from './platform/outbox/jobs.ts'
 import { createOutbox } from './platform/outbox/outbox.ts'
 import type { OutboxJobRow } from './platform/outbox/outbox.table.ts'
 import { createWorker } from './platform/outbox/worker.ts'
+import { createStatisticsRegistry, foldStatCounters } from './platform/statistics/statistics.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
 
 type AppModules = typeof appModules
@@ -30,7 +31,8 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
   const outbox = createOutbox({ clock: base.clock })
   // Outside production, a query on the outer database inside a transaction fails at once (STYLE "Transactions").
   const db = base.config.isProduction ? base.db : guardTransactions(base.db)
-  const infra: Infrastructure = { ...base, db, outbox }
+  const statistics = createStatisticsRegistry()
+  const infra: Infrastructure = { ...base, db, outbox, statistics }
 
   const apis: Record<string, unknown> = {}
   for (const module of appModules) {
@@ -44,6 +46,8 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
       return found === undefined ? [] : [found]
     })
 
+  for (const section of each((module, api) => module.statistics?.(api))) statistics.add(section)
+
   const handlers = [
     // Events are only recorded for now: webhook delivery (DESIGN 6) arrives with the webhooks module.
     handleJob(EVENT_JOB, async (payload) => base.logger.info({ event: payload.event, data: payload.data }, 'event recorded')),
@@ -56,6 +60,7 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
     handlers: Object.fromEntries(handlers.map((handler) => [handler.topic, (payload: unknown, row: OutboxJobRow) => handler.run(payload, row)])),
     periodic: [
       { name: 'sweep-idempotency-keys', everyMs: HOUR, run: () => sweepExpiredIdempotencyKeys(db, base.clock.now()) },
+      { name: 'fold-stat-counters', everyMs: MINUTE, run: () => foldStatCounters(db) },
       ...each((module, api) => module.periodic?.(api)).flat(),
     ],
   })

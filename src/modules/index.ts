@@ -1,4 +1,5 @@
 import { adminModule } from './admin/admin.module.ts'
+import { auditModule } from './audit/audit.module.ts'
 import { authModule } from './auth/auth.module.ts'
 import { catalogueModule } from './catalogue/catalogue.module.ts'
 import { portfolioModule } from './portfolio/portfolio.module.ts'
@@ -11,4 +12,4 @@ import { walletModule } from './wallet/wallet.module.ts'
  * Every module of the application, in dependency order: a module comes after the modules it
  * `needs`. Adding a module is its folder plus one line here.
  */
-export const appModules = [uploadsModule, portfolioModule, usersModule, rolesModule, authModule, catalogueModule, walletModule, adminModule] as const
+export const appModules = [uploadsModule, portfolioModule, usersModule, auditModule, rolesModule, authModule, catalogueModule, walletModule, adminModule] as const
