@@ -139,7 +139,7 @@ describe('seller KYC', () => {
     ])('refuses %s (400 naming the field) and records nothing', async (_label, change, field) => {
       const seller = await createUser(ctx)
       const body: Record<string, unknown> = { ...PERSONAL_DETAILS, ...change }
-      if (change.dateOfBirth === 'SEVENTEEN') body.dateOfBirth = yearsAgo(17)
+      if (body.dateOfBirth === 'SEVENTEEN') body.dateOfBirth = yearsAgo(17)
       const response = await step1(seller.accessToken, body)
       expectError(response, 400, 'VALIDATION_ERROR', [field])
       expect(await submissionsOf(seller.user.id)).toEqual([])

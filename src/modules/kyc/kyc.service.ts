@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { Actor } from '../../access/access.ts'
-import type { Db, Executor, Tx } from '../../db/client.ts'
+import type { Db, Executor } from '../../db/client.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { notFound, validationError, type FieldError } from '../../lib/errors.ts'

@@ -53,9 +53,11 @@ export async function readCounters(executor: Executor, prefix: string): Promise<
 /**
  * Folds appended deltas into their counters, oldest first, in one statement: the deltas it
  * deletes are exactly the ones it adds (two workers folding at once never count a delta twice).
+ * Answers how many deltas it folded.
  */
 export async function foldStatCounters(db: Db, limit = 10_000): Promise<number> {
-  const result = await db.execute(sql`
+  // A data-modifying CTE runs whether or not the final select reads it.
+  const result: unknown = await db.execute(sql`
     with moved as (
       delete from ${statCounterDeltas}
       where ${statCounterDeltas.id} in (select ${statCounterDeltas.id} from ${statCounterDeltas} order by ${statCounterDeltas.id} limit ${limit})
@@ -64,9 +66,8 @@ export async function foldStatCounters(db: Db, limit = 10_000): Promise<number> 
       insert into ${statCounters} (name, value)
       select name, sum(delta)::bigint from moved group by name
       on conflict (name) do update set value = ${statCounters.value} + excluded.value
-      returning 1
     )
-    select count(*)::int as folded from folded`)
-  const rows = (result as unknown as { rows: { folded: number }[] }).rows
+    select count(*)::int as folded from moved`)
+  const rows = (result as { rows: { folded: number }[] }).rows
   return rows[0]?.folded ?? 0
 }
