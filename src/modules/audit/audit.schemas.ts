@@ -16,7 +16,7 @@ export const AuditEntry = Type.Object({
   createdAt: Timestamp,
 })
 
-const Uuid = (description: string) => Type.String({ format: 'uuid', errorMessage: 'must be an id', description })
+const Uuid = (description: string) => Type.String({ maxLength: 36, format: 'uuid', errorMessage: 'must be an id', description })
 
 export const AuditQuery = Type.Composite(
   [
@@ -24,8 +24,8 @@ export const AuditQuery = Type.Composite(
     Type.Object({
       actor: Type.Optional(Uuid('Only actions by this staff member.')),
       target: Type.Optional(Uuid('Only actions on this object (a user, service, payout, ...).')),
-      targetType: Type.Optional(Type.String({ pattern: '^[a-z_]{1,40}$', errorMessage: 'must be a target type such as user or payout' })),
-      action: Type.Optional(Type.String({ pattern: '^[a-z_]{1,40}\\.[a-z_]{1,40}$', errorMessage: 'must be an action such as user.suspend' })),
+      targetType: Type.Optional(Type.String({ maxLength: 40, pattern: '^[a-z_]{1,40}$', errorMessage: 'must be a target type such as user or payout' })),
+      action: Type.Optional(Type.String({ maxLength: 81, pattern: '^[a-z_]{1,40}\\.[a-z_]{1,40}$', errorMessage: 'must be an action such as user.suspend' })),
     }),
   ],
   { additionalProperties: false },
