@@ -105,6 +105,13 @@ describe('seller KYC', () => {
       expect((await status(seller.accessToken)).json().data.status).toBe('pending_documents')
     })
 
+    it('opens one submission when two step 1 requests race', async () => {
+      const seller = await createUser(ctx)
+      const answers = await Promise.all([step1(seller.accessToken), step1(seller.accessToken, { ...PERSONAL_DETAILS, lastName: 'King' })])
+      expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200])
+      expect(await submissionsOf(seller.user.id)).toHaveLength(1)
+    })
+
     it('corrects the details while documents are still due, on the same submission', async () => {
       const seller = await createUser(ctx)
       await step1(seller.accessToken)
@@ -344,6 +351,16 @@ describe('seller KYC', () => {
       expect(await auditOf(submissionId)).toHaveLength(1)
       expect(await eventsOf(submissionId, 'kyc.approved')).toHaveLength(1)
       expectError(await step1(seller.accessToken), 422, 'INVALID_TRANSITION')
+    })
+
+    it('lets exactly one of an approval and a rejection at the same moment win', async () => {
+      const seller = await createUser(ctx)
+      const submissionId = await submitKyc(ctx.app, seller.accessToken)
+      const answers = await Promise.all([approve(reviewer.accessToken, submissionId), reject(reviewer.accessToken, submissionId)])
+      expect(answers.map((answer) => answer.statusCode).sort()).toEqual([200, 422])
+      const [row] = await submissionsOf(seller.user.id)
+      expect((await accountOf(seller.user.id)).isKycVerified).toBe(row!.status === 'approved')
+      expect(await auditOf(submissionId)).toHaveLength(1)
     })
 
     it('refuses a submission still waiting for documents (422)', async () => {
