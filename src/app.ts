@@ -24,6 +24,7 @@ import { MINUTE, systemClock, type Clock } from './lib/clock.ts'
 import type { ErrorCode } from './lib/errors.ts'
 import { createLogger, type Logger } from './platform/logging/logger.ts'
 import { createMailer, type Mailer } from './platform/mail/mailer.ts'
+import { runInRequestContext } from './platform/request-context.ts'
 import { apiIndexRoutes, healthRoutes } from './http/health.routes.ts'
 import { metricsPlugin } from './http/metrics.ts'
 import { poolGauges } from './db/pool-metrics.ts'
@@ -107,6 +108,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler)
   app.setErrorHandler(errorHandler)
 
+  // First hook: everything after it (guards, handler, services) runs in the request's context,
+  // which is how audit rows learn the request id.
+  app.addHook('onRequest', (request, _reply, done) => runInRequestContext({ requestId: request.id }, done))
   app.addHook('onRequest', async (request, reply) => {
     reply.header('API-Version', '1')
     reply.header('X-Request-Id', request.id)

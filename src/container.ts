@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from './config.ts'
 import type { Db } from './db/client.ts'
 import { guardTransactions } from './db/transaction-guard.ts'
-import { HOUR, type Clock } from './lib/clock.ts'
+import { HOUR, MINUTE, type Clock } from './lib/clock.ts'
 import { commonErrors, type ErrorCode } from './lib/errors.ts'
 import { appModules } from './modules/index.ts'
 import { idempotencyErrors, sweepExpiredIdempotencyKeys } from './platform/idempotency/idempotency.ts'
@@ -14,6 +14,7 @@ import type { OutboxJobRow } from './platform/outbox/outbox.table.ts'
 import { createWorker } from './platform/outbox/worker.ts'
 import { outboxGauges } from './platform/outbox/outbox-metrics.ts'
 import { createMetrics } from './platform/metrics/metrics.ts'
+import { createStatisticsRegistry, foldStatCounters } from './platform/statistics/statistics.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
 
 type AppModules = typeof appModules
@@ -33,7 +34,8 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
   const db = base.config.isProduction ? base.db : guardTransactions(base.db)
   // The catalogue is declared statically by each module, so every module may read it at creation.
   const events = appModules.flatMap((module): readonly EventType[] => module.events ?? [])
-  const infra: Infrastructure = { ...base, db, outbox, events }
+  const statistics = createStatisticsRegistry()
+  const infra: Infrastructure = { ...base, db, outbox, events, statistics }
 
   const apis: Record<string, unknown> = {}
   for (const module of appModules) {
@@ -47,6 +49,8 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
       return found === undefined ? [] : [found]
     })
 
+  for (const section of each((module, api) => module.statistics?.(api))) statistics.add(section)
+
   // The webhooks module handles the `event` job: the event log and delivery (DESIGN 6).
   const handlers = each((module, api) => module.jobs?.(api)).flat()
   const metrics = createMetrics()
@@ -59,6 +63,7 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
     handlers: Object.fromEntries(handlers.map((handler) => [handler.topic, (payload: unknown, row: OutboxJobRow) => handler.run(payload, row)])),
     periodic: [
       { name: 'sweep-idempotency-keys', everyMs: HOUR, run: () => sweepExpiredIdempotencyKeys(db, base.clock.now()) },
+      { name: 'fold-stat-counters', everyMs: MINUTE, run: () => foldStatCounters(db) },
       ...each((module, api) => module.periodic?.(api)).flat(),
     ],
   })

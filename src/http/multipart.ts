@@ -9,15 +9,20 @@ import { AppError, fieldError } from '../lib/errors.ts'
 import type { StagedFile } from '../platform/files.ts'
 
 export interface MultipartOptions {
-  /** The form field that carries the file(s): `file` or `files`. */
-  field: string
+  /**
+   * The form field that carries the file(s): `file` or `files`. A list names several file
+   * fields of one file each (`documentFront`, `selfie`), all optional here: the caller decides
+   * which are required, and errors name the field of the part that broke a limit.
+   */
+  field: string | readonly string[]
   maxFiles: number
   maxBytes: number
   tmpDir: string
 }
 
 export interface ReceivedForm {
-  files: StagedFile[]
+  /** In the order received; `field` is the form field each came in. */
+  files: (StagedFile & { field: string })[]
   fields: Record<string, string>
 }
 
@@ -47,8 +52,11 @@ export async function refuseMultipartOnJsonRoutes(request: FastifyRequest): Prom
  * field. Staged files are removed afterwards, whatever happened.
  */
 export async function withForm<T>(request: FastifyRequest, options: MultipartOptions, use: (form: ReceivedForm) => Promise<T>): Promise<T> {
-  const files: StagedFile[] = []
+  const files: (StagedFile & { field: string })[] = []
   const fields: Record<string, string> = {}
+  const named = typeof options.field === 'string' ? undefined : options.field
+  // The field an error about the whole form names: the one file field, or the first of several.
+  const formField = typeof options.field === 'string' ? options.field : (options.field[0] ?? 'file')
   const discard = async () => {
     await Promise.all(files.map((file) => rm(file.path, { force: true })))
   }
@@ -56,7 +64,7 @@ export async function withForm<T>(request: FastifyRequest, options: MultipartOpt
   // A declared length beyond what the form may hold is refused before a byte of it is read.
   const declared = Number(request.headers['content-length'])
   if (Number.isFinite(declared) && declared > options.maxFiles * options.maxBytes + FORM_OVERHEAD_BYTES) {
-    throw fieldError(options.field, options.maxFiles === 1 ? `must be at most ${mb} MB` : `must be at most ${options.maxFiles} files of ${mb} MB`)
+    throw fieldError(formField, options.maxFiles === 1 ? `must be at most ${mb} MB` : `must be at most ${options.maxFiles} files of ${mb} MB`)
   }
   try {
     try {
@@ -67,34 +75,36 @@ export async function withForm<T>(request: FastifyRequest, options: MultipartOpt
           fields[part.fieldname] = String(part.value)
           continue
         }
-        if (part.fieldname !== options.field) {
+        if (named ? !named.includes(part.fieldname) : part.fieldname !== options.field) {
           part.file.resume()
-          throw fieldError(options.field, `must be sent in the "${options.field}" field (got "${part.fieldname}")`)
+          if (named) throw fieldError(part.fieldname, `is not a file field of this form (expected ${named.join(', ')})`)
+          throw fieldError(formField, `must be sent in the "${formField}" field (got "${part.fieldname}")`)
         }
-        if (files.length >= options.maxFiles) {
+        const field = part.fieldname
+        if (named ? files.some((file) => file.field === field) : files.length >= options.maxFiles) {
           part.file.resume()
-          throw fieldError(options.field, options.maxFiles === 1 ? 'must be exactly one file' : `must be at most ${options.maxFiles} files`)
+          throw fieldError(field, options.maxFiles === 1 || named ? 'must be exactly one file' : `must be at most ${options.maxFiles} files`)
         }
-        const staged: StagedFile = { path: join(options.tmpDir, stagingName()), filename: part.filename, size: 0 }
+        const staged = { path: join(options.tmpDir, stagingName()), filename: part.filename, size: 0, field }
         files.push(staged)
         // Busboy would read (and discard) the rest of an oversized file to the end of its part:
         // stop at the limit instead, so a 200 MB body is refused after 10 MB, not after 200.
-        part.file.once('limit', () => part.file.destroy(fieldError(options.field, `must be at most ${mb} MB`)))
+        part.file.once('limit', () => part.file.destroy(fieldError(field, `must be at most ${mb} MB`)))
         try {
           await pipeline(part.file, createWriteStream(staged.path))
         } catch (error) {
-          if (isTooLarge(error)) throw fieldError(options.field, `must be at most ${mb} MB`)
+          if (isTooLarge(error)) throw fieldError(field, `must be at most ${mb} MB`)
           throw error
         }
-        if (part.file.truncated) throw fieldError(options.field, `must be at most ${mb} MB`)
+        if (part.file.truncated) throw fieldError(field, `must be at most ${mb} MB`)
         staged.size = part.file.bytesRead
-        if (staged.size === 0) throw fieldError(options.field, 'must not be empty')
+        if (staged.size === 0) throw fieldError(field, 'must not be empty')
       }
-      if (files.length === 0) throw fieldError(options.field, 'is required')
+      if (files.length === 0 && !named) throw fieldError(formField, 'is required')
     } catch (error) {
       // Parser errors (a truncated or malformed body) are the client's; file-system errors are ours.
       if (error instanceof Error && !(error instanceof AppError) && !('syscall' in error) && !('statusCode' in error)) {
-        throw fieldError(options.field, 'could not be read: the multipart body is malformed')
+        throw fieldError(formField, 'could not be read: the multipart body is malformed')
       }
       throw error
     }

@@ -8,6 +8,7 @@ import type { EventType } from './outbox/events.ts'
 import type { JobHandler } from './outbox/jobs.ts'
 import type { Outbox } from './outbox/outbox.ts'
 import type { PeriodicTask } from './outbox/worker.ts'
+import type { StatisticsRegistry, StatsSection } from './statistics/statistics.ts'
 import type { StorageDriver } from './storage/storage.ts'
 
 /** What every module may use: configuration, the database, time, mail, storage, logs, the outbox, the event catalogue. */
@@ -21,6 +22,8 @@ export interface Infrastructure {
   outbox: Outbox
   /** Every event the modules declare (the typed catalogue), for the module that delivers them. */
   events: readonly EventType[]
+  /** Every module's section of the admin statistics (filled once all modules are built). */
+  statistics: StatisticsRegistry
 }
 
 /** Registers a module's routes on the app (under the API prefix, or at the root for `rootRoutes`). */
@@ -44,6 +47,8 @@ export interface AppModule<Name extends string = string, Api = unknown, Deps = n
   jobs?(api: Api): JobHandler[]
   periodic?(api: Api): PeriodicTask[]
   events?: readonly EventType[]
+  /** Its figures for `GET /admin/stats` (a section named after what it counts). */
+  statistics?(api: Api): StatsSection
   errors?: Readonly<Record<string, ErrorCode>>
 }
 

@@ -1,6 +1,8 @@
 import { expect } from 'vitest'
 import type { UserRow } from '../../src/modules/users/users.table.ts'
 import type { Permission } from '../../src/access/access.ts'
+import { newId } from '../../src/lib/ids.ts'
+import { roles as rolesTable } from '../../src/modules/roles/roles.table.ts'
 import { hashPassword } from '../../src/lib/passwords.ts'
 import type { TestContext } from '../setup/test-app.ts'
 
@@ -48,8 +50,12 @@ export async function createUser(ctx: TestContext, options: UserOptions = {}): P
     return row
   })
   if (options.permissions) {
-    const role = await roles.createRole({ name: `role-${name}`, permissions: options.permissions })
-    await ctx.database.db.transaction((tx) => roles.assignRoles(tx, user.id, [role.id]))
+    // The role is set up by the test, not by a staff member: no audit row is written for it.
+    const [role] = await ctx.database.db
+      .insert(rolesTable)
+      .values({ id: newId(), name: `role-${name}`, permissions: [...new Set(options.permissions)], createdAt: new Date(), updatedAt: new Date() })
+      .returning()
+    await ctx.database.db.transaction((tx) => roles.assignRoles(tx, user.id, [role!.id]))
   }
   // Inactive accounts get a session too, so tests can show their tokens are refused.
   return { user, password, ...(await auth.issueSession(user)) }

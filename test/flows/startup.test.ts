@@ -76,7 +76,8 @@ describe('start-up errors', () => {
     } finally {
       server.close()
     }
-  })
+    // The server creates and migrates a fresh embedded database before it binds the port.
+  }, TIMEOUT)
 })
 
 describe('npm start under a process manager', () => {

@@ -34,7 +34,7 @@ describe('admin routes', () => {
   const roleIdsOf = async (userId: string) =>
     (await ctx.database.db.select().from(userRoles).where(eq(userRoles.userId, userId))).map((row) => row.roleId).sort()
   const newRole = (permissionList: (typeof permissions)[number][] = ['view_users'], name = unique('role')) =>
-    ctx.app.container.roles.createRole({ name, permissions: permissionList })
+    ctx.app.container.roles.createRole(admin.user, { name, permissions: permissionList })
   const login = (email: string, password: string) => request(ctx.app, { method: 'POST', url: '/auth/login', payload: { email, password } })
   const me = (token: string) => request(ctx.app, { method: 'GET', url: '/users/me', token })
 

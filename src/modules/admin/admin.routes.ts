@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import { Envelope, Page, ok, responses } from '../../http/common.schemas.ts'
-import { actorOf, requirePermission, requireSuperuser } from '../../http/auth-hooks.ts'
+import { actorOf, requirePermission, requireStaff, requireSuperuser } from '../../http/auth-hooks.ts'
 import { ListUsersQuery, UserListItem, UserSchema as User } from '../users/users.module.ts'
 import { adminErrors } from './admin.errors.ts'
 import type { AdminService } from './admin.service.ts'
-import { CreateStaffBody, SetRolesBody, StaffUser, UserIdParams } from './admin.schemas.ts'
+import { AdminUser, AdminUsersQuery, CreateStaffBody, SetRolesBody, StaffUser, SuspendBody, UserIdParams } from './admin.schemas.ts'
 
 const tags = ['admin']
 const security = [{ bearerAuth: [] }]
@@ -23,7 +24,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
         response: responses({ 201: Envelope(StaffUser) }, 400, 401, 403),
       },
     },
-    async (request, reply) => reply.status(201).send(ok(await admin.createStaff(request.body))),
+    async (request, reply) => reply.status(201).send(ok(await admin.createStaff(actorOf(request), request.body))),
   )
 
   app.put(
@@ -39,7 +40,7 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
         response: responses({ 200: Envelope(StaffUser) }, 400, 401, 403, 404, adminErrors.NOT_STAFF),
       },
     },
-    async (request) => ok(await admin.setStaffRoles(request.params.userId, request.body.roleIds)),
+    async (request) => ok(await admin.setStaffRoles(actorOf(request), request.params.userId, request.body.roleIds)),
   )
 
   app.post(
@@ -89,5 +90,69 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
       const { page, limit, search, isActive } = request.query
       return ok(await admin.listUsers({ search, isActive }, { page, limit }))
     },
+  )
+
+  app.get(
+    '/admin/users',
+    {
+      preValidation: requirePermission('view_users'),
+      schema: {
+        tags,
+        security,
+        summary: 'Users for staff (view_users)',
+        description: 'Filter by `role` (`client`, `staff`, `admin`), `status` (`active`, `inactive`, `suspended`) and `search` (e-mail, username or name fragment); oldest first.',
+        querystring: AdminUsersQuery,
+        response: responses({ 200: Envelope(Page(AdminUser)) }, 400, 401, 403),
+      },
+    },
+    async (request) => {
+      const { page, limit, role, status, search } = request.query
+      return ok(await admin.listUsers({ role, status, search }, { page, limit }))
+    },
+  )
+
+  app.post(
+    '/admin/users/:userId/suspend',
+    {
+      preValidation: requirePermission('manage_users'),
+      schema: {
+        tags,
+        security,
+        summary: 'Suspend a user (manage_users; staff accounts: superuser)',
+        description: 'Locks the account out at once: its access tokens, refresh tokens and logins answer 401 from now on. Recorded in the audit log with the reason.',
+        params: UserIdParams,
+        body: SuspendBody,
+        response: responses({ 200: Envelope(AdminUser) }, 400, 401, 403, 404, adminErrors.CANNOT_MODIFY_SELF, adminErrors.ALREADY_SUSPENDED),
+      },
+    },
+    async (request) => ok(await admin.suspendUser(actorOf(request), request.params.userId, request.body.reason)),
+  )
+
+  app.post(
+    '/admin/users/:userId/unsuspend',
+    {
+      preValidation: requirePermission('manage_users'),
+      schema: {
+        tags,
+        security,
+        summary: 'Lift a suspension (manage_users; staff accounts: superuser)',
+        description: 'The user may log in again; tokens issued before the suspension stay refused.',
+        params: UserIdParams,
+        response: responses({ 200: Envelope(AdminUser) }, 401, 403, 404, adminErrors.CANNOT_MODIFY_SELF, adminErrors.NOT_SUSPENDED),
+      },
+    },
+    async (request) => ok(await admin.unsuspendUser(actorOf(request), request.params.userId)),
+  )
+
+  const Statistics = Type.Object(Object.fromEntries(admin.statisticsSections().map((section) => [section.name, section.schema])), {
+    description: 'One section per module that counts something: `users`, `services`, `wallet`, `kyc` (and `orders` where orders exist).',
+  })
+  app.get(
+    '/admin/stats',
+    {
+      preValidation: requireStaff,
+      schema: { tags, security, summary: 'Marketplace statistics (any staff)', response: responses({ 200: Envelope(Statistics) }, 401, 403) },
+    },
+    async () => ok(await admin.collectStatistics()),
   )
 }

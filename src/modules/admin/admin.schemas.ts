@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id } from '../../http/common.schemas.ts'
+import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { RoleSchema as Role } from '../roles/roles.module.ts'
-import { Email, FullName, Password, UserSchema as User, Username } from '../users/users.module.ts'
+import { Email, FullName, Password, UserListItem, UserSchema as User, Username, userRoles, userStatuses } from '../users/users.module.ts'
 
 export const CreateStaffBody = Type.Object(
   {
@@ -23,3 +23,29 @@ export const SetRolesBody = Type.Object(
 export const StaffUser = Type.Composite([User, Type.Object({ roles: Type.Array(Role) })])
 
 export const UserIdParams = Type.Object({ userId: Id })
+
+export const AdminUsersQuery = Type.Composite(
+  [
+    PageQuery,
+    Type.Object({
+      role: Type.Optional(Type.Union(userRoles.map((role) => Type.Literal(role)), { errorMessage: `must be one of ${userRoles.join(', ')}`, description: '`client`, `staff` or `admin` (superuser).' })),
+      status: Type.Optional(Type.Union(userStatuses.map((status) => Type.Literal(status)), { errorMessage: `must be one of ${userStatuses.join(', ')}` })),
+      search: Type.Optional(Type.String({ minLength: 1, maxLength: 100, errorMessage: 'must be 1 to 100 characters', description: 'A fragment of the e-mail, username or full name.' })),
+    }),
+  ],
+  { additionalProperties: false },
+)
+export type AdminUsersQuery = Static<typeof AdminUsersQuery>
+
+export const AdminUser = Type.Composite([
+  UserListItem,
+  Type.Object({
+    suspendedAt: Nullable(Timestamp),
+    suspensionReason: Nullable(Type.String({ description: 'Why staff suspended the account (staff only).' })),
+  }),
+])
+
+export const SuspendBody = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Why: kept with the account and in the audit log.' }) },
+  { additionalProperties: false },
+)

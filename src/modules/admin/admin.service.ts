@@ -1,14 +1,16 @@
-import type { Db } from '../../db/client.ts'
+import type { Db, Tx } from '../../db/client.ts'
 import { toPage, type PageRequest } from '../../http/pagination.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { hashPassword } from '../../lib/passwords.ts'
 import { normaliseEmail } from '../../lib/text.ts'
 import { forbidden, notFound } from '../../lib/errors.ts'
-import { cannotModifySelf, notStaff } from './admin.errors.ts'
+import type { StatisticsRegistry } from '../../platform/statistics/statistics.ts'
+import { alreadySuspended, cannotModifySelf, notStaff, notSuspended } from './admin.errors.ts'
 import type { Actor } from '../../access/access.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { Role, RolesService } from '../roles/roles.module.ts'
-import { toUser, type Account, type User, type UserListFilter, type UsersService } from '../users/users.module.ts'
+import { statusOf, toUser, type Account, type User, type UserListFilter, type UsersService } from '../users/users.module.ts'
 
 export interface StaffInput {
   fullName: string
@@ -20,15 +22,28 @@ export interface StaffInput {
 
 export type StaffUser = User & { roles: Role[] }
 
-/** Staff operations that span modules; owns no tables and works through the users, roles and catalogue services. */
+/** What staff see of an account in the admin console: the account, its suspension and its services count. */
+const toAdminUser = (row: Account, servicesCount: number) => ({
+  ...toUser(row),
+  suspendedAt: row.suspendedAt?.toISOString() ?? null,
+  suspensionReason: row.suspensionReason,
+  servicesCount,
+})
+
+/** The fields of an account an audit row records around a status change. */
+const accessState = (row: Account) => ({ status: statusOf(row), isActive: row.isActive, suspendedAt: row.suspendedAt?.toISOString() ?? null })
+
+/** Staff operations that span modules; owns no tables and works through the users, roles, catalogue and audit services. */
 export function createAdminService(deps: {
   db: Db
   clock: Clock
   users: Pick<UsersService, 'createAccount' | 'lockAccount' | 'updateAccount' | 'listAccounts'>
-  roles: Pick<RolesService, 'assignRoles'>
+  roles: Pick<RolesService, 'assignRoles' | 'rolesOf'>
   catalogue: Pick<CatalogueService, 'countServicesBySellers'>
+  audit: Pick<AuditService, 'record'>
+  statistics: StatisticsRegistry
 }) {
-  const { db, clock, users, roles, catalogue } = deps
+  const { db, clock, users, roles, catalogue, audit, statistics } = deps
 
   /** Only a superuser acts on another staff or superuser account; nobody switches themselves off. */
   function assertMayManage(actor: Actor, target: Account): void {
@@ -36,22 +51,36 @@ export function createAdminService(deps: {
     if ((target.isStaff || target.isSuperuser) && !actor.isSuperuser) throw forbidden('Only a superuser may act on a staff account')
   }
 
-  async function setActive(actor: Actor, userId: string, isActive: boolean): Promise<User> {
+  /** Locks the account, checks the actor may act on it, applies `change` and records the action, in one transaction. */
+  function changeAccess(actor: Actor, userId: string, action: string, reason: string | null, change: (tx: Tx, target: Account) => Promise<Account>): Promise<Account> {
     return db.transaction(async (tx) => {
       const target = await users.lockAccount(tx, userId)
       if (!target) throw notFound('User')
       assertMayManage(actor, target)
-      const updated = await users.updateAccount(tx, userId, {
-        isActive,
-        // Staff decided this account's state: an unused activation link must not override it.
-        ...(!target.activatedAt && { activatedAt: clock.now() }),
-      })
-      return toUser(updated)
+      const updated = await change(tx, target)
+      await audit.record(tx, { action, actor, targetType: 'user', targetId: userId, reason, before: accessState(target), after: accessState(updated) })
+      return updated
     })
   }
 
+  async function withServicesCount(row: Account) {
+    const counts = await catalogue.countServicesBySellers(db, [row.id])
+    return toAdminUser(row, counts.get(row.id) ?? 0)
+  }
+
+  const setActive = async (actor: Actor, userId: string, isActive: boolean): Promise<User> =>
+    toUser(
+      await changeAccess(actor, userId, isActive ? 'user.reactivate' : 'user.deactivate', null, (tx, target) =>
+        users.updateAccount(tx, userId, {
+          isActive,
+          // Staff decided this account's state: an unused activation link must not override it.
+          ...(!target.activatedAt && { activatedAt: clock.now() }),
+        }),
+      ),
+    )
+
   return {
-    async createStaff(input: StaffInput): Promise<StaffUser> {
+    async createStaff(actor: Actor, input: StaffInput): Promise<StaffUser> {
       const passwordHash = await hashPassword(input.password)
       return db.transaction(async (tx) => {
         const user = await users.createAccount(tx, {
@@ -63,21 +92,37 @@ export function createAdminService(deps: {
           isStaff: true,
         })
         const assigned = input.roleId ? await roles.assignRoles(tx, user.id, [input.roleId], 'roleId') : []
+        await audit.record(tx, {
+          action: 'staff.create',
+          actor,
+          targetType: 'user',
+          targetId: user.id,
+          after: { email: user.email, username: user.username, isStaff: true, roleIds: assigned.map((role) => role.id) },
+        })
         return { ...toUser(user), roles: assigned }
       })
     },
 
-    async setStaffRoles(userId: string, roleIds: string[]): Promise<StaffUser> {
+    async setStaffRoles(actor: Actor, userId: string, roleIds: string[]): Promise<StaffUser> {
       return db.transaction(async (tx) => {
         const target = await users.lockAccount(tx, userId)
         if (!target) throw notFound('User')
         if (!target.isStaff) throw notStaff()
+        const before = await roles.rolesOf(tx, userId)
         const assigned = await roles.assignRoles(tx, userId, roleIds)
+        await audit.record(tx, {
+          action: 'staff.set_roles',
+          actor,
+          targetType: 'user',
+          targetId: userId,
+          before: { roleIds: before.map((role) => role.id) },
+          after: { roleIds: assigned.map((role) => role.id) },
+        })
         return { ...toUser(target), roles: assigned }
       })
     },
 
-    /** `GET /users` (view_users): accounts with the number of services each has (not deleted). */
+    /** `GET /users` and `GET /admin/users` (view_users): accounts with the number of services each has (not deleted). */
     async listUsers(filter: UserListFilter, page: PageRequest) {
       const accounts = await users.listAccounts(db, filter, page)
       const servicesCounts = await catalogue.countServicesBySellers(
@@ -93,6 +138,40 @@ export function createAdminService(deps: {
 
     deactivateUser: (actor: Actor, userId: string) => setActive(actor, userId, false),
     reactivateUser: (actor: Actor, userId: string) => setActive(actor, userId, true),
+
+    /**
+     * `POST /admin/users/{id}/suspend` (manage_users; staff accounts: superuser only). Locks the
+     * user out at once: every request re-reads the account, so access tokens, refresh and login
+     * answer 401 from the commit on, and the token version moves, so tokens issued before stay
+     * dead after an unsuspension. This is the one function through which suspension happens:
+     * whatever else must follow it (closing the user's open sockets) hooks in here.
+     */
+    async suspendUser(actor: Actor, userId: string, reason: string) {
+      const row = await changeAccess(actor, userId, 'user.suspend', reason.trim(), (tx, target) => {
+        if (target.suspendedAt) throw alreadySuspended()
+        return users.updateAccount(tx, userId, { suspendedAt: clock.now(), suspensionReason: reason.trim(), tokenVersion: target.tokenVersion + 1 })
+      })
+      return withServicesCount(row)
+    },
+
+    /** `POST /admin/users/{id}/unsuspend`: the user may log in again (old tokens stay refused). */
+    async unsuspendUser(actor: Actor, userId: string) {
+      const row = await changeAccess(actor, userId, 'user.unsuspend', null, (tx, target) => {
+        if (!target.suspendedAt) throw notSuspended()
+        return users.updateAccount(tx, userId, { suspendedAt: null, suspensionReason: null })
+      })
+      return withServicesCount(row)
+    },
+
+    /** `GET /admin/stats`: every module's section, collected in parallel. */
+    async collectStatistics(): Promise<Record<string, Record<string, unknown>>> {
+      const sections = statistics.sections()
+      const figures = await Promise.all(sections.map((section) => section.collect(db)))
+      return Object.fromEntries(sections.map((section, index) => [section.name, figures[index]!]))
+    },
+
+    /** The sections `GET /admin/stats` answers with (its response schema is built from them). */
+    statisticsSections: () => statistics.sections(),
   }
 }
 

@@ -56,8 +56,9 @@ export function createAuthService(deps: {
 }) {
   const { db, clock, tokens, users, roles, outbox, mailer, appUrl } = deps
 
+  /** Active, not suspended, and the token predates no password reset or suspension. */
   const isUsable = (user: Account | undefined, version: number): user is Account =>
-    user !== undefined && user.isActive && user.tokenVersion === version
+    user !== undefined && user.isActive && user.suspendedAt === null && user.tokenVersion === version
 
   async function signPair(user: Account, family: TokenFamilyRef, refreshJti: string): Promise<TokenPair> {
     const [accessToken, refreshToken] = await Promise.all([tokens.signAccess(user, family), tokens.signRefresh(user, family, refreshJti)])
@@ -133,6 +134,8 @@ export function createAuthService(deps: {
       const matches = await verifyPassword(user.passwordHash, password)
       // Spec 5.3: an inactive account answers exactly like a wrong password.
       if (!matches || !user.isActive) throw unauthenticated('Invalid e-mail or password')
+      // Only the account's owner (who knows the password) learns why they are refused.
+      if (user.suspendedAt) throw unauthenticated('This account is suspended')
       const updated = await users.recordLogin(db, user.id)
       const session = await issueSession(updated)
       return { ...session, user: { ...(await users.describe(db, updated)), name: updated.fullName } }

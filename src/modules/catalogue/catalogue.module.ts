@@ -1,4 +1,5 @@
 import { defineModule } from '../../platform/module.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { catalogueErrors } from './catalogue.errors.ts'
@@ -13,14 +14,15 @@ import { serviceExtras, servicePackages, services } from './services.table.ts'
 /** Categories and services ("gigs"): offers, moderation, images, browsing and search. */
 export const catalogueModule = defineModule({
   name: 'catalogue',
-  needs: ['users', 'uploads'],
+  needs: ['users', 'uploads', 'audit'],
   tables: { categories, services, servicePackages, serviceExtras },
-  create: ({ db, clock, outbox }, deps: { users: UsersService; uploads: UploadsService }) => createCatalogueService({ db, clock, outbox, ...deps }),
+  create: ({ db, clock, outbox }, deps: { users: UsersService; uploads: UploadsService; audit: AuditService }) => createCatalogueService({ db, clock, outbox, ...deps }),
   routes: (api, { config }) => async (app) => {
     await app.register(servicesRoutes, { services: api, tmpDir: config.tmpDir })
     await app.register(servicesAdminRoutes, { services: api })
     await app.register(categoriesRoutes, { categories: api })
   },
+  statistics: (api) => api.statistics,
   events: Object.values(catalogueEvents),
   errors: catalogueErrors,
 })

@@ -1,6 +1,10 @@
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
+import { defineStats, readCounters } from '../../platform/statistics/statistics.ts'
+import { ServicesStats } from './services.schemas.ts'
+import { serviceStatuses, type ServiceStatus } from './services.table.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { createCategoriesService } from './categories.service.ts'
@@ -13,6 +17,7 @@ export interface CatalogueDeps {
   db: Db
   clock: Clock
   outbox: Outbox
+  audit: Pick<AuditService, 'record'>
   uploads: Pick<UploadsService, 'bindUpload' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'detachFile' | 'reorderFiles' | 'filesOf' | 'urlOf'>
   users: Pick<UsersService, 'publicSummariesOf'>
 }
@@ -31,6 +36,13 @@ export function createCatalogueService(deps: CatalogueDeps) {
     ...createServiceOffers({ ...deps, browsing }),
     ...createServiceModeration({ ...deps, browsing }),
     ...createServiceGallery({ ...deps, browsing }),
+
+    /** The services section of `GET /admin/stats`: live services by status, from trigger-kept counters. */
+    statistics: defineStats('services', ServicesStats, async (executor) => {
+      const counters = await readCounters(executor, 'services')
+      const byStatus = Object.fromEntries(serviceStatuses.map((status) => [status, counters.get(status) ?? 0])) as Record<ServiceStatus, number>
+      return { total: serviceStatuses.reduce((sum, status) => sum + byStatus[status], 0), byStatus }
+    }),
   }
 }
 

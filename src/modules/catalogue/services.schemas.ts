@@ -197,3 +197,8 @@ export const RejectServiceBody = Type.Object(
   { additionalProperties: false },
 )
 export type RejectServiceBody = Static<typeof RejectServiceBody>
+
+export const ServicesStats = Type.Object({
+  total: Type.Integer({ description: 'Services not deleted.' }),
+  byStatus: Type.Object(Object.fromEntries(serviceStatuses.map((status) => [status, Type.Integer()])), { description: 'Services not deleted, by status.' }),
+})

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { Envelope, IdParams, Message, ok, responses } from '../../http/common.schemas.ts'
-import { requireSuperuser } from '../../http/auth-hooks.ts'
+import { actorOf, requireSuperuser } from '../../http/auth-hooks.ts'
 import type { RolesService } from './roles.service.ts'
 import { CreateRoleBody, Role, UpdateRoleBody } from './roles.schemas.ts'
 
@@ -36,7 +36,7 @@ export const rolesAdminRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }
         response: responses({ 201: Envelope(Role) }, 400, 401, 403),
       },
     },
-    async (request, reply) => reply.status(201).send(ok(await roles.createRole(request.body))),
+    async (request, reply) => reply.status(201).send(ok(await roles.createRole(actorOf(request), request.body))),
   )
 
   app.put(
@@ -51,7 +51,7 @@ export const rolesAdminRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }
         response: responses({ 200: Envelope(Role) }, 400, 401, 403, 404),
       },
     },
-    async (request) => ok(await roles.updateRole(request.params.roleId, request.body)),
+    async (request) => ok(await roles.updateRole(actorOf(request), request.params.roleId, request.body)),
   )
 
   app.delete(
@@ -67,7 +67,7 @@ export const rolesAdminRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }
       },
     },
     async (request) => {
-      await roles.deleteRole(request.params.roleId)
+      await roles.deleteRole(actorOf(request), request.params.roleId)
       return ok({ message: 'Role deleted' })
     },
   )

@@ -1,4 +1,5 @@
 import { defineModule } from '../../platform/module.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import { rolesAdminRoutes } from './roles.admin.routes.ts'
 import { createRolesService } from './roles.service.ts'
 import { roles, userRoles } from './roles.table.ts'
@@ -6,9 +7,9 @@ import { roles, userRoles } from './roles.table.ts'
 /** Named sets of permissions given to staff (spec 2.2); managed by a superuser under /admin/roles. */
 export const rolesModule = defineModule({
   name: 'roles',
-  needs: [],
+  needs: ['audit'],
   tables: { roles, userRoles },
-  create: ({ db, clock }) => createRolesService({ db, clock }),
+  create: ({ db, clock }, { audit }: { audit: AuditService }) => createRolesService({ db, clock, audit }),
   routes: (api) => async (app) => {
     await app.register(rolesAdminRoutes, { roles: api })
   },

@@ -31,9 +31,9 @@ export function createRolesRepository(db: Executor) {
       return row
     },
 
-    async delete(id: string): Promise<boolean> {
-      const deleted = await db.delete(roles).where(eq(roles.id, id)).returning({ id: roles.id })
-      return deleted.length > 0
+    async delete(id: string): Promise<RoleRow | undefined> {
+      const [deleted] = await db.delete(roles).where(eq(roles.id, id)).returning()
+      return deleted
     },
 
     async rolesOfUser(userId: string): Promise<RoleRow[]> {

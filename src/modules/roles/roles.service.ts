@@ -3,7 +3,8 @@ import { uniqueViolation } from '../../db/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
-import type { Permission } from '../../access/access.ts'
+import type { Actor, Permission } from '../../access/access.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import { createRolesRepository } from './roles.repository.ts'
 import type { RoleRow } from './roles.table.ts'
 
@@ -23,8 +24,11 @@ export type Role = ReturnType<typeof toRole>
 
 const unique = <T>(values: T[]): T[] => [...new Set(values)]
 
-export function createRolesService(deps: { db: Db; clock: Clock }) {
-  const { db, clock } = deps
+/** What an audit row keeps of a role. */
+const roleState = (row: RoleRow) => ({ name: row.name, permissions: row.permissions })
+
+export function createRolesService(deps: { db: Db; clock: Clock; audit: Pick<AuditService, 'record'> }) {
+  const { db, clock, audit } = deps
 
   const NAME_TAKEN = 'is already used by another role'
 
@@ -52,7 +56,7 @@ export function createRolesService(deps: { db: Db; clock: Clock }) {
       return toRole(row)
     },
 
-    createRole: (input: RoleInput): Promise<Role> =>
+    createRole: (actor: Pick<Actor, 'id'>, input: RoleInput): Promise<Role> =>
       nameRace(() => db.transaction(async (tx) => {
         await assertNameFree(tx, input.name)
         const now = clock.now()
@@ -63,25 +67,31 @@ export function createRolesService(deps: { db: Db; clock: Clock }) {
           createdAt: now,
           updatedAt: now,
         })
+        await audit.record(tx, { action: 'role.create', actor, targetType: 'role', targetId: row.id, after: roleState(row) })
         return toRole(row)
       })),
 
-    updateRole: (id: string, input: Partial<RoleInput>): Promise<Role> =>
+    updateRole: (actor: Pick<Actor, 'id'>, id: string, input: Partial<RoleInput>): Promise<Role> =>
       nameRace(() => db.transaction(async (tx) => {
         const roles = createRolesRepository(tx)
-        if (!(await roles.findById(id))) throw notFound('Role')
+        const before = await roles.findById(id)
+        if (!before) throw notFound('Role')
         if (input.name !== undefined) await assertNameFree(tx, input.name, id)
-        const row = await roles.update(id, {
+        const row = (await roles.update(id, {
           ...(input.name !== undefined && { name: input.name }),
           ...(input.permissions !== undefined && { permissions: unique(input.permissions) }),
           updatedAt: clock.now(),
-        })
-        return toRole(row!)
+        }))!
+        await audit.record(tx, { action: 'role.update', actor, targetType: 'role', targetId: id, before: roleState(before), after: roleState(row) })
+        return toRole(row)
       })),
 
-    async deleteRole(id: string): Promise<void> {
-      if (!(await createRolesRepository(db).delete(id))) throw notFound('Role')
-    },
+    deleteRole: (actor: Pick<Actor, 'id'>, id: string): Promise<void> =>
+      db.transaction(async (tx) => {
+        const removed = await createRolesRepository(tx).delete(id)
+        if (!removed) throw notFound('Role')
+        await audit.record(tx, { action: 'role.delete', actor, targetType: 'role', targetId: id, before: roleState(removed) })
+      }),
 
     /** The union of the permissions of the user's roles. */
     async permissionsOf(executor: Executor, userId: string): Promise<Set<Permission>> {

@@ -14,8 +14,9 @@ export const usersModule = defineModule({
   routes: (api, { config }) => async (app) => {
     await app.register(usersRoutes, { users: api, tmpDir: config.tmpDir })
   },
+  statistics: (api) => api.statistics,
 })
 
-export { toUser, type Account, type User, type UsersService } from './users.service.ts'
-export type { UserListFilter } from './users.repository.ts'
+export { statusOf, toUser, type Account, type User, type UsersService } from './users.service.ts'
+export { userRoles, userStatuses, type UserListFilter } from './users.repository.ts'
 export { Email, FullName, ListUsersQuery, Password, User as UserSchema, Username, UserListItem } from './users.schemas.ts'

@@ -1,11 +1,18 @@
-import { and, asc, count, eq, ilike, inArray, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, eq, gte, ilike, inArray, isNotNull, isNull, or, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { users, type NewUserRow, type UserRow } from './users.table.ts'
+
+export const userRoles = ['client', 'staff', 'admin'] as const
+export const userStatuses = ['active', 'inactive', 'suspended'] as const
 
 export interface UserListFilter {
   search?: string
   isActive?: boolean
   isStaff?: boolean
+  /** `client` (neither staff nor superuser), `staff` (staff, not superuser), `admin` (superuser). */
+  role?: (typeof userRoles)[number]
+  /** `suspended` wins over the active flag: a suspended account is neither active nor inactive. */
+  status?: (typeof userStatuses)[number]
 }
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (match) => `\\${match}`)
@@ -19,6 +26,12 @@ function whereOf(filter: UserListFilter): SQL | undefined {
   }
   if (filter.isActive !== undefined) conditions.push(eq(users.isActive, filter.isActive))
   if (filter.isStaff !== undefined) conditions.push(eq(users.isStaff, filter.isStaff))
+  if (filter.role === 'admin') conditions.push(eq(users.isSuperuser, true))
+  if (filter.role === 'staff') conditions.push(eq(users.isStaff, true), eq(users.isSuperuser, false))
+  if (filter.role === 'client') conditions.push(eq(users.isStaff, false), eq(users.isSuperuser, false))
+  if (filter.status === 'suspended') conditions.push(isNotNull(users.suspendedAt))
+  if (filter.status === 'active') conditions.push(eq(users.isActive, true), isNull(users.suspendedAt))
+  if (filter.status === 'inactive') conditions.push(eq(users.isActive, false), isNull(users.suspendedAt))
   return conditions.length > 0 ? and(...conditions) : undefined
 }
 
@@ -67,6 +80,11 @@ export function createUsersRepository(db: Executor) {
         .from(users)
         .where(and(eq(users.isSuperuser, true), eq(users.isActive, true)))
         .orderBy(asc(users.createdAt), asc(users.id))
+    },
+
+    async countCreatedSince(since: Date): Promise<number> {
+      const [row] = await db.select({ total: count() }).from(users).where(gte(users.createdAt, since))
+      return row?.total ?? 0
     },
 
     async list(filter: UserListFilter, offset: number, limit: number): Promise<{ rows: UserRow[]; total: number }> {

@@ -85,7 +85,7 @@ describe('users routes', () => {
     it("gives a staff member exactly the union of their roles' permissions", async () => {
       const staff = await createUser(ctx, { permissions: ['view_users', 'manage_kyc'] })
       const { roles } = ctx.app.container
-      const second = await roles.createRole({ name: unique('role'), permissions: ['view_users', 'view_orders'] })
+      const second = await roles.createRole(staff.user, { name: unique('role'), permissions: ['view_users', 'view_orders'] })
       const first = await roles.rolesOf(ctx.database.db, staff.user.id)
       await ctx.database.db.transaction((tx) => roles.assignRoles(tx, staff.user.id, [first[0]!.id, second.id]))
 

@@ -53,6 +53,9 @@ export const User = Type.Object(
     role: Type.Union([Type.Literal('client'), Type.Literal('staff'), Type.Literal('admin')], {
       description: '`client` for regular users (they buy and sell), `staff`, or `admin` for superusers.',
     }),
+    status: Type.Union([Type.Literal('active'), Type.Literal('inactive'), Type.Literal('suspended')], {
+      description: '`suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated).',
+    }),
     lastLogin: Nullable(Timestamp),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -114,3 +117,12 @@ export const PublicProfile = Type.Object(
   },
   { description: 'What anyone may see of a user: no e-mail, phone, flags or notes.' },
 )
+
+export const UsersStats = Type.Object({
+  total: Type.Integer({ description: 'Every account.' }),
+  active: Type.Integer({ description: 'Activated and not suspended.' }),
+  staff: Type.Integer({ description: 'Staff and superusers.' }),
+  suspended: Type.Integer(),
+  newLast7Days: Type.Integer({ description: 'Accounts created in the last 7 days.' }),
+  newLast30Days: Type.Integer({ description: 'Accounts created in the last 30 days.' }),
+})

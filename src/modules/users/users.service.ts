@@ -1,7 +1,9 @@
 import { randomInt } from 'node:crypto'
 import type { Db, Executor, Tx } from '../../db/client.ts'
 import { uniqueViolation } from '../../db/errors.ts'
-import type { Clock } from '../../lib/clock.ts'
+import { DAY, type Clock } from '../../lib/clock.ts'
+import { defineStats, readCounters } from '../../platform/statistics/statistics.ts'
+import { UsersStats } from './users.schemas.ts'
 import { newId } from '../../lib/ids.ts'
 import { toUsernameBase } from '../../lib/text.ts'
 import { fieldError, notFound, validationError, type FieldError } from '../../lib/errors.ts'
@@ -36,6 +38,10 @@ export interface ProfileChanges {
 /** An account row as other modules receive it (they never import the users table). */
 export type Account = UserRow
 
+/** `suspended` while staff have suspended the account, else `active` or `inactive`. */
+export const statusOf = (row: Pick<UserRow, 'isActive' | 'suspendedAt'>): 'active' | 'inactive' | 'suspended' =>
+  row.suspendedAt ? 'suspended' : row.isActive ? 'active' : 'inactive'
+
 /** The account as its owner and staff see it. Private columns (hash, notes) are never copied. */
 export function toUser(row: UserRow, avatar: string | null = null) {
   return {
@@ -52,6 +58,7 @@ export function toUser(row: UserRow, avatar: string | null = null) {
     isSuperuser: row.isSuperuser,
     isKYCVerified: row.isKycVerified,
     role: roleOf(row),
+    status: statusOf(row),
     lastLogin: row.lastLogin?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -139,7 +146,11 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
     findAccountByEmail: (executor: Executor, email: string) => createUsersRepository(executor).findByEmail(email),
     lockAccount: (tx: Tx, id: string) => createUsersRepository(tx).lockById(id),
 
-    async updateAccount(tx: Tx, id: string, patch: Partial<Pick<UserRow, 'isActive' | 'activatedAt' | 'passwordHash' | 'tokenVersion' | 'lastLogin'>>): Promise<UserRow> {
+    async updateAccount(
+      tx: Tx,
+      id: string,
+      patch: Partial<Pick<UserRow, 'isActive' | 'activatedAt' | 'passwordHash' | 'tokenVersion' | 'lastLogin' | 'suspendedAt' | 'suspensionReason' | 'isKycVerified'>>,
+    ): Promise<UserRow> {
       const row = await createUsersRepository(tx).update(id, { ...patch, updatedAt: clock.now() })
       if (!row) throw notFound('User')
       return row
@@ -159,6 +170,18 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
       const rows = await createUsersRepository(executor).listActiveSuperusers()
       return rows.map((row) => ({ email: row.email, fullName: row.fullName }))
     },
+    /** The users section of `GET /admin/stats`: trigger-kept counters, and two ranges of the created_at index. */
+    statistics: defineStats('users', UsersStats, async (executor) => {
+      const now = clock.now().getTime()
+      const repository = createUsersRepository(executor)
+      const [counters, newLast7Days, newLast30Days] = await Promise.all([
+        readCounters(executor, 'users'),
+        repository.countCreatedSince(new Date(now - 7 * DAY)),
+        repository.countCreatedSince(new Date(now - 30 * DAY)),
+      ])
+      const figure = (name: string) => counters.get(name) ?? 0
+      return { total: figure('total'), active: figure('active'), staff: figure('staff'), suspended: figure('suspended'), newLast7Days, newLast30Days }
+    }),
 
     /** What other modules show of users (sellers on services): public fields and avatar, in two queries. */
     async publicSummariesOf(executor: Executor, userIds: string[]): Promise<Map<string, { id: string; fullName: string; username: string; avatar: string | null }>> {
@@ -220,7 +243,7 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
       const { rows, total } = await createUsersRepository(executor).list(filter, offsetOf(page), page.limit)
       const avatars = await avatarsOf(executor, rows.map((row) => row.id))
       return toPage(
-        rows.map((row) => toUser(row, avatars.get(row.id) ?? null)),
+        rows.map((row) => ({ ...toUser(row, avatars.get(row.id) ?? null), suspendedAt: row.suspendedAt?.toISOString() ?? null, suspensionReason: row.suspensionReason })),
         total,
         page,
       )

@@ -9,6 +9,14 @@ export function createLedgerRepository(db: Executor) {
       await db.insert(ledgerAccounts).values(rows).onConflictDoNothing()
     },
 
+    async platformBalance(kind: 'revenue' | 'external'): Promise<number> {
+      const [row] = await db
+        .select({ balanceCents: ledgerAccounts.balanceCents })
+        .from(ledgerAccounts)
+        .where(and(isNull(ledgerAccounts.ownerId), eq(ledgerAccounts.kind, kind)))
+      return row?.balanceCents ?? 0
+    },
+
     findUserAccounts(userId: string): Promise<LedgerAccountRow[]> {
       return db.select().from(ledgerAccounts).where(eq(ledgerAccounts.ownerId, userId))
     },

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq } from 'drizzle-orm'
+import { and, asc, count, desc, eq, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { payouts, type PayoutRow, type PayoutStatus } from './payouts.table.ts'
 
@@ -36,6 +36,15 @@ export function createPayoutsRepository(db: Executor) {
         db.select({ total: count() }).from(payouts).where(where),
       ])
       return { rows, total: counted?.total ?? 0 }
+    },
+
+    /** Pending payouts, through `payouts_pending_idx`: only the queue is read, never the decided history. */
+    async pendingTotals(): Promise<{ count: number; amountCents: number }> {
+      const [row] = await db
+        .select({ count: count(), amountCents: sql<number>`coalesce(sum(${payouts.amountCents}), 0)::bigint` })
+        .from(payouts)
+        .where(eq(payouts.status, 'pending'))
+      return { count: row?.count ?? 0, amountCents: Number(row?.amountCents ?? 0) }
     },
 
     async findOwned(id: string, userId: string): Promise<PayoutRow | undefined> {

@@ -21,7 +21,7 @@ describe('payouts', () => {
   afterEach(() => expectBooksBalance(ctx))
   afterAll(() => ctx.close())
 
-  /** A seller who passed KYC (set directly until the KYC module exists) with `funds` in the wallet. */
+  /** A seller who passed KYC (set directly here; test/flows/kyc-payout.test.ts goes through the real KYC flow) with `funds` in the wallet. */
   async function seller(funds = 200, verified = true): Promise<TestUser> {
     const account = await createUser(ctx)
     if (verified) await ctx.database.db.update(users).set({ isKycVerified: true }).where(eq(users.id, account.user.id))

@@ -7,6 +7,7 @@ import { fromCents, toCents } from '../../lib/money.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { LedgerService } from './ledger.service.ts'
 import { createPayoutsRepository } from './payouts.repository.ts'
@@ -51,8 +52,17 @@ function toPayout(row: PayoutRow, viewerIsOwner: boolean) {
  * money leaves through `external`) or reject it, or the owner cancels it while pending (the money
  * returns to `available`). Every move happens under the payout's row lock: one decision wins.
  */
-export function createPayoutsService(deps: { db: Db; clock: Clock; outbox: Outbox; ledger: LedgerService; users: Pick<UsersService, 'findAccountById'>; currency: string; minPayoutCents: number }) {
-  const { db, clock, outbox, ledger, users, currency, minPayoutCents } = deps
+export function createPayoutsService(deps: {
+  db: Db
+  clock: Clock
+  outbox: Outbox
+  ledger: LedgerService
+  users: Pick<UsersService, 'findAccountById'>
+  audit: Pick<AuditService, 'record'>
+  currency: string
+  minPayoutCents: number
+}) {
+  const { db, clock, outbox, ledger, users, audit, currency, minPayoutCents } = deps
 
   function checkDetails(request: PayoutRequest): Record<string, string> {
     const fields = METHOD_FIELDS[request.method]
@@ -86,6 +96,18 @@ export function createPayoutsService(deps: { db: Db; clock: Clock; outbox: Outbo
       const data = { payoutId: row.id, userId: row.userId, amount: fromCents(row.amountCents) }
       if (to === 'processed') await emitEvent(outbox, tx, walletEvents.payoutProcessed, data, now)
       if (to === 'rejected') await emitEvent(outbox, tx, walletEvents.payoutRejected, data, now)
+      // Staff decisions are on record; an owner cancelling their own request is not a staff action.
+      if (to !== 'cancelled') {
+        await audit.record(tx, {
+          action: to === 'processed' ? 'payout.approve' : 'payout.reject',
+          actor: extra.actor,
+          targetType: 'payout',
+          targetId: row.id,
+          reason: extra.reason ?? null,
+          before: { status: row.status, amount: fromCents(row.amountCents), userId: row.userId },
+          after: { status: to },
+        })
+      }
       return updated
     })
   }

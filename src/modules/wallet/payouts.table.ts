@@ -33,6 +33,10 @@ export const payouts = pgTable(
   (table) => [
     index('payouts_user_created_idx').on(table.userId, table.createdAt),
     index('payouts_status_created_idx').on(table.status, table.createdAt),
+    // The admin statistics' pending count and amount, without visiting decided payouts.
+    index('payouts_pending_idx')
+      .on(table.createdAt)
+      .where(sql`${table.status} = 'pending'`),
     check('payouts_amount_positive', sql`${table.amountCents} > 0`),
   ],
 )

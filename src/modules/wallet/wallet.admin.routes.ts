@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { Envelope, IdParams, ok, responses } from '../../http/common.schemas.ts'
-import { requirePermission, requireSuperuser } from '../../http/auth-hooks.ts'
+import { actorOf, requirePermission, requireSuperuser } from '../../http/auth-hooks.ts'
 import { walletErrors } from './wallet.errors.ts'
 import { AdjustmentBody, Wallet } from './wallet.schemas.ts'
 import type { WalletService } from './wallet.service.ts'
@@ -36,6 +36,6 @@ export const walletAdminRoutes: FastifyPluginAsyncTypebox<{ wallet: WalletServic
         response: responses({ 201: Envelope(StaffWallet) }, 400, 401, 403, 404, walletErrors.INSUFFICIENT_FUNDS),
       },
     },
-    async (request, reply) => reply.status(201).send(ok(await wallet.adjust(request.params.userId, request.body.amount, request.body.reason))),
+    async (request, reply) => reply.status(201).send(ok(await wallet.adjust(actorOf(request), request.params.userId, request.body.amount, request.body.reason))),
   )
 }

@@ -4,6 +4,7 @@ import { ledgerAdminRoutes } from './ledger.admin.routes.ts'
 import { createLedgerService } from './ledger.service.ts'
 import { ledgerAccounts, ledgerEntries, ledgerTransactions } from './ledger.table.ts'
 import { createSandboxProvider } from './payments.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { payoutsRoutes } from './payouts.routes.ts'
 import { createPayoutsService } from './payouts.service.ts'
@@ -17,14 +18,14 @@ import { createWalletService } from './wallet.service.ts'
 /** Money: the double-entry ledger, balances and statements, deposits, payouts, reconciliation. */
 export const walletModule = defineModule({
   name: 'wallet',
-  needs: ['users'],
+  needs: ['users', 'audit'],
   tables: { ledgerAccounts, ledgerTransactions, ledgerEntries, deposits, payouts },
-  create: ({ config, db, clock, outbox }, { users }: { users: UsersService }) => {
+  create: ({ config, db, clock, outbox }, { users, audit }: { users: UsersService; audit: AuditService }) => {
     const ledger = createLedgerService({ clock })
     const payments = createSandboxProvider({ enabled: config.payments.sandboxEnabled })
     return {
-      ...createWalletService({ db, clock, ledger, payments, currency: config.currency, users }),
-      payouts: createPayoutsService({ db, clock, outbox, ledger, users, currency: config.currency, minPayoutCents: config.minPayoutCents }),
+      ...createWalletService({ db, clock, ledger, payments, currency: config.currency, users, audit }),
+      payouts: createPayoutsService({ db, clock, outbox, ledger, users, audit, currency: config.currency, minPayoutCents: config.minPayoutCents }),
       /** Other modules move money in their own transaction: `ledger.transfer(tx, ...)`. */
       ledger,
       /** `GET /admin/ledger/check` and `cli ledger:check`. */
@@ -37,6 +38,7 @@ export const walletModule = defineModule({
     await app.register(walletAdminRoutes, { wallet: api })
     await app.register(ledgerAdminRoutes, { check: api.checkLedger })
   },
+  statistics: (api) => api.statistics,
   events: Object.values(walletEvents),
   errors: walletErrors,
 })

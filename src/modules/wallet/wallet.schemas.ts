@@ -113,3 +113,10 @@ export const AdjustmentBody = Type.Object(
   },
   { additionalProperties: false },
 )
+
+export const WalletStats = Type.Object({
+  platformRevenue: Money('The platform’s fees earned (its revenue account).'),
+  escrowHeld: Money('Paid into orders that are not finished yet, all users together.'),
+  payoutsPending: Type.Object({ count: Type.Integer(), amount: Money('Requested, awaiting staff.') }),
+  currency: Type.String(),
+})

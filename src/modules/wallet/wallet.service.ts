@@ -5,8 +5,13 @@ import { fail, fieldError, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { fromCents, toCents } from '../../lib/money.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import type { UsersService } from '../users/users.module.ts'
+import { defineStats, readCounters } from '../../platform/statistics/statistics.ts'
 import { createDepositsRepository } from './deposits.repository.ts'
+import { createLedgerRepository } from './ledger.repository.ts'
+import { createPayoutsRepository } from './payouts.repository.ts'
+import { WalletStats } from './wallet.schemas.ts'
 import type { DepositRow } from './deposits.table.ts'
 import type { LedgerService } from './ledger.service.ts'
 import type { PaymentsProvider } from './payments.ts'
@@ -27,8 +32,16 @@ const toDeposit = (row: DepositRow) => ({
 })
 
 /** What a user sees of their money: balances, a statement, deposits. */
-export function createWalletService(deps: { db: Db; clock: Clock; ledger: LedgerService; payments: PaymentsProvider; currency: string; users: Pick<UsersService, 'findAccountById'> }) {
-  const { db, clock, ledger, payments, currency, users } = deps
+export function createWalletService(deps: {
+  db: Db
+  clock: Clock
+  ledger: LedgerService
+  payments: PaymentsProvider
+  currency: string
+  users: Pick<UsersService, 'findAccountById'>
+  audit: Pick<AuditService, 'record'>
+}) {
+  const { db, clock, ledger, payments, currency, users, audit } = deps
 
   async function balances(executor: Executor, userId: string) {
     const cents = await ledger.balancesOf(executor, userId)
@@ -46,7 +59,7 @@ export function createWalletService(deps: { db: Db; clock: Clock; ledger: Ledger
     },
 
     /** `POST /admin/wallets/{userId}/adjustments` (superuser): a correction booked against the platform's external account. */
-    async adjust(userId: string, amount: number, reason: string) {
+    async adjust(actor: Actor, userId: string, amount: number, reason: string) {
       const amountCents = toCents(amount)
       if (amountCents === undefined || amountCents === 0) throw fieldError('amount', 'must be a non-zero amount with at most two decimals')
       return db.transaction(async (tx) => {
@@ -56,9 +69,37 @@ export function createWalletService(deps: { db: Db; clock: Clock; ledger: Ledger
         const description = `Adjustment by staff: ${reason.trim()}`
         if (amountCents > 0) await ledger.transfer(tx, { from: external, to: user, amountCents, type: 'adjustment', description })
         else await ledger.transfer(tx, { from: user, to: external, amountCents: -amountCents, type: 'adjustment', description })
-        return { userId, ...(await balances(tx, userId)) }
+        const before = await balances(tx, userId)
+        await audit.record(tx, {
+          action: 'wallet.adjust',
+          actor,
+          targetType: 'user',
+          targetId: userId,
+          reason: reason.trim(),
+          before: { balance: fromCents(toCents(before.balance)! - amountCents) },
+          after: { balance: before.balance, amount: fromCents(amountCents) },
+        })
+        return { userId, ...before }
       })
     },
+
+    /**
+     * The wallet section of `GET /admin/stats`: the platform's revenue account, money held in
+     * escrow (a trigger-kept counter of escrow balances) and the pending payout queue.
+     */
+    statistics: defineStats('wallet', WalletStats, async (executor) => {
+      const [revenueCents, counters, pending] = await Promise.all([
+        createLedgerRepository(executor).platformBalance('revenue'),
+        readCounters(executor, 'wallet'),
+        createPayoutsRepository(executor).pendingTotals(),
+      ])
+      return {
+        platformRevenue: fromCents(revenueCents),
+        escrowHeld: fromCents(counters.get('escrow_held') ?? 0),
+        payoutsPending: { count: pending.count, amount: fromCents(pending.amountCents) },
+        currency,
+      }
+    }),
 
     /** `GET /wallet/transactions`: the entries of the caller's available balance, newest first. */
     async listTransactions(actor: Actor, page: PageRequest) {

@@ -1,0 +1,78 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Id, IdParams, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { documentTypes, kycStatuses } from './kyc.table.ts'
+
+const Name = (description: string) => Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', errorMessage: 'must be 1 to 100 characters', description })
+
+export const PersonalDetailsBody = Type.Object(
+  {
+    firstName: Name('As on the identity document.'),
+    lastName: Name('As on the identity document.'),
+    dateOfBirth: Type.String({ maxLength: 10, pattern: '^\\d{4}-\\d{2}-\\d{2}$', errorMessage: 'must be a date in the form YYYY-MM-DD', description: '`YYYY-MM-DD`; sellers must be at least 18.' }),
+    country: Type.String({ minLength: 2, maxLength: 2, errorMessage: 'must be an ISO 3166-1 alpha-2 country code such as US or FR', description: 'ISO 3166-1 alpha-2 code, e.g. `FR`.' }),
+    phone: Type.String({ minLength: 2, maxLength: 30, errorMessage: 'must be a valid phone number in international (E.164) form, such as +442071838750', description: 'International form, e.g. `+442071838750`; stored as E.164.' }),
+  },
+  { additionalProperties: false },
+)
+export type PersonalDetailsBody = Static<typeof PersonalDetailsBody>
+
+const PersonalDetails = Type.Object(
+  { firstName: Type.String(), lastName: Type.String(), dateOfBirth: Type.String({ description: '`YYYY-MM-DD`.' }), country: Type.String(), phone: Type.String({ description: 'E.164.' }) },
+  { description: 'Step 1. Personal data: shown only to its owner and to staff with view_kyc.' },
+)
+
+const KycStatusSchema = Type.Union(kycStatuses.map((status) => Type.Literal(status)))
+const DocumentTypeSchema = Type.Union(documentTypes.map((type) => Type.Literal(type)))
+
+const IdentityDocument = Type.Object({
+  id: Id,
+  side: Type.Union([Type.Literal('front'), Type.Literal('back'), Type.Literal('selfie')]),
+  url: Type.String({ description: 'A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public.' }),
+  filename: Type.String(),
+  mimetype: Type.String(),
+  size: Type.Integer(),
+})
+
+export const KycStatusView = Type.Object({
+  status: Type.Union([Type.Literal('not_started'), ...kycStatuses.map((status) => Type.Literal(status))], {
+    description: '`not_started` -> step 1 -> `pending_documents` -> step 2 -> `pending_review` -> `approved` or `rejected` (submit again from step 1 or 2).',
+  }),
+  submissionId: Nullable(Id),
+  submittedAt: Nullable(Timestamp),
+  reviewedAt: Nullable(Timestamp),
+  rejectionReason: Nullable(Type.String()),
+  due: Type.Array(Type.Union([Type.Literal('personal_details'), Type.Literal('documents')]), { description: 'What the user still has to send: `personal_details` (step 1), `documents` (step 2).' }),
+  personalDetails: Nullable(PersonalDetails),
+  documentType: Nullable(DocumentTypeSchema),
+  documents: Type.Array(IdentityDocument),
+})
+
+export const KycSubmission = Type.Object({
+  id: Id,
+  userId: Id,
+  user: Nullable(Type.Object({ id: Id, fullName: Type.String(), username: Type.String() })),
+  status: KycStatusSchema,
+  personalDetails: PersonalDetails,
+  documentType: Nullable(DocumentTypeSchema),
+  documents: Type.Array(IdentityDocument),
+  submittedAt: Nullable(Timestamp),
+  reviewedAt: Nullable(Timestamp),
+  reviewedBy: Nullable(Id),
+  rejectionReason: Nullable(Type.String()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+})
+
+export const KycSubmissionParams = IdParams('submissionId')
+
+export const StaffKycQuery = Type.Composite(
+  [PageQuery, Type.Object({ status: Type.Optional(Type.Union(kycStatuses.map((status) => Type.Literal(status)), { errorMessage: `must be one of ${kycStatuses.join(', ')}` })) })],
+  { additionalProperties: false },
+)
+
+export const RejectKycBody = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Shown to the user.' }) },
+  { additionalProperties: false },
+)
+
+export const KycStats = Type.Object({ pendingReview: Type.Integer({ description: 'Submissions awaiting a staff decision.' }) })
