@@ -351,6 +351,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log of staff actions (superuser)
+         * @description Newest first. Filter by `actor` (staff id), `target` (object id), `targetType` and `action`. Rows are never changed or deleted.
+         */
+        get: operations["getAdminAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/roles": {
         parameters: {
             query?: never;
@@ -1146,6 +1166,143 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/seller/kyc/step1": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * KYC step 1: personal details
+         * @description Opens a submission (or corrects the one waiting for documents). Refused (422 `INVALID_TRANSITION`) while a submission is under review or once verified.
+         */
+        post: operations["postSellerKycStep1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/seller/kyc/step2": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * KYC step 2: identity documents
+         * @description multipart/form-data: `documentType` (`passport`, `id_card` or `driving_license`), `documentFront` and `selfie` always, `documentBack` except for a passport; each a JPEG, PNG, WebP, GIF or PDF of at most 10 MB. The files are never public. Before step 1: 422 `INVALID_TRANSITION`.
+         */
+        post: operations["postSellerKycStep2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/seller/kyc/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller’s KYC status
+         * @description `due` lists what is still to send. Documents come with signed links that expire.
+         */
+        get: operations["getSellerKycStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/kyc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * KYC submissions (view_kyc)
+         * @description Oldest first; filter by `status` (`pending_review` is the queue). Documents come with signed links that expire.
+         */
+        get: operations["getAdminKyc"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/kyc/{submissionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One KYC submission (view_kyc) */
+        get: operations["getAdminKycBySubmissionId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/kyc/{submissionId}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a KYC submission (manage_kyc)
+         * @description pending_review -> approved; the user becomes `isKYCVerified`, is e-mailed, and `kyc.approved` is emitted. Deciding twice is 422 `INVALID_TRANSITION`.
+         */
+        post: operations["postAdminKycBySubmissionIdApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/kyc/{submissionId}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a KYC submission (manage_kyc)
+         * @description pending_review -> rejected with a reason the user is e-mailed; `kyc.rejected` is emitted. The user may submit again.
+         */
+        post: operations["postAdminKycBySubmissionIdReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/staff": {
         parameters: {
             query?: never;
@@ -1229,6 +1386,83 @@ export interface paths {
         };
         /** List users (staff with view_users) */
         get: operations["getUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Users for staff (view_users)
+         * @description Filter by `role` (`client`, `staff`, `admin`), `status` (`active`, `inactive`, `suspended`) and `search` (e-mail, username or name fragment); oldest first.
+         */
+        get: operations["getAdminUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/users/{userId}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend a user (manage_users; staff accounts: superuser)
+         * @description Locks the account out at once: its access tokens, refresh tokens and logins answer 401 from now on. Recorded in the audit log with the reason.
+         */
+        post: operations["postAdminUsersByUserIdSuspend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/users/{userId}/unsuspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lift a suspension (manage_users; staff accounts: superuser)
+         * @description The user may log in again; tokens issued before the suspension stay refused.
+         */
+        post: operations["postAdminUsersByUserIdUnsuspend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Marketplace statistics (any staff) */
+        get: operations["getAdminStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1647,6 +1881,134 @@ export interface webhooks {
                             /** Format: uuid */
                             userId: string;
                             amount: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "kyc.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * kyc.approved
+         * @description Staff verified a seller’s identity: the user may now ask for payouts.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "kyc.approved";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** Format: uuid */
+                            submissionId: string;
+                            /** Format: uuid */
+                            userId: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "kyc.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * kyc.rejected
+         * @description Staff rejected an identity submission; the user may submit again.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "kyc.rejected";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** Format: uuid */
+                            submissionId: string;
+                            /** Format: uuid */
+                            userId: string;
                         };
                     };
                 };
@@ -6162,6 +6524,8 @@ export interface operations {
                             isKYCVerified: boolean;
                             /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                             role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -6363,6 +6727,8 @@ export interface operations {
                             isKYCVerified: boolean;
                             /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                             role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -6526,6 +6892,8 @@ export interface operations {
                             isKYCVerified: boolean;
                             /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                             role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -6718,6 +7086,8 @@ export interface operations {
                             isKYCVerified: boolean;
                             /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                             role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -7034,6 +7404,236 @@ export interface operations {
             };
             /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
             404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAdminAudit: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100. */
+                limit?: number;
+                /** @description Only actions by this staff member. */
+                actor?: string;
+                /** @description Only actions on this object (a user, service, payout, ...). */
+                target?: string;
+                targetType?: string;
+                action?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /** @description `<target>.<verb>`, e.g. `user.suspend`, `service.approve`, `kyc.reject`, `payout.approve`, `wallet.adjust`. */
+                                action: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                actorId: string | null;
+                                /** @description What was acted on: `user`, `service`, `kyc_submission`, `payout`, `role`, ... */
+                                targetType: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                targetId: string;
+                                reason: string | null;
+                                /** @description The fields the action changed. */
+                                before: {
+                                    [key: string]: unknown;
+                                } | null;
+                                /** @description The fields the action changed. */
+                                after: {
+                                    [key: string]: unknown;
+                                } | null;
+                                /** @description The `X-Request-Id` of the request that did it. */
+                                requestId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
                 headers: {
                     /** @description Requests allowed in the current window. */
                     "X-RateLimit-Limit"?: number;
@@ -8108,6 +8708,8 @@ export interface operations {
                             isKYCVerified: boolean;
                             /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                             role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -8254,6 +8856,8 @@ export interface operations {
                             isKYCVerified: boolean;
                             /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                             role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -8522,6 +9126,8 @@ export interface operations {
                                 isKYCVerified: boolean;
                                 /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                                 role: "client" | "staff" | "admin";
+                                /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                                status: "active" | "inactive" | "suspended";
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601, UTC.
@@ -16923,6 +17529,1754 @@ export interface operations {
             };
         };
     };
+    postSellerKycStep1: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description As on the identity document. */
+                    firstName: string;
+                    /** @description As on the identity document. */
+                    lastName: string;
+                    /** @description `YYYY-MM-DD`; sellers must be at least 18. */
+                    dateOfBirth: string;
+                    /** @description ISO 3166-1 alpha-2 code, e.g. `FR`. */
+                    country: string;
+                    /** @description International form, e.g. `+442071838750`; stored as E.164. */
+                    phone: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description `not_started` -> step 1 -> `pending_documents` -> step 2 -> `pending_review` -> `approved` or `rejected` (submit again from step 1 or 2). */
+                            status: "not_started" | "pending_documents" | "pending_review" | "approved" | "rejected";
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            submissionId: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            submittedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            reviewedAt: string | null;
+                            rejectionReason: string | null;
+                            /** @description What the user still has to send: `personal_details` (step 1), `documents` (step 2). */
+                            due: ("personal_details" | "documents")[];
+                            /** @description Step 1. Personal data: shown only to its owner and to staff with view_kyc. */
+                            personalDetails: {
+                                firstName: string;
+                                lastName: string;
+                                /** @description `YYYY-MM-DD`. */
+                                dateOfBirth: string;
+                                country: string;
+                                /** @description E.164. */
+                                phone: string;
+                            } | null;
+                            documentType: ("passport" | "id_card" | "driving_license") | null;
+                            documents: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                side: "front" | "back" | "selfie";
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
+                                url: string;
+                                filename: string;
+                                mimetype: string;
+                                /** Format: int64 */
+                                size: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The KYC step does not fit the current status: documents before personal details, a submission under review or approved, or a decision on a submission not awaiting review. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postSellerKycStep2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description multipart/form-data */
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description passport, id_card or driving_license
+                     */
+                    documentType?: string;
+                    /**
+                     * Format: binary
+                     * @description The front of the document.
+                     */
+                    documentFront?: string;
+                    /**
+                     * Format: binary
+                     * @description The back (not for a passport).
+                     */
+                    documentBack?: string;
+                    /**
+                     * Format: binary
+                     * @description A photo of your face.
+                     */
+                    selfie?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description `not_started` -> step 1 -> `pending_documents` -> step 2 -> `pending_review` -> `approved` or `rejected` (submit again from step 1 or 2). */
+                            status: "not_started" | "pending_documents" | "pending_review" | "approved" | "rejected";
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            submissionId: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            submittedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            reviewedAt: string | null;
+                            rejectionReason: string | null;
+                            /** @description What the user still has to send: `personal_details` (step 1), `documents` (step 2). */
+                            due: ("personal_details" | "documents")[];
+                            /** @description Step 1. Personal data: shown only to its owner and to staff with view_kyc. */
+                            personalDetails: {
+                                firstName: string;
+                                lastName: string;
+                                /** @description `YYYY-MM-DD`. */
+                                dateOfBirth: string;
+                                country: string;
+                                /** @description E.164. */
+                                phone: string;
+                            } | null;
+                            documentType: ("passport" | "id_card" | "driving_license") | null;
+                            documents: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                side: "front" | "back" | "selfie";
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
+                                url: string;
+                                filename: string;
+                                mimetype: string;
+                                /** Format: int64 */
+                                size: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description This content type is not accepted here (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The KYC step does not fit the current status: documents before personal details, a submission under review or approved, or a decision on a submission not awaiting review. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getSellerKycStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description `not_started` -> step 1 -> `pending_documents` -> step 2 -> `pending_review` -> `approved` or `rejected` (submit again from step 1 or 2). */
+                            status: "not_started" | "pending_documents" | "pending_review" | "approved" | "rejected";
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            submissionId: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            submittedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            reviewedAt: string | null;
+                            rejectionReason: string | null;
+                            /** @description What the user still has to send: `personal_details` (step 1), `documents` (step 2). */
+                            due: ("personal_details" | "documents")[];
+                            /** @description Step 1. Personal data: shown only to its owner and to staff with view_kyc. */
+                            personalDetails: {
+                                firstName: string;
+                                lastName: string;
+                                /** @description `YYYY-MM-DD`. */
+                                dateOfBirth: string;
+                                country: string;
+                                /** @description E.164. */
+                                phone: string;
+                            } | null;
+                            documentType: ("passport" | "id_card" | "driving_license") | null;
+                            documents: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                side: "front" | "back" | "selfie";
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
+                                url: string;
+                                filename: string;
+                                mimetype: string;
+                                /** Format: int64 */
+                                size: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAdminKyc: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100. */
+                limit?: number;
+                status?: "pending_documents" | "pending_review" | "approved" | "rejected";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                userId: string;
+                                user: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                } | null;
+                                status: "pending_documents" | "pending_review" | "approved" | "rejected";
+                                /** @description Step 1. Personal data: shown only to its owner and to staff with view_kyc. */
+                                personalDetails: {
+                                    firstName: string;
+                                    lastName: string;
+                                    /** @description `YYYY-MM-DD`. */
+                                    dateOfBirth: string;
+                                    country: string;
+                                    /** @description E.164. */
+                                    phone: string;
+                                };
+                                documentType: ("passport" | "id_card" | "driving_license") | null;
+                                documents: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    side: "front" | "back" | "selfie";
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
+                                    url: string;
+                                    filename: string;
+                                    mimetype: string;
+                                    /** Format: int64 */
+                                    size: number;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                submittedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                reviewedAt: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                reviewedBy: string | null;
+                                rejectionReason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAdminKycBySubmissionId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                submissionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            userId: string;
+                            user: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                            } | null;
+                            status: "pending_documents" | "pending_review" | "approved" | "rejected";
+                            /** @description Step 1. Personal data: shown only to its owner and to staff with view_kyc. */
+                            personalDetails: {
+                                firstName: string;
+                                lastName: string;
+                                /** @description `YYYY-MM-DD`. */
+                                dateOfBirth: string;
+                                country: string;
+                                /** @description E.164. */
+                                phone: string;
+                            };
+                            documentType: ("passport" | "id_card" | "driving_license") | null;
+                            documents: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                side: "front" | "back" | "selfie";
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
+                                url: string;
+                                filename: string;
+                                mimetype: string;
+                                /** Format: int64 */
+                                size: number;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            submittedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            reviewedAt: string | null;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            reviewedBy: string | null;
+                            rejectionReason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAdminKycBySubmissionIdApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                submissionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            userId: string;
+                            user: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                            } | null;
+                            status: "pending_documents" | "pending_review" | "approved" | "rejected";
+                            /** @description Step 1. Personal data: shown only to its owner and to staff with view_kyc. */
+                            personalDetails: {
+                                firstName: string;
+                                lastName: string;
+                                /** @description `YYYY-MM-DD`. */
+                                dateOfBirth: string;
+                                country: string;
+                                /** @description E.164. */
+                                phone: string;
+                            };
+                            documentType: ("passport" | "id_card" | "driving_license") | null;
+                            documents: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                side: "front" | "back" | "selfie";
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
+                                url: string;
+                                filename: string;
+                                mimetype: string;
+                                /** Format: int64 */
+                                size: number;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            submittedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            reviewedAt: string | null;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            reviewedBy: string | null;
+                            rejectionReason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The KYC step does not fit the current status: documents before personal details, a submission under review or approved, or a decision on a submission not awaiting review. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAdminKycBySubmissionIdReject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                submissionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Shown to the user. */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            userId: string;
+                            user: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                            } | null;
+                            status: "pending_documents" | "pending_review" | "approved" | "rejected";
+                            /** @description Step 1. Personal data: shown only to its owner and to staff with view_kyc. */
+                            personalDetails: {
+                                firstName: string;
+                                lastName: string;
+                                /** @description `YYYY-MM-DD`. */
+                                dateOfBirth: string;
+                                country: string;
+                                /** @description E.164. */
+                                phone: string;
+                            };
+                            documentType: ("passport" | "id_card" | "driving_license") | null;
+                            documents: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                side: "front" | "back" | "selfie";
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
+                                url: string;
+                                filename: string;
+                                mimetype: string;
+                                /** Format: int64 */
+                                size: number;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            submittedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            reviewedAt: string | null;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            reviewedBy: string | null;
+                            rejectionReason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The KYC step does not fit the current status: documents before personal details, a submission under review or approved, or a decision on a submission not awaiting review. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     postAdminStaff: {
         parameters: {
             query?: never;
@@ -16978,6 +19332,8 @@ export interface operations {
                             isKYCVerified: boolean;
                             /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                             role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -17207,6 +19563,8 @@ export interface operations {
                             isKYCVerified: boolean;
                             /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                             role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -17493,6 +19851,8 @@ export interface operations {
                             isKYCVerified: boolean;
                             /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                             role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -17729,6 +20089,8 @@ export interface operations {
                             isKYCVerified: boolean;
                             /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                             role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -17970,6 +20332,8 @@ export interface operations {
                                 isKYCVerified: boolean;
                                 /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
                                 role: "client" | "staff" | "admin";
+                                /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                                status: "active" | "inactive" | "suspended";
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601, UTC.
@@ -18031,6 +20395,979 @@ export interface operations {
                                 field: string;
                                 message: string;
                             }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAdminUsers: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100. */
+                limit?: number;
+                /** @description `client`, `staff` or `admin` (superuser). */
+                role?: "client" | "staff" | "admin";
+                status?: "active" | "inactive" | "suspended";
+                /** @description A fragment of the e-mail, username or full name. */
+                search?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /** Format: uuid */
+                                id: string;
+                                email: string;
+                                fullName: string;
+                                username: string;
+                                title: string | null;
+                                description: string | null;
+                                phone: string | null;
+                                /** @description URL of the avatar image. */
+                                avatar: string | null;
+                                isActive: boolean;
+                                isStaff: boolean;
+                                isSuperuser: boolean;
+                                isKYCVerified: boolean;
+                                /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
+                                role: "client" | "staff" | "admin";
+                                /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                                status: "active" | "inactive" | "suspended";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                lastLogin: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                                /** Format: int64 */
+                                servicesCount: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                suspendedAt: string | null;
+                                /** @description Why staff suspended the account (staff only). */
+                                suspensionReason: string | null;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAdminUsersByUserIdSuspend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Why: kept with the account and in the audit log. */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            email: string;
+                            fullName: string;
+                            username: string;
+                            title: string | null;
+                            description: string | null;
+                            phone: string | null;
+                            /** @description URL of the avatar image. */
+                            avatar: string | null;
+                            isActive: boolean;
+                            isStaff: boolean;
+                            isSuperuser: boolean;
+                            isKYCVerified: boolean;
+                            /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
+                            role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            lastLogin: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                            /** Format: int64 */
+                            servicesCount: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            suspendedAt: string | null;
+                            /** @description Why staff suspended the account (staff only). */
+                            suspensionReason: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `CANNOT_MODIFY_SELF`: Staff cannot change the status of their own account. `ALREADY_SUSPENDED`: The account is suspended already. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAdminUsersByUserIdUnsuspend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            email: string;
+                            fullName: string;
+                            username: string;
+                            title: string | null;
+                            description: string | null;
+                            phone: string | null;
+                            /** @description URL of the avatar image. */
+                            avatar: string | null;
+                            isActive: boolean;
+                            isStaff: boolean;
+                            isSuperuser: boolean;
+                            isKYCVerified: boolean;
+                            /** @description `client` for regular users (they buy and sell), `staff`, or `admin` for superusers. */
+                            role: "client" | "staff" | "admin";
+                            /** @description `suspended` while staff have suspended the account (it cannot be used); else `active` or `inactive` (not activated yet, or deactivated). */
+                            status: "active" | "inactive" | "suspended";
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            lastLogin: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                            /** Format: int64 */
+                            servicesCount: number;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            suspendedAt: string | null;
+                            /** @description Why staff suspended the account (staff only). */
+                            suspensionReason: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `CANNOT_MODIFY_SELF`: Staff cannot change the status of their own account. `NOT_SUSPENDED`: The account is not suspended. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAdminStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description One section per module that counts something: `users`, `services`, `wallet`, `kyc` (and `orders` where orders exist). */
+                        data: {
+                            users: {
+                                /**
+                                 * Format: int64
+                                 * @description Every account.
+                                 */
+                                total: number;
+                                /**
+                                 * Format: int64
+                                 * @description Activated and not suspended.
+                                 */
+                                active: number;
+                                /**
+                                 * Format: int64
+                                 * @description Staff and superusers.
+                                 */
+                                staff: number;
+                                /** Format: int64 */
+                                suspended: number;
+                                /**
+                                 * Format: int64
+                                 * @description Accounts created in the last 7 days.
+                                 */
+                                newLast7Days: number;
+                                /**
+                                 * Format: int64
+                                 * @description Accounts created in the last 30 days.
+                                 */
+                                newLast30Days: number;
+                            };
+                            services: {
+                                /**
+                                 * Format: int64
+                                 * @description Services not deleted.
+                                 */
+                                total: number;
+                                /** @description Services not deleted, by status. */
+                                byStatus: {
+                                    /** Format: int64 */
+                                    pending: number;
+                                    /** Format: int64 */
+                                    active: number;
+                                    /** Format: int64 */
+                                    rejected: number;
+                                    /** Format: int64 */
+                                    paused: number;
+                                };
+                            };
+                            wallet: {
+                                /** @description The platform’s fees earned (its revenue account). Two decimals, in the platform currency. */
+                                platformRevenue: number;
+                                /** @description Paid into orders that are not finished yet, all users together. Two decimals, in the platform currency. */
+                                escrowHeld: number;
+                                payoutsPending: {
+                                    /** Format: int64 */
+                                    count: number;
+                                    /** @description Requested, awaiting staff. Two decimals, in the platform currency. */
+                                    amount: number;
+                                };
+                                currency: string;
+                            };
+                            kyc: {
+                                /**
+                                 * Format: int64
+                                 * @description Submissions awaiting a staff decision.
+                                 */
+                                pendingReview: number;
+                            };
                         };
                     };
                 };
