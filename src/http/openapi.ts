@@ -104,5 +104,18 @@ export function polishDocument(document: Json, options: { maxUploadBytes: number
     polished[path] = { ...polished[path], ...item }
   }
   document.paths = polished
+  // Webhooks are requests the API sends: the receiver authenticates them by their signature.
+  for (const item of Object.values((document.webhooks ?? {}) as Record<string, Record<string, Json>>)) {
+    for (const method of METHODS) if (item[method]) item[method].security ??= [{ webhookSignature: [] }]
+  }
+  const schemes = (components.securitySchemes ??= {}) as Json
+  if (document.webhooks) {
+    schemes.webhookSignature ??= {
+      type: 'apiKey',
+      in: 'header',
+      name: 'webhook-signature',
+      description: 'Standard Webhooks signature: `v1,<base64 HMAC-SHA256>` of `webhook-id.webhook-timestamp.body` with the endpoint secret; verify it with any Standard Webhooks library.',
+    }
+  }
   return document
 }

@@ -321,7 +321,8 @@ describe('webhook administration', () => {
     for (const event of ctx.app.container.events) {
       const entry = document.webhooks[event.name]
       expect(entry, event.name).toBeDefined()
-      expect(entry!.post.requestBody.content['application/json']!.schema.properties.data).toEqual(JSON.parse(JSON.stringify(event.data)))
+      // The served document states more than the schema (a UUID's length, for one), never less.
+      expect(entry!.post.requestBody.content['application/json']!.schema.properties.data).toMatchObject(JSON.parse(JSON.stringify(event.data)))
     }
     expect(Object.keys(document.webhooks)).toEqual(expect.arrayContaining(['service.approved', 'service.rejected', 'payout.processed', 'webhook.test']))
   })
