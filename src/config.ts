@@ -38,6 +38,8 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_WINDOW_SECONDS: Count(60),
   CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'USD' }),
   MIN_PAYOUT: Type.Number({ minimum: 0.01, maximum: 1_000_000, default: 10 }),
+  PLATFORM_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 10 }),
+  ORDER_AUTO_COMPLETE_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 3 }),
   PAYMENTS_PROVIDER: Type.Union([Type.Literal('sandbox')], { default: 'sandbox' }),
   PAYMENTS_SANDBOX_ENABLED: Type.Optional(Bool),
   SUPERUSER_EMAIL: Type.Optional(Type.String()),
@@ -80,6 +82,8 @@ export interface Config {
   payments: { provider: 'sandbox'; sandboxEnabled: boolean }
   /** The smallest payout, in cents. */
   minPayoutCents: number
+  /** Orders: the platform's share of a completed order in basis points (10 % = 1000), and how long after the latest delivery an undecided order completes by itself. */
+  orders: { platformFeeBasisPoints: number; autoCompleteAfterMs: number }
   logLevel: Env['LOG_LEVEL']
   /** Fallbacks for `cli create-superuser` when its flags are absent. */
   superuser: { email?: string; password?: string; fullName?: string }
@@ -176,6 +180,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     currency: env.CURRENCY,
     minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
+    orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000) },
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     logLevel: env.LOG_LEVEL,
     superuser: { email: env.SUPERUSER_EMAIL, password: env.SUPERUSER_PASSWORD, fullName: env.SUPERUSER_FULL_NAME },
