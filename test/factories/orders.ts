@@ -1,5 +1,6 @@
 import { expect } from 'vitest'
 import { request, type TestContext } from '../setup/test-app.ts'
+import { multipart } from './files.ts'
 import { createCategory, serviceBody } from './services.ts'
 import { createSuperuser, createUser, type TestUser, type UserOptions } from './users.ts'
 
@@ -88,4 +89,25 @@ export async function moveOrder(ctx: TestContext, token: string, orderId: string
   const response = await request(ctx.app, { method: 'PUT', url: `/orders/${orderId}/status`, token, payload: { status, ...(reason && { reason }) } })
   expect(response.statusCode, response.body).toBe(200)
   return response.json().data as Record<string, unknown> & { status: string }
+}
+
+/** Delivers an order through `POST /orders/{id}/deliver` with a message and files (one small text file by default). */
+export function deliver(ctx: TestContext, token: string, orderId: string, files: { filename: string; content: Buffer }[] = [{ filename: 'logo.txt', content: Buffer.from('the final logo\n') }], message: string | undefined = 'Here is your logo') {
+  const form = multipart([...(message === undefined ? [] : [{ name: 'message', value: message }]), ...files.map((file) => ({ name: 'files', filename: file.filename, content: file.content }))])
+  return request(ctx.app, { method: 'POST', url: `/orders/${orderId}/deliver`, token, payload: form.payload, headers: form.headers })
+}
+
+/** An order brought to `status` through the API, as its parties would. */
+export async function orderIn(ctx: TestContext, status: 'pending' | 'in_progress' | 'delivered' | 'completed' | 'cancelled' | 'disputed', options: { service?: ActiveService; buyer?: TestUser } = {}): Promise<PlacedOrder> {
+  const placed = await placeOrder(ctx, options)
+  const { buyer, seller, orderId } = placed
+  if (status === 'cancelled') await moveOrder(ctx, buyer.accessToken, orderId, 'cancelled')
+  if (status === 'pending' || status === 'cancelled') return placed
+  await moveOrder(ctx, seller.accessToken, orderId, 'in_progress')
+  if (status === 'disputed') await moveOrder(ctx, buyer.accessToken, orderId, 'disputed', 'The seller stopped answering')
+  if (status === 'in_progress' || status === 'disputed') return placed
+  const delivered = await deliver(ctx, seller.accessToken, orderId)
+  expect(delivered.statusCode, delivered.body).toBe(200)
+  if (status === 'completed') await moveOrder(ctx, buyer.accessToken, orderId, 'completed')
+  return placed
 }

@@ -88,7 +88,7 @@ export const allowedMoves = (order: OrderFacts, actor: Actor): Transition[] =>
 
 export type Decision =
   | { ok: true; transition: Transition }
-  /** `forbidden`: staff asking for a staff move without its permission (403, DESIGN "Orders"). */
+  /** `forbidden`: staff asking for a staff move without its permission (403, DESIGN "Orders"); `allowed`: the moves the actor may make instead. */
   | { ok: false; forbidden: boolean; allowed: Transition[] }
 
 /**
@@ -96,8 +96,9 @@ export type Decision =
  * actor is both. Deliveries go through their own route, so they are never decided here.
  */
 export function decide(order: OrderFacts, actor: Actor, to: OrderStatus): Decision {
-  const allowed = allowedMoves(order, actor).filter((transition) => !transition.viaDeliver)
-  const chosen = allowed.find((transition) => transition.to === to && transition.by !== 'staff') ?? allowed.find((transition) => transition.to === to)
+  const allowed = allowedMoves(order, actor)
+  const candidates = allowed.filter((transition) => transition.to === to && !transition.viaDeliver)
+  const chosen = candidates.find((transition) => transition.by !== 'staff') ?? candidates[0]
   if (chosen) return { ok: true, transition: chosen }
   const staffMove = transitions.find((transition) => transition.from === order.status && transition.to === to && transition.by === 'staff')
   const forbidden = staffMove !== undefined && rolesOf(order, actor).includes('staff') && !can(actor, staffMove.permission!) && conditionsHold(order, staffMove)
@@ -124,4 +125,15 @@ export function transitionTable(): string {
     return `| ${transition.from} | ${transition.to} | ${who(transition)} | \`${transition.action}\` | ${how || '-'} | ${transition.effect} |`
   })
   return ['| from | to | who | action | how | effect |', '|---|---|---|---|---|---|', ...rows].join('\n')
+}
+
+const TABLE_START = '<!-- transitions:start (generated from src/modules/orders/order-status.ts by `npm run docs:orders`) -->'
+const TABLE_END = '<!-- transitions:end -->'
+
+/** A Markdown document with the generated table between its markers (replacing what was there). */
+export function withTransitionTable(markdown: string): string {
+  const start = markdown.indexOf(TABLE_START)
+  const end = markdown.indexOf(TABLE_END)
+  if (start < 0 || end < start) throw new Error('the document has no transition table markers')
+  return `${markdown.slice(0, start + TABLE_START.length)}\n${transitionTable()}\n${markdown.slice(end)}`
 }

@@ -255,7 +255,7 @@ export function createOrdersService(deps: OrdersDeps) {
           if (!decision.ok) {
             if (decision.forbidden) throw forbidden(`Requires the ${to === 'cancelled' && row.status !== 'disputed' ? 'manage_orders' : 'resolve_disputes'} permission`)
             const hint = to === 'delivered' && row.status === 'in_progress' ? ' through this route (deliver with POST /orders/{orderId}/deliver)' : ''
-            throw invalidTransition(row.status, to, allowedMoves(row, actor), hint)
+            throw invalidTransition(row.status, to, decision.allowed, hint)
           }
           const move = decision.transition
           if (move.needsReason && !reason) throw fieldError('reason', `is required to move an order to ${to}`)
