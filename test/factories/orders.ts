@@ -5,11 +5,17 @@ import { createCategory, serviceBody } from './services.ts'
 import { createSuperuser, createUser, type TestUser, type UserOptions } from './users.ts'
 
 const staffByContext = new WeakMap<TestContext, Promise<TestUser>>()
-/** One superuser per test app, to approve services. */
-const approver = (ctx: TestContext) => {
+/** One superuser per test app, to approve services, with a fresh session each time (tests move the clock). */
+const approver = async (ctx: TestContext): Promise<TestUser> => {
   let found = staffByContext.get(ctx)
   if (!found) staffByContext.set(ctx, (found = createSuperuser(ctx)))
-  return found
+  const staff = await found
+  return { ...staff, ...(await ctx.app.container.auth.issueSession(staff.user)) }
+}
+
+/** New sessions for users whose access tokens expired because the test moved the clock. */
+export async function renewSessions(ctx: TestContext, ...users: TestUser[]): Promise<void> {
+  for (const user of users) Object.assign(user, await ctx.app.container.auth.issueSession(user.user))
 }
 
 /** A user with `amount` (default 500.00) deposited into the wallet through the API. */
@@ -91,9 +97,9 @@ export async function moveOrder(ctx: TestContext, token: string, orderId: string
   return response.json().data as Record<string, unknown> & { status: string }
 }
 
-/** Delivers an order through `POST /orders/{id}/deliver` with a message and files (one small text file by default). */
-export function deliver(ctx: TestContext, token: string, orderId: string, files: { filename: string; content: Buffer }[] = [{ filename: 'logo.txt', content: Buffer.from('the final logo\n') }], message: string | undefined = 'Here is your logo') {
-  const form = multipart([...(message === undefined ? [] : [{ name: 'message', value: message }]), ...files.map((file) => ({ name: 'files', filename: file.filename, content: file.content }))])
+/** Delivers an order through `POST /orders/{id}/deliver` with a message (null: none) and files (one small text file by default). */
+export function deliver(ctx: TestContext, token: string, orderId: string, files: { filename: string; content: Buffer }[] = [{ filename: 'logo.txt', content: Buffer.from('the final logo\n') }], message: string | null = 'Here is your logo') {
+  const form = multipart([...(message === null ? [] : [{ name: 'message', value: message }]), ...files.map((file) => ({ name: 'files', filename: file.filename, content: file.content }))])
   return request(ctx.app, { method: 'POST', url: `/orders/${orderId}/deliver`, token, payload: form.payload, headers: form.headers })
 }
 
