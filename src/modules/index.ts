@@ -3,6 +3,7 @@ import { authModule } from './auth/auth.module.ts'
 import { catalogueModule } from './catalogue/catalogue.module.ts'
 import { ordersModule } from './orders/orders.module.ts'
 import { portfolioModule } from './portfolio/portfolio.module.ts'
+import { reviewsModule } from './reviews/reviews.module.ts'
 import { rolesModule } from './roles/roles.module.ts'
 import { uploadsModule } from './uploads/uploads.module.ts'
 import { usersModule } from './users/users.module.ts'
@@ -12,4 +13,4 @@ import { walletModule } from './wallet/wallet.module.ts'
  * Every module of the application, in dependency order: a module comes after the modules it
  * `needs`. Adding a module is its folder plus one line here.
  */
-export const appModules = [uploadsModule, portfolioModule, usersModule, rolesModule, authModule, catalogueModule, walletModule, ordersModule, adminModule] as const
+export const appModules = [uploadsModule, portfolioModule, usersModule, rolesModule, authModule, catalogueModule, walletModule, ordersModule, reviewsModule, adminModule] as const

@@ -62,7 +62,7 @@ describe('orders under concurrency', () => {
     await renewSessions(ctx, placed.buyer, placed.seller)
     const { orders } = ctx.app.container
     const counts = await Promise.all([orders.completeDueOrders(), orders.completeDueOrders()])
-    expect(counts[0]! + counts[1]!).toBe(1)
+    expect(counts[0] + counts[1]).toBe(1)
     expect(await orders.completeDueOrders()).toBe(0)
     expect(await wallet(ctx, placed.seller.accessToken)).toMatchObject({ balance: 90, escrow: 0 })
     const completed = (await ctx.database.db.select().from(outboxJobs).where(eq(outboxJobs.topic, 'event'))).filter((row) => {
