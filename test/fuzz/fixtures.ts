@@ -1,6 +1,7 @@
 import { expect } from 'vitest'
 import { createSuperuser, createUser, type TestUser } from '../factories/users.ts'
 import { fileForm, png } from '../factories/files.ts'
+import { orderIn } from '../factories/orders.ts'
 import { request, type TestContext } from '../setup/test-app.ts'
 import type { KnownValues, Schema } from './openapi.ts'
 
@@ -19,6 +20,9 @@ export interface Fixtures {
   uploadPaths: string[]
   /** Ids of the superuser's skills, projects, experiences and education entries. */
   portfolioIds: string[]
+  /** Orders in several states (staff see them all), and a review of the completed one. */
+  orderIds: string[]
+  reviewIds: string[]
 }
 
 async function post(ctx: TestContext, token: string, url: string, payload: object): Promise<{ id: string; [key: string]: unknown }> {
@@ -63,6 +67,10 @@ export async function createFixtures(ctx: TestContext): Promise<Fixtures> {
     await post(ctx, token, '/users/me/education', { institution: 'Uni', degree: 'BSc', fieldOfStudy: 'CS', startDate: '2015-09-01' }),
   ]
 
+  const orders = [await orderIn(ctx, 'pending'), await orderIn(ctx, 'delivered'), await orderIn(ctx, 'completed')]
+  const completed = orders[2]!
+  const reviewed = await post(ctx, completed.buyer.accessToken, '/reviews', { orderId: completed.orderId, rating: 5 })
+
   const downloadPath = (url: string) => new URL(url, 'http://x').pathname.replace(/^\/api\/v1\/uploads\//, '')
   return {
     superuser,
@@ -75,6 +83,8 @@ export async function createFixtures(ctx: TestContext): Promise<Fixtures> {
     uploadIds: [upload.id, ...images.map((row) => row.id)],
     uploadPaths: [downloadPath(upload.url), ...images.map((row) => downloadPath(row.url))],
     portfolioIds: portfolio.map((row) => row.id),
+    orderIds: orders.map((order) => order.orderId),
+    reviewIds: [reviewed.id],
   }
 }
 
@@ -91,6 +101,9 @@ export function knownValues(fixtures: Fixtures): KnownValues {
     userId: users,
     sellerId: users,
     id: fixtures.portfolioIds,
+    orderId: fixtures.orderIds,
+    reviewId: fixtures.reviewIds,
+    buyerId: users,
     uploadId: fixtures.uploadIds,
     bannerId: fixtures.uploadIds,
     imageIds: fixtures.uploadIds,
