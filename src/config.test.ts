@@ -256,3 +256,12 @@ describe('loadConfig webhooks', () => {
     expect(variablesOf(configError({ DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'yes' }))).toEqual(['WEBHOOK_ALLOW_PRIVATE_NETWORKS'])
   })
 })
+
+describe('order settings', () => {
+  it('defaults to a 10 % fee and 3 days, reads decimals, and refuses values out of range by name', () => {
+    expect(loadConfig({ DATA_DIR: dataDir }).orders).toEqual({ platformFeeBasisPoints: 1000, autoCompleteAfterMs: 3 * 24 * 3600 * 1000 })
+    expect(loadConfig({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: '2.5', ORDER_AUTO_COMPLETE_DAYS: '0.5' }).orders).toEqual({ platformFeeBasisPoints: 250, autoCompleteAfterMs: 12 * 3600 * 1000 })
+    expect(variablesOf(configError({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: '101', ORDER_AUTO_COMPLETE_DAYS: '0' }))).toEqual(['ORDER_AUTO_COMPLETE_DAYS', 'PLATFORM_FEE_PERCENT'])
+    expect(variablesOf(configError({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: 'ten' }))).toEqual(['PLATFORM_FEE_PERCENT'])
+  })
+})

@@ -40,6 +40,8 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_WINDOW_SECONDS: Count(60),
   CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'USD' }),
   MIN_PAYOUT: Type.Number({ minimum: 0.01, maximum: 1_000_000, default: 10 }),
+  PLATFORM_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 10 }),
+  ORDER_AUTO_COMPLETE_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 3 }),
   PAYMENTS_PROVIDER: Type.Union([Type.Literal('sandbox')], { default: 'sandbox' }),
   PAYMENTS_SANDBOX_ENABLED: Type.Optional(Bool),
   SUPERUSER_EMAIL: Type.Optional(Type.String()),
@@ -92,6 +94,8 @@ export interface Config {
    * whether destinations in private networks are allowed (outside production by default).
    */
   webhooks: { url: string | undefined; secret: string | undefined; allowPrivateNetworks: boolean }
+  /** Orders: the platform's share of a completed order in basis points (10 % = 1000), and how long after the latest delivery an undecided order completes by itself. */
+  orders: { platformFeeBasisPoints: number; autoCompleteAfterMs: number }
   logLevel: Env['LOG_LEVEL']
   /** Bearer token that `GET /metrics` requires; without it metrics are open outside production and off in production. */
   metricsToken: string | undefined
@@ -192,6 +196,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     currency: env.CURRENCY,
     minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
+    orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000) },
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     webhooks: {
       url: env.WEBHOOK_URL,

@@ -35,7 +35,7 @@ describe('the module list', () => {
     const events = appModules.flatMap((module) => module.events ?? [])
     const names = events.map((event) => event.name)
     expect(new Set(names).size).toBe(names.length)
-    expect(names).toEqual(expect.arrayContaining(['service.approved', 'service.rejected', 'payout.processed', 'payout.rejected', 'kyc.approved', 'kyc.rejected']))
+    expect(names).toEqual(expect.arrayContaining(['service.approved', 'service.rejected', 'payout.processed', 'payout.rejected', 'kyc.approved', 'kyc.rejected', 'order.created', 'order.completed']))
     for (const event of events) {
       expect(event.name).toMatch(/^[a-z]+\.[a-z_]+$/)
       expect(event.data.type).toBe('object')

@@ -1,6 +1,7 @@
 import { expect } from 'vitest'
 import { createSuperuser, createUser, type TestUser } from '../factories/users.ts'
 import { fileForm, png } from '../factories/files.ts'
+import { orderIn } from '../factories/orders.ts'
 import { request, type TestContext } from '../setup/test-app.ts'
 import type { KnownValues, Schema } from './openapi.ts'
 
@@ -22,6 +23,9 @@ export interface Fixtures {
   /** A webhook endpoint (nothing listens at its URL) and its test delivery. */
   webhookIds: string[]
   deliveryIds: string[]
+  /** Orders in several states (staff see them all), and a review of the completed one. */
+  orderIds: string[]
+  reviewIds: string[]
 }
 
 async function post(ctx: TestContext, token: string, url: string, payload: object): Promise<{ id: string; [key: string]: unknown }> {
@@ -68,6 +72,9 @@ export async function createFixtures(ctx: TestContext): Promise<Fixtures> {
 
   const webhook = await post(ctx, token, '/admin/webhooks', { url: 'http://127.0.0.1:9/fuzz' })
   const delivery = await post(ctx, token, `/admin/webhooks/${webhook.id}/test`, {})
+  const orders = [await orderIn(ctx, 'pending'), await orderIn(ctx, 'delivered'), await orderIn(ctx, 'completed')]
+  const completed = orders[2]!
+  const reviewed = await post(ctx, completed.buyer.accessToken, '/reviews', { orderId: completed.orderId, rating: 5 })
 
   const downloadPath = (url: string) => new URL(url, 'http://x').pathname.replace(/^\/api\/v1\/uploads\//, '')
   return {
@@ -83,6 +90,8 @@ export async function createFixtures(ctx: TestContext): Promise<Fixtures> {
     portfolioIds: portfolio.map((row) => row.id),
     webhookIds: [webhook.id],
     deliveryIds: [delivery.id],
+    orderIds: orders.map((order) => order.orderId),
+    reviewIds: [reviewed.id],
   }
 }
 
@@ -99,6 +108,9 @@ export function knownValues(fixtures: Fixtures): KnownValues {
     userId: users,
     sellerId: users,
     id: fixtures.portfolioIds,
+    orderId: fixtures.orderIds,
+    reviewId: fixtures.reviewIds,
+    buyerId: users,
     uploadId: fixtures.uploadIds,
     webhookId: fixtures.webhookIds,
     deliveryId: fixtures.deliveryIds,

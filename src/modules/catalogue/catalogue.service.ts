@@ -9,6 +9,7 @@ import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { createCategoriesService } from './categories.service.ts'
 import { createServiceBrowsing } from './service-browsing.service.ts'
+import { createServiceCounters } from './service-counters.service.ts'
 import { createServiceGallery } from './service-gallery.service.ts'
 import { createServiceModeration } from './service-moderation.service.ts'
 import { createServiceOffers } from './service-offers.service.ts'
@@ -30,10 +31,12 @@ export function createCatalogueService(deps: CatalogueDeps) {
   const browsing = createServiceBrowsing(deps)
   // `describe` builds answers for the other use cases; it is not part of the module's API.
   const { describe: _describe, ...reads } = browsing
+  const counters = createServiceCounters()
   return {
     ...createCategoriesService(deps),
     ...reads,
-    ...createServiceOffers({ ...deps, browsing }),
+    ...counters,
+    ...createServiceOffers({ ...deps, browsing, counters }),
     ...createServiceModeration({ ...deps, browsing }),
     ...createServiceGallery({ ...deps, browsing }),
 

@@ -6,6 +6,8 @@ import { newId } from '../../lib/ids.ts'
 import { toCents } from '../../lib/money.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { ServiceBrowsing } from './service-browsing.service.ts'
+import type { ServiceCounters } from './service-counters.service.ts'
+import { serviceHasOpenOrders } from './catalogue.errors.ts'
 import { GALLERY_LIMIT, isOwner, serviceSlot } from './service-rules.ts'
 import { createServicesRepository } from './services.repository.ts'
 import type { ServiceRow } from './services.table.ts'
@@ -54,8 +56,8 @@ function priceOffer(fields: ServiceFields): { packages: number[]; extras: number
 }
 
 /** A seller's offer: create, edit (which resubmits it for review) and delete. */
-export function createServiceOffers(deps: { db: Db; clock: Clock; uploads: Pick<UploadsService, 'bindUpload' | 'filesOf'>; browsing: Pick<ServiceBrowsing, 'describe'> }) {
-  const { db, clock, uploads, browsing } = deps
+export function createServiceOffers(deps: { db: Db; clock: Clock; uploads: Pick<UploadsService, 'bindUpload' | 'filesOf'>; browsing: Pick<ServiceBrowsing, 'describe'>; counters: Pick<ServiceCounters, 'countOpenOrders'> }) {
+  const { db, clock, uploads, browsing, counters } = deps
 
   /**
    * Checks what the schema cannot (two decimals, the category exists, the gallery's room, counted
@@ -138,12 +140,14 @@ export function createServiceOffers(deps: { db: Db; clock: Clock; uploads: Pick<
       return browsing.describe(row, actor)
     },
 
-    /** Soft delete. Refusing while orders are open (422) arrives with the orders module. */
+    /** Soft delete; refused (422) while the service has open orders, counted under the service's lock. */
     async deleteService(actor: Actor, serviceId: string): Promise<void> {
       await db.transaction(async (tx) => {
         const repository = createServicesRepository(tx)
         const current = await repository.lockById(serviceId)
         if (!current || !isOwner(current, actor)) throw notFound('Service')
+        const open = await counters.countOpenOrders(tx, serviceId)
+        if (open > 0) throw serviceHasOpenOrders(open)
         const now = clock.now()
         await repository.update(serviceId, { deletedAt: now, updatedAt: now })
       })

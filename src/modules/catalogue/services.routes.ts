@@ -3,6 +3,7 @@ import { Envelope, IdParams, Message, MultipartForm, Page, ok, responses } from 
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
+import { catalogueErrors } from './catalogue.errors.ts'
 import type { CatalogueService } from './catalogue.service.ts'
 import { GALLERY_LIMIT } from './service-rules.ts'
 import {
@@ -88,7 +89,7 @@ export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueServ
     '/services/:serviceId',
     {
       preValidation: requireAuth,
-      schema: { tags, security, summary: 'Delete a service', description: `A soft delete: the service disappears everywhere. ${OWNER_ONLY}`, params: ServiceParams, response: responses({ 200: Envelope(Message) }, 401, 404) },
+      schema: { tags, security, summary: 'Delete a service', description: `A soft delete: the service disappears everywhere; refused while it has open orders. ${OWNER_ONLY}`, params: ServiceParams, response: responses({ 200: Envelope(Message) }, 401, 404, catalogueErrors.SERVICE_HAS_OPEN_ORDERS) },
     },
     async (request) => {
       await services.deleteService(actorOf(request), request.params.serviceId)

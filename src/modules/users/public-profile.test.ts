@@ -53,7 +53,7 @@ describe('GET /users/{userId}: the public profile', () => {
       description: 'Ten years of logos',
       isKYCVerified: false,
     })
-    expect(Object.keys(profile).sort()).toEqual(['avatar', 'createdAt', 'description', 'fullName', 'id', 'isKYCVerified', 'portfolio', 'title', 'username'])
+    expect(Object.keys(profile).sort()).toEqual(['avatar', 'createdAt', 'description', 'fullName', 'id', 'isKYCVerified', 'portfolio', 'stats', 'title', 'username'])
     expect(profile.avatar).toMatch(new RegExp(`/api/v1/uploads/user/${seller.user.id}/avatar/[0-9a-f-]+\\.png$`))
     expect(profile.portfolio.skills).toHaveLength(1)
     expect(profile.portfolio.skills[0]).toMatchObject({ name: 'Illustrator', level: 'expert' })

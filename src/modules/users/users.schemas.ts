@@ -103,6 +103,16 @@ export type ListUsersQuery = Static<typeof ListUsersQuery>
 
 export const UserListItem = Type.Composite([User, Type.Object({ servicesCount: Type.Integer({ minimum: 0 }) })])
 
+export const PublicStats = Type.Object(
+  {
+    servicesCount: Type.Integer({ description: 'Active services.' }),
+    completedOrdersCount: Type.Integer({ description: 'Orders completed as seller.' }),
+    averageRating: Type.Number({ description: 'Average rating of the reviews of the user’s services, two decimals; 0 without reviews.' }),
+    reviewsCount: Type.Integer(),
+  },
+  { description: 'Spec 2.4: the public profile’s statistics (`GET /users/{userId}/stats` has the extended record).' },
+)
+
 export const PublicProfile = Type.Object(
   {
     id: Type.String({ format: 'uuid' }),
@@ -114,6 +124,7 @@ export const PublicProfile = Type.Object(
     isKYCVerified: Type.Boolean({ description: 'The seller passed identity verification.' }),
     createdAt: Timestamp,
     portfolio: Portfolio,
+    stats: PublicStats,
   },
   { description: 'What anyone may see of a user: no e-mail, phone, flags or notes.' },
 )

@@ -75,8 +75,22 @@ type AvatarUploads = Pick<UploadsService, 'filesOf' | 'urlOf' | 'bindUpload' | '
 
 const avatarSlot = (userId: string) => ({ objectType: 'user', objectId: userId, tag: 'avatar' }) as const
 
+/** Spec 2.4: the public profile's statistics. */
+export interface PublicStats {
+  servicesCount: number
+  completedOrdersCount: number
+  averageRating: number
+  reviewsCount: number
+}
+
+/** The public profile's statistics, provided by the module that keeps them (reviews). */
+export type PublicStatsProvider = (executor: Executor, userId: string) => Promise<PublicStats>
+
+const NO_STATS: PublicStats = { servicesCount: 0, completedOrdersCount: 0, averageRating: 0, reviewsCount: 0 }
+
 export function createUsersService(deps: { db: Db; clock: Clock; uploads: AvatarUploads; portfolio: Pick<PortfolioService, 'portfolioOf'> }) {
   const { db, clock, uploads, portfolio } = deps
+  let publicStats: PublicStatsProvider = async () => NO_STATS
 
   /** Avatar URLs of many users in one query (lists must not query per user). */
   async function avatarsOf(executor: Executor, userIds: string[]): Promise<Map<string, string>> {
@@ -199,7 +213,7 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
     async getPublicProfile(userId: string) {
       const row = await createUsersRepository(db).findById(userId)
       if (!row?.isActive) throw notFound('User')
-      const [avatars, items] = await Promise.all([avatarsOf(db, [row.id]), portfolio.portfolioOf(db, row.id)])
+      const [avatars, items, stats] = await Promise.all([avatarsOf(db, [row.id]), portfolio.portfolioOf(db, row.id), publicStats(db, row.id)])
       return {
         id: row.id,
         fullName: row.fullName,
@@ -210,7 +224,13 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
         isKYCVerified: row.isKycVerified,
         createdAt: row.createdAt.toISOString(),
         portfolio: items,
+        stats,
       }
+    },
+
+    /** Called once at start by the module that keeps profile statistics (users cannot call it: it needs users). */
+    registerPublicStats(provider: PublicStatsProvider): void {
+      publicStats = provider
     },
 
     /** `POST /users/me/avatar`: stores the image as the avatar, replacing (and deleting) the old one. */

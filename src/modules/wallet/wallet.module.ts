@@ -45,3 +45,4 @@ export const walletModule = defineModule({
 
 export type WalletApi = ReturnType<(typeof walletModule)['create']>
 export type { AccountRef, LedgerCheck, LedgerService, Transfer } from './ledger.service.ts'
+export { walletErrors } from './wallet.errors.ts'

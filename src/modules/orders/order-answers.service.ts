@@ -1,0 +1,85 @@
+import { can, type Actor } from '../../access/access.ts'
+import type { Executor } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { fromCents } from '../../lib/money.ts'
+import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { UsersService } from '../users/users.module.ts'
+import { allowedMoves } from './order-status.ts'
+import { createOrdersRepository } from './orders.repository.ts'
+import type { OrderRow } from './orders.table.ts'
+
+/** The seller's share: the total minus the platform fee. */
+export const sellerEarningCents = (row: Pick<OrderRow, 'totalCents' | 'platformFeeCents'>): number => row.totalCents - row.platformFeeCents
+
+/** Who may read an order: its two parties and staff with view_orders; everyone else gets 404. */
+export const mayView = (row: OrderRow, actor: Actor): boolean => row.buyerId === actor.id || row.sellerId === actor.id || can(actor, 'view_orders')
+
+export interface AnswerDeps {
+  clock: Clock
+  users: Pick<UsersService, 'publicSummariesOf'>
+  uploads: Pick<UploadsService, 'filesOf' | 'urlOf'>
+}
+
+/** Order answers as a viewer sees them: parties' public fields, deliveries with signed file links, and the viewer's allowed moves. */
+export function createOrderAnswers(deps: AnswerDeps) {
+  const { clock, users, uploads } = deps
+
+  /** The answers for many orders in four queries whatever their number (lists never query per row). */
+  async function describeAll(executor: Executor, rows: OrderRow[], viewer: Actor) {
+    const ids = rows.map((row) => row.id)
+    const [people, deliveries, files] = await Promise.all([
+      users.publicSummariesOf(executor, [...new Set(rows.flatMap((row) => [row.buyerId, row.sellerId]))]),
+      createOrdersRepository(executor).deliveriesOf(ids),
+      uploads.filesOf(executor, 'order', ids, 'order_delivery'),
+    ])
+    const fileById = new Map(files.map((file) => [file.id, file]))
+    const now = clock.now()
+    return rows.map((row) => ({
+      id: row.id,
+      serviceId: row.serviceId,
+      serviceTitle: row.serviceTitle,
+      packageId: row.packageId,
+      packageName: row.packageName,
+      buyer: people.get(row.buyerId)!,
+      seller: people.get(row.sellerId)!,
+      status: row.status,
+      requirements: row.requirements,
+      extras: row.extras.map((extra) => ({ id: extra.id, title: extra.title, price: fromCents(extra.priceCents), additionalDays: extra.additionalDays })),
+      price: fromCents(row.priceCents),
+      total: fromCents(row.totalCents),
+      platformFee: fromCents(row.platformFeeCents),
+      sellerEarning: fromCents(sellerEarningCents(row)),
+      deliveryDays: row.deliveryDays,
+      dueAt: row.dueAt?.toISOString() ?? null,
+      // Past due and not delivered (a revision puts the order back in progress, still against its due date).
+      late: row.status === 'in_progress' && row.dueAt !== null && row.dueAt < now,
+      revisionsLeft: row.revisionsLeft ?? ('unlimited' as const),
+      statusReason: row.statusReason,
+      deliveries: deliveries
+        .filter((delivery) => delivery.orderId === row.id)
+        .map((delivery) => ({
+          id: delivery.id,
+          message: delivery.message,
+          files: delivery.fileIds.flatMap((fileId) => {
+            const file = fileById.get(fileId)
+            return file ? [{ id: file.id, filename: file.filename, size: file.size, mimetype: file.mimetype, url: uploads.urlOf(file) }] : []
+          }),
+          createdAt: delivery.createdAt.toISOString(),
+        })),
+      autoCompleteAt: row.status === 'delivered' ? (row.autoCompleteAt?.toISOString() ?? null) : null,
+      allowedActions: allowedMoves(row, viewer).map((move) => ({ action: move.action, status: move.to, reasonRequired: move.needsReason ?? false })),
+      completedAt: row.completedAt?.toISOString() ?? null,
+      cancelledAt: row.cancelledAt?.toISOString() ?? null,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+    }))
+  }
+
+  return {
+    describeAll,
+    describe: async (executor: Executor, row: OrderRow, viewer: Actor) => (await describeAll(executor, [row], viewer))[0]!,
+  }
+}
+
+export type OrderAnswers = ReturnType<typeof createOrderAnswers>
+export type OrderAnswer = Awaited<ReturnType<OrderAnswers['describe']>>

@@ -1,0 +1,25 @@
+import { Type } from '@sinclair/typebox'
+import { defineEvent } from '../../platform/outbox/events.ts'
+import { orderStatuses } from './order-status.ts'
+
+const Uuid = Type.String({ format: 'uuid' })
+const Status = Type.Union(orderStatuses.map((status) => Type.Literal(status)))
+const OrderData = Type.Object({ orderId: Uuid, serviceId: Uuid, buyerId: Uuid, sellerId: Uuid })
+
+/** Events this module emits, each written to the outbox in the transaction of the change. */
+export const ordersEvents = {
+  orderCreated: defineEvent('order.created', 'A buyer placed an order; its total is in escrow.', Type.Object({ ...OrderData.properties, total: Type.Number() })),
+  orderStatusChanged: defineEvent(
+    'order.status_changed',
+    'An order moved from one status to another (every move, besides the more specific event).',
+    Type.Object({ ...OrderData.properties, from: Status, to: Status, by: Type.Union([Uuid, Type.Literal('system')]) }),
+  ),
+  orderDelivered: defineEvent('order.delivered', 'The seller delivered (or redelivered) an order.', Type.Object({ ...OrderData.properties, deliveryId: Uuid })),
+  orderCompleted: defineEvent(
+    'order.completed',
+    'An order completed: the seller was paid its total minus the platform fee.',
+    Type.Object({ ...OrderData.properties, total: Type.Number(), platformFee: Type.Number(), sellerEarning: Type.Number(), automatic: Type.Boolean() }),
+  ),
+  orderCancelled: defineEvent('order.cancelled', 'An order was cancelled: its total went back to the buyer.', Type.Object({ ...OrderData.properties, total: Type.Number() })),
+  orderDisputed: defineEvent('order.disputed', 'A party opened a dispute; staff with resolve_disputes decide it.', Type.Object({ ...OrderData.properties, reason: Type.String() })),
+}

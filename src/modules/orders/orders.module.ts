@@ -1,0 +1,42 @@
+import { MINUTE } from '../../lib/clock.ts'
+import { defineModule } from '../../platform/module.ts'
+import type { CatalogueService } from '../catalogue/catalogue.module.ts'
+import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { UsersService } from '../users/users.module.ts'
+import type { WalletApi } from '../wallet/wallet.module.ts'
+import { ordersAdminRoutes } from './orders.admin.routes.ts'
+import { ordersErrors } from './orders.errors.ts'
+import { ordersEvents } from './orders.events.ts'
+import { ordersRoutes } from './orders.routes.ts'
+import { createOrdersService } from './orders.service.ts'
+import { orderDeliveries, orders } from './orders.table.ts'
+
+/** Orders: placing into escrow, the status machine, deliveries, auto-completion, staff cancels and dispute resolutions. */
+export const ordersModule = defineModule({
+  name: 'orders',
+  needs: ['catalogue', 'wallet', 'uploads', 'users'],
+  tables: { orders, orderDeliveries },
+  create: ({ config, db, clock, outbox }, deps: { catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService }) =>
+    createOrdersService({
+      db,
+      clock,
+      outbox,
+      ledger: deps.wallet.ledger,
+      catalogue: deps.catalogue,
+      users: deps.users,
+      uploads: deps.uploads,
+      platformFeeBasisPoints: config.orders.platformFeeBasisPoints,
+      autoCompleteAfterMs: config.orders.autoCompleteAfterMs,
+    }),
+  routes: (api, { config }) => async (app) => {
+    await app.register(ordersRoutes, { orders: api, tmpDir: config.tmpDir })
+    await app.register(ordersAdminRoutes, { orders: api })
+  },
+  periodic: (api) => [{ name: 'auto-complete-orders', everyMs: MINUTE, run: () => api.completeDueOrders() }],
+  events: Object.values(ordersEvents),
+  errors: ordersErrors,
+})
+
+export type { OrdersService } from './orders.service.ts'
+export type { OrderRow } from './orders.table.ts'
+export { orderStatuses, type OrderStatus } from './order-status.ts'

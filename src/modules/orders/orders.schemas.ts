@@ -1,0 +1,102 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { orderStatuses, transitionTable } from './order-status.ts'
+
+export const REQUIREMENTS_MAX = 5_000
+
+const StatusSchema = Type.Union(
+  orderStatuses.map((status) => Type.Literal(status)),
+  { errorMessage: `must be one of ${orderStatuses.join(', ')}` },
+)
+
+export const PlaceOrderBody = Type.Object(
+  {
+    serviceId: Type.String({ format: 'uuid', errorMessage: 'must be the id of a service' }),
+    packageId: Type.String({ format: 'uuid', errorMessage: 'must be the id of a package of the service' }),
+    requirements: Type.Optional(Type.String({ maxLength: REQUIREMENTS_MAX, errorMessage: `must be at most ${REQUIREMENTS_MAX} characters`, description: `What the seller needs to start, at most ${REQUIREMENTS_MAX} characters.` })),
+    extras: Type.Optional(
+      Type.Array(Type.String({ format: 'uuid', errorMessage: 'must be the id of an extra of the service' }), { maxItems: 5, uniqueItems: true, description: 'Ids of the service’s extras to add, each once.' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type PlaceOrderBody = Static<typeof PlaceOrderBody>
+
+export const ChangeStatusBody = Type.Object(
+  {
+    status: StatusSchema,
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S', errorMessage: 'must be 1 to 1000 characters', description: 'Required to open a dispute; kept with a cancellation.' })),
+  },
+  { additionalProperties: false, description: `Moves an order (DESIGN.md "Orders"). The moves:\n\n${transitionTable()}` },
+)
+export type ChangeStatusBody = Static<typeof ChangeStatusBody>
+
+export const StaffCancelBody = Type.Object(
+  { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S', errorMessage: 'must be 1 to 1000 characters', description: 'Why staff cancel the order; shown to both parties.' })) },
+  { additionalProperties: false },
+)
+
+export const OrdersQuery = Type.Composite([PageQuery, Type.Object({ status: Type.Optional(StatusSchema) })], { additionalProperties: false })
+export type OrdersQuery = Static<typeof OrdersQuery>
+
+export const StaffOrdersQuery = Type.Composite(
+  [
+    PageQuery,
+    Type.Object({
+      status: Type.Optional(StatusSchema),
+      buyerId: Type.Optional(Type.String({ format: 'uuid', errorMessage: 'must be a user id' })),
+      sellerId: Type.Optional(Type.String({ format: 'uuid', errorMessage: 'must be a user id' })),
+    }),
+  ],
+  { additionalProperties: false },
+)
+
+const Person = Type.Object({ id: Id, fullName: Type.String(), username: Type.String(), avatar: Nullable(Type.String()) })
+const Money = (description: string) => Type.Number({ description: `${description} Two decimals, in the platform currency.` })
+
+export const Order = Type.Object(
+  {
+    id: Id,
+    serviceId: Id,
+    serviceTitle: Type.String({ description: 'As it was when the order was placed.' }),
+    packageId: Id,
+    packageName: Type.String(),
+    buyer: Person,
+    seller: Person,
+    status: StatusSchema,
+    requirements: Type.String(),
+    extras: Type.Array(Type.Object({ id: Id, title: Type.String(), price: Type.Number(), additionalDays: Type.Integer() })),
+    price: Money('The package price at placement.'),
+    total: Money('Package plus extras: what the buyer paid into escrow.'),
+    platformFee: Money('The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent.'),
+    sellerEarning: Money('What the seller receives on completion: total minus the fee.'),
+    deliveryDays: Type.Integer({ description: 'The package’s delivery days plus the extras’ additional days.' }),
+    dueAt: Nullable(Type.String({ format: 'date-time', description: 'Set when the seller accepts: then plus `deliveryDays`.' })),
+    late: Type.Boolean({ description: 'In progress past its due date.' }),
+    revisionsLeft: Type.Union([Type.Integer(), Type.Literal('unlimited')]),
+    statusReason: Nullable(Type.String({ description: 'The reason given for the latest dispute or cancellation.' })),
+    deliveries: Type.Array(
+      Type.Object({
+        id: Id,
+        message: Type.String(),
+        files: Type.Array(Type.Object({ id: Id, filename: Type.String(), size: Type.Integer(), mimetype: Type.String(), url: Type.String({ description: 'A signed link that expires (SIGNED_URL_TTL_SECONDS).' }) })),
+        createdAt: Timestamp,
+      }),
+      { description: 'Oldest first.' },
+    ),
+    autoCompleteAt: Nullable(Type.String({ format: 'date-time', description: 'While delivered: when the order completes by itself unless the buyer acts.' })),
+    allowedActions: Type.Array(
+      Type.Object({
+        action: Type.String({ description: '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`.' }),
+        status: StatusSchema,
+        reasonRequired: Type.Boolean(),
+      }),
+      { description: 'The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`.' },
+    ),
+    completedAt: Nullable(Timestamp),
+    cancelledAt: Nullable(Timestamp),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { description: 'An order, as one of its parties or staff see it.' },
+)

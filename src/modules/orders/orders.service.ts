@@ -1,0 +1,326 @@
+import { can, type Actor } from '../../access/access.ts'
+import type { Db, Executor, Tx } from '../../db/client.ts'
+import { DAY, type Clock } from '../../lib/clock.ts'
+import { fieldError, forbidden, notFound, validationError, type FieldError } from '../../lib/errors.ts'
+import { newId } from '../../lib/ids.ts'
+import { fromCents } from '../../lib/money.ts'
+import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
+import type { StagedFile } from '../../platform/files.ts'
+import { emitEvent } from '../../platform/outbox/events.ts'
+import type { Outbox } from '../../platform/outbox/outbox.ts'
+import type { CatalogueService } from '../catalogue/catalogue.module.ts'
+import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { UsersService } from '../users/users.module.ts'
+import type { LedgerService } from '../wallet/wallet.module.ts'
+import { createOrderAnswers, mayView, sellerEarningCents } from './order-answers.service.ts'
+import { allowedMoves, decide, systemMove, type OrderStatus, type Transition } from './order-status.ts'
+import { invalidTransition, ownService } from './orders.errors.ts'
+import { ordersEvents } from './orders.events.ts'
+import { createOrdersRepository, type OrderFilter } from './orders.repository.ts'
+import type { OrderedExtra, OrderRow } from './orders.table.ts'
+
+export interface PlaceOrderInput {
+  serviceId: string
+  packageId: string
+  requirements?: string
+  extras?: string[]
+}
+
+export interface OrdersDeps {
+  db: Db
+  clock: Clock
+  outbox: Outbox
+  ledger: Pick<LedgerService, 'transfer'>
+  catalogue: Pick<CatalogueService, 'orderableService' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
+  users: Pick<UsersService, 'publicSummariesOf'>
+  uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'registerAccessPolicy'>
+  /** The platform's share in basis points (10 % = 1000). */
+  platformFeeBasisPoints: number
+  autoCompleteAfterMs: number
+}
+
+/** The platform fee of a total, rounded half-up to the cent (DESIGN "Orders"). */
+export const platformFeeCents = (totalCents: number, basisPoints: number): number => Math.floor((totalCents * basisPoints + 5_000) / 10_000)
+
+/**
+ * A delivery message's limit: multipart text fields are capped at 4 KiB (http/multipart.ts), and
+ * 1,000 characters fit in it even at four bytes each.
+ */
+export const MESSAGE_MAX = 1_000
+
+/** A delivery holds at least one file and at most this many. */
+export const DELIVERY_FILES_MAX = 10
+
+const deliverySlot = (orderId: string) => ({ objectType: 'order', objectId: orderId, tag: 'order_delivery' }) as const
+
+/** Staff with any order permission reach an order through the status route; the permission of the move decides then (403). */
+const mayActOn = (row: OrderRow, actor: Actor) => mayView(row, actor) || can(actor, 'manage_orders') || can(actor, 'resolve_disputes')
+
+/**
+ * Orders (DESIGN.md "Orders"): placing into escrow, the moves of the state machine in
+ * `order-status.ts`, deliveries, auto-completion and the reads. Every move locks the order row
+ * first, so two moves at the same moment cannot both win, and moves its money through the ledger
+ * and writes its events in the same transaction.
+ */
+export function createOrdersService(deps: OrdersDeps) {
+  const { db, clock, outbox, ledger, catalogue, uploads, platformFeeBasisPoints, autoCompleteAfterMs } = deps
+  const answers = createOrderAnswers(deps)
+
+  // Who may read the delivery files of an order besides staff with view_orders: its two parties.
+  uploads.registerAccessPolicy('order', async (orderId, actor) => {
+    const row = await createOrdersRepository(db).findById(orderId)
+    return row !== undefined && (row.buyerId === actor.id || row.sellerId === actor.id)
+  })
+  catalogue.registerOpenOrdersCounter((tx, serviceId) => createOrdersRepository(tx).countOpenForService(serviceId))
+
+  const parties = (row: OrderRow) => ({ orderId: row.id, serviceId: row.serviceId, buyerId: row.buyerId, sellerId: row.sellerId })
+
+  /**
+   * Applies one decided move to a locked order: its effect on dates and revisions, its money, its
+   * events. The single place where an order changes status.
+   */
+  async function applyMove(tx: Tx, row: OrderRow, move: Transition, by: string, reason?: string): Promise<OrderRow> {
+    const now = clock.now()
+    const patch: Partial<OrderRow> = { status: move.to, updatedAt: now }
+    const buyerEscrow = { userId: row.buyerId, kind: 'escrow' } as const
+    if (move.action === 'accept') patch.dueAt = new Date(now.getTime() + row.deliveryDays * DAY)
+    if (move.action === 'request_revision') {
+      patch.revisionsLeft = row.revisionsLeft === null ? null : row.revisionsLeft - 1
+      patch.autoCompleteAt = null
+    }
+    if (move.to === 'disputed') {
+      patch.statusReason = reason!
+      patch.autoCompleteAt = null
+    }
+    if (move.to === 'completed') {
+      const earning = sellerEarningCents(row)
+      if (earning > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { userId: row.sellerId, kind: 'available' }, amountCents: earning, type: 'order_earning', description: `Earning: ${row.serviceTitle}`, orderId: row.id })
+      if (row.platformFeeCents > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { platform: 'revenue' }, amountCents: row.platformFeeCents, type: 'order_earning', description: `Platform fee: ${row.serviceTitle}`, orderId: row.id })
+      await catalogue.recordCompletedOrder(tx, row.serviceId)
+      Object.assign(patch, { completedAt: now, autoCompleteAt: null })
+    }
+    if (move.to === 'cancelled') {
+      await ledger.transfer(tx, { from: buyerEscrow, to: { userId: row.buyerId, kind: 'available' }, amountCents: row.totalCents, type: 'order_refund', description: `Refund: ${row.serviceTitle}`, orderId: row.id })
+      Object.assign(patch, { cancelledAt: now, autoCompleteAt: null, statusReason: reason ?? null })
+    }
+    const updated = await createOrdersRepository(tx).update(row.id, patch)
+    await emitEvent(outbox, tx, ordersEvents.orderStatusChanged, { ...parties(row), from: row.status, to: move.to, by }, now)
+    if (move.to === 'completed') {
+      await emitEvent(
+        outbox,
+        tx,
+        ordersEvents.orderCompleted,
+        { ...parties(row), total: fromCents(row.totalCents), platformFee: fromCents(row.platformFeeCents), sellerEarning: fromCents(sellerEarningCents(row)), automatic: by === 'system' },
+        now,
+      )
+    }
+    if (move.to === 'cancelled') await emitEvent(outbox, tx, ordersEvents.orderCancelled, { ...parties(row), total: fromCents(row.totalCents) }, now)
+    if (move.to === 'disputed') await emitEvent(outbox, tx, ordersEvents.orderDisputed, { ...parties(row), reason: reason! }, now)
+    return updated
+  }
+
+  const staffMove = (row: OrderRow, actor: Actor, to: OrderStatus): Transition | undefined =>
+    allowedMoves(row, actor).find((move) => move.by === 'staff' && move.to === to)
+
+  /**
+   * Staff cancel an order (manage_orders), from the status route or `POST /admin/orders/{id}/cancel`.
+   * Every staff cancel passes here: the audit row belongs here.
+   */
+  async function cancelAsStaff(tx: Tx, actor: Actor, row: OrderRow, reason: string | undefined): Promise<OrderRow> {
+    const move = staffMove(row, actor, 'cancelled')
+    if (!move || move.permission !== 'manage_orders') {
+      if (!can(actor, 'manage_orders')) throw forbidden('Requires the manage_orders permission')
+      throw invalidTransition(row.status, 'cancelled', allowedMoves(row, actor))
+    }
+    return applyMove(tx, row, move, actor.id, reason)
+  }
+
+  /**
+   * Staff resolve a dispute to completed or cancelled (resolve_disputes). Every resolution passes
+   * here: the audit row belongs here.
+   */
+  async function resolveDispute(tx: Tx, actor: Actor, row: OrderRow, to: 'completed' | 'cancelled', reason: string | undefined): Promise<OrderRow> {
+    const move = staffMove(row, actor, to)
+    if (!move || move.permission !== 'resolve_disputes') {
+      if (!can(actor, 'resolve_disputes')) throw forbidden('Requires the resolve_disputes permission')
+      throw invalidTransition(row.status, to, allowedMoves(row, actor))
+    }
+    return applyMove(tx, row, move, actor.id, reason)
+  }
+
+  /** Locks an order the actor may act on (404 otherwise), runs `change`, and answers it as the actor sees it. */
+  async function changeOrder(actor: Actor, orderId: string, visible: (row: OrderRow) => boolean, change: (tx: Tx, row: OrderRow) => Promise<OrderRow>) {
+    const row = await db.transaction(async (tx) => {
+      const current = await createOrdersRepository(tx).lockById(orderId)
+      if (!current || !visible(current)) throw notFound('Order')
+      return change(tx, current)
+    })
+    return answers.describe(db, row, actor)
+  }
+
+  async function list(actor: Actor, filter: OrderFilter, page: PageRequest) {
+    const { rows, total } = await createOrdersRepository(db).list(filter, offsetOf(page), page.limit)
+    return toPage(await answers.describeAll(db, rows, actor), total, page)
+  }
+
+  /** Completes one due order, if any is left that no other worker holds; false when there is none. */
+  const completeOneDue = () =>
+    db.transaction(async (tx) => {
+      const [row] = await createOrdersRepository(tx).lockDueForAutoComplete(clock.now(), 1)
+      if (!row) return false
+      await applyMove(tx, row, systemMove('delivered', 'completed')!, 'system')
+      return true
+    })
+
+  return {
+    /**
+     * `POST /orders`: prices the package and extras as they are now and copies them onto the
+     * order, then moves the total into the buyer's escrow, writes the order and `order.created`,
+     * all in one transaction (422 INSUFFICIENT_FUNDS moves nothing).
+     */
+    async placeOrder(actor: Actor, input: PlaceOrderInput) {
+      const row = await db.transaction(async (tx) => {
+        const offer = await catalogue.orderableService(tx, input.serviceId)
+        if (!offer || offer.service.status !== 'active') throw notFound('Service')
+        if (offer.service.sellerId === actor.id) throw ownService()
+        const problems: FieldError[] = []
+        const chosen = offer.packages.find((item) => item.id === input.packageId)
+        if (!chosen) problems.push({ field: 'packageId', message: 'is not a package of this service' })
+        const extras: OrderedExtra[] = []
+        for (const [index, extraId] of (input.extras ?? []).entries()) {
+          const extra = offer.extras.find((item) => item.id === extraId)
+          if (!extra) problems.push({ field: `extras.${index}`, message: 'is not an extra of this service' })
+          else extras.push({ id: extra.id, title: extra.title, priceCents: extra.priceCents, additionalDays: extra.additionalDays })
+        }
+        if (problems.length > 0 || !chosen) throw validationError(problems)
+        const totalCents = chosen.priceCents + extras.reduce((sum, extra) => sum + extra.priceCents, 0)
+        const id = newId()
+        const now = clock.now()
+        await ledger.transfer(tx, {
+          from: { userId: actor.id, kind: 'available' },
+          to: { userId: actor.id, kind: 'escrow' },
+          amountCents: totalCents,
+          type: 'order_payment',
+          description: `Order: ${offer.service.title}`,
+          orderId: id,
+        })
+        const order = await createOrdersRepository(tx).insert({
+          id,
+          buyerId: actor.id,
+          sellerId: offer.service.sellerId,
+          serviceId: offer.service.id,
+          packageId: chosen.id,
+          serviceTitle: offer.service.title,
+          packageName: chosen.name,
+          status: 'pending',
+          requirements: input.requirements ?? '',
+          priceCents: chosen.priceCents,
+          extras,
+          totalCents,
+          platformFeeCents: platformFeeCents(totalCents, platformFeeBasisPoints),
+          deliveryDays: chosen.deliveryDays + extras.reduce((sum, extra) => sum + extra.additionalDays, 0),
+          revisionsLeft: chosen.revisions,
+          createdAt: now,
+          updatedAt: now,
+        })
+        await emitEvent(outbox, tx, ordersEvents.orderCreated, { ...parties(order), total: fromCents(totalCents) }, now)
+        return order
+      })
+      return answers.describe(db, row, actor)
+    },
+
+    /** `GET /orders/{id}`: the parties and staff with view_orders; anyone else 404. */
+    async getOrder(actor: Actor, orderId: string) {
+      const row = await createOrdersRepository(db).findById(orderId)
+      if (!row || !mayView(row, actor)) throw notFound('Order')
+      return answers.describe(db, row, actor)
+    },
+
+    listPurchases: (actor: Actor, query: PageRequest & { status?: OrderStatus }) => list(actor, { buyerId: actor.id, status: query.status }, query),
+    listSales: (actor: Actor, query: PageRequest & { status?: OrderStatus }) => list(actor, { sellerId: actor.id, status: query.status }, query),
+    /** `GET /admin/orders` (view_orders, checked by the route). */
+    listForStaff: (actor: Actor, query: PageRequest & OrderFilter) => list(actor, { status: query.status, buyerId: query.buyerId, sellerId: query.sellerId }, query),
+
+    /**
+     * `PUT /orders/{id}/status`: the move the table allows this caller now, or 422
+     * INVALID_TRANSITION listing the moves it may make; staff moves go through the staff functions.
+     */
+    changeStatus: (actor: Actor, orderId: string, to: OrderStatus, reason: string | undefined) =>
+      changeOrder(
+        actor,
+        orderId,
+        (row) => mayActOn(row, actor),
+        async (tx, row) => {
+          const decision = decide(row, actor, to)
+          if (!decision.ok) {
+            if (decision.forbidden) throw forbidden(`Requires the ${to === 'cancelled' && row.status !== 'disputed' ? 'manage_orders' : 'resolve_disputes'} permission`)
+            const hint = to === 'delivered' && row.status === 'in_progress' ? ' through this route (deliver with POST /orders/{orderId}/deliver)' : ''
+            throw invalidTransition(row.status, to, decision.allowed, hint)
+          }
+          const move = decision.transition
+          if (move.needsReason && !reason) throw fieldError('reason', `is required to move an order to ${to}`)
+          if (move.by === 'staff') return move.permission === 'manage_orders' ? cancelAsStaff(tx, actor, row, reason) : resolveDispute(tx, actor, row, to as 'completed' | 'cancelled', reason)
+          return applyMove(tx, row, move, actor.id, reason)
+        },
+      ),
+
+    /** `POST /admin/orders/{id}/cancel` (manage_orders): refunds the buyer. */
+    cancelOrderAsStaff: (actor: Actor, orderId: string, reason: string | undefined) => changeOrder(actor, orderId, (row) => mayActOn(row, actor), (tx, row) => cancelAsStaff(tx, actor, row, reason)),
+
+    /**
+     * `POST /orders/{id}/deliver`: the seller of an order in progress. The files are stored first
+     * (storage is never written inside a transaction), then recorded with the delivery and the
+     * move in one transaction under the order's lock; their bytes are deleted if it fails.
+     */
+    async deliverOrder(actor: Actor, orderId: string, message: string | undefined, files: StagedFile[]) {
+      const text = message?.trim() ?? ''
+      if (text.length === 0 || text.length > MESSAGE_MAX) throw fieldError('message', `is required: 1 to ${MESSAGE_MAX} characters`)
+      const deliverMove = (row: OrderRow) => allowedMoves(row, actor).find((move) => move.viaDeliver)
+      const current = await createOrdersRepository(db).findById(orderId)
+      if (!current || !mayView(current, actor)) throw notFound('Order')
+      if (!deliverMove(current)) throw invalidTransition(current.status, 'delivered', allowedMoves(current, actor))
+      const stored = await uploads.storeFiles(actor, files, deliverySlot(orderId), 'files')
+      try {
+        return await changeOrder(
+          actor,
+          orderId,
+          (row) => mayView(row, actor),
+          async (tx, row) => {
+            const move = deliverMove(row)
+            if (!move) throw invalidTransition(row.status, 'delivered', allowedMoves(row, actor))
+            const recorded = await uploads.recordFiles(tx, stored)
+            const now = clock.now()
+            const delivery = await createOrdersRepository(tx).insertDelivery({ id: newId(), orderId, message: text, fileIds: recorded.map((file) => file.id), createdAt: now })
+            await applyMove(tx, row, move, actor.id)
+            // Each delivery, a redelivery too, restarts the auto-complete clock.
+            const updated = await createOrdersRepository(tx).update(orderId, { deliveredAt: now, autoCompleteAt: new Date(now.getTime() + autoCompleteAfterMs) })
+            await emitEvent(outbox, tx, ordersEvents.orderDelivered, { ...parties(row), deliveryId: delivery.id }, now)
+            return updated
+          },
+        )
+      } catch (error) {
+        await uploads.discardFiles(stored)
+        throw error
+      }
+    },
+
+    /**
+     * The worker's periodic task: completes delivered orders whose auto-complete time has passed,
+     * each in its own transaction under its row lock (rows other workers hold are skipped), so
+     * several workers complete each order exactly once. Returns how many it completed.
+     */
+    async completeDueOrders(limit = 100): Promise<number> {
+      let completed = 0
+      while (completed < limit && (await completeOneDue())) completed++
+      return completed
+    },
+
+    /** For reviews: the order under a row lock, in the caller's transaction. */
+    lockOrder: (tx: Tx, orderId: string) => createOrdersRepository(tx).lockById(orderId),
+
+    /** For statistics: a seller's orders counted by status. */
+    sellerOrderCounts: (executor: Executor, sellerId: string) => createOrdersRepository(executor).countBySellerAndStatus(sellerId),
+  }
+}
+
+export type OrdersService = ReturnType<typeof createOrdersService>

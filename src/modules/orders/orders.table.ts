@@ -1,0 +1,90 @@
+import { sql } from 'drizzle-orm'
+import { check, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { services } from '../catalogue/services.table.ts'
+import { users } from '../users/users.table.ts'
+import { orderStatuses } from './order-status.ts'
+
+/** An extra as it was priced when the order was placed. */
+export interface OrderedExtra {
+  id: string
+  title: string
+  priceCents: number
+  additionalDays: number
+}
+
+/**
+ * An order (DESIGN.md "Orders"). Everything the buyer paid for is copied at placement (package
+ * name, price, delivery days, revisions, extras, the fee), so a later edit of the service, which
+ * replaces its packages and extras with new ids, changes no existing order. The money sits in the
+ * buyer's escrow account from placement until the order completes or is cancelled.
+ */
+export const orders = pgTable(
+  'orders',
+  {
+    id: uuid('id').primaryKey(),
+    buyerId: uuid('buyer_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'restrict' }),
+    sellerId: uuid('seller_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'restrict' }),
+    serviceId: uuid('service_id')
+      .notNull()
+      .references(() => services.id, { onDelete: 'restrict' }),
+    /** The package's id at placement; packages are replaced on every edit, so no foreign key. */
+    packageId: uuid('package_id').notNull(),
+    serviceTitle: text('service_title').notNull(),
+    packageName: text('package_name').notNull(),
+    status: text('status', { enum: orderStatuses }).notNull(),
+    requirements: text('requirements').notNull().default(''),
+    priceCents: integer('price_cents').notNull(),
+    extras: jsonb('extras').$type<OrderedExtra[]>().notNull(),
+    totalCents: integer('total_cents').notNull(),
+    platformFeeCents: integer('platform_fee_cents').notNull(),
+    deliveryDays: integer('delivery_days').notNull(),
+    /** Null means unlimited revisions. */
+    revisionsLeft: integer('revisions_left'),
+    /** The reason of the latest cancellation or dispute. */
+    statusReason: text('status_reason'),
+    dueAt: timestamp('due_at', { withTimezone: true, mode: 'date' }),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true, mode: 'date' }),
+    /** Set at each delivery; the worker completes a delivered order once this has passed. */
+    autoCompleteAt: timestamp('auto_complete_at', { withTimezone: true, mode: 'date' }),
+    completedAt: timestamp('completed_at', { withTimezone: true, mode: 'date' }),
+    cancelledAt: timestamp('cancelled_at', { withTimezone: true, mode: 'date' }),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (table) => [
+    index('orders_buyer_created_idx').on(table.buyerId, table.createdAt),
+    index('orders_seller_created_idx').on(table.sellerId, table.createdAt),
+    index('orders_service_status_idx').on(table.serviceId, table.status),
+    index('orders_status_created_idx').on(table.status, table.createdAt),
+    // The worker's query: delivered orders whose auto-complete time has passed.
+    index('orders_auto_complete_idx')
+      .on(table.autoCompleteAt)
+      .where(sql`${table.status} = 'delivered'`),
+    check('orders_total_positive', sql`${table.totalCents} > 0`),
+    check('orders_fee_within_total', sql`${table.platformFeeCents} >= 0 and ${table.platformFeeCents} <= ${table.totalCents}`),
+    check('orders_revisions_not_negative', sql`${table.revisionsLeft} is null or ${table.revisionsLeft} >= 0`),
+  ],
+)
+
+/** One delivery: the seller's message and the files (uploads tagged `order_delivery` of this order). */
+export const orderDeliveries = pgTable(
+  'order_deliveries',
+  {
+    id: uuid('id').primaryKey(),
+    orderId: uuid('order_id')
+      .notNull()
+      .references(() => orders.id, { onDelete: 'cascade' }),
+    message: text('message').notNull(),
+    fileIds: uuid('file_ids').array().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (table) => [index('order_deliveries_order_idx').on(table.orderId, table.createdAt)],
+)
+
+export type OrderRow = typeof orders.$inferSelect
+export type NewOrderRow = typeof orders.$inferInsert
+export type OrderDeliveryRow = typeof orderDeliveries.$inferSelect
