@@ -1,5 +1,6 @@
 import { MINUTE } from '../../lib/clock.ts'
 import { defineModule } from '../../platform/module.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
@@ -14,9 +15,9 @@ import { orderDeliveries, orders } from './orders.table.ts'
 /** Orders: placing into escrow, the status machine, deliveries, auto-completion, staff cancels and dispute resolutions. */
 export const ordersModule = defineModule({
   name: 'orders',
-  needs: ['catalogue', 'wallet', 'uploads', 'users'],
+  needs: ['catalogue', 'wallet', 'uploads', 'users', 'audit'],
   tables: { orders, orderDeliveries },
-  create: ({ config, db, clock, outbox }, deps: { catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService }) =>
+  create: ({ config, db, clock, outbox }, deps: { catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService }) =>
     createOrdersService({
       db,
       clock,
@@ -25,6 +26,7 @@ export const ordersModule = defineModule({
       catalogue: deps.catalogue,
       users: deps.users,
       uploads: deps.uploads,
+      audit: deps.audit,
       platformFeeBasisPoints: config.orders.platformFeeBasisPoints,
       autoCompleteAfterMs: config.orders.autoCompleteAfterMs,
     }),
@@ -33,6 +35,7 @@ export const ordersModule = defineModule({
     await app.register(ordersAdminRoutes, { orders: api })
   },
   periodic: (api) => [{ name: 'auto-complete-orders', everyMs: MINUTE, run: () => api.completeDueOrders() }],
+  statistics: (api) => api.statistics,
   events: Object.values(ordersEvents),
   errors: ordersErrors,
 })

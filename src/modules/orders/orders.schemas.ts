@@ -1,6 +1,6 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TInteger } from '@sinclair/typebox'
 import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
-import { orderStatuses, transitionTable } from './order-status.ts'
+import { orderStatuses, transitionTable, type OrderStatus } from './order-status.ts'
 
 export const REQUIREMENTS_MAX = 5_000
 
@@ -100,3 +100,9 @@ export const Order = Type.Object(
   },
   { description: 'An order, as one of its parties or staff see it.' },
 )
+
+export const OrdersStats = Type.Object({
+  total: Type.Integer({ description: 'Orders ever placed.' }),
+  byStatus: Type.Object(Object.fromEntries(orderStatuses.map((status) => [status, Type.Integer()])) as Record<OrderStatus, TInteger>, { description: 'Orders by their current status.' }),
+  grossVolume: Money('The totals of completed orders: what buyers paid for work they accepted.'),
+})

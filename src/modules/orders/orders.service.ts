@@ -8,15 +8,18 @@ import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { StagedFile } from '../../platform/files.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
+import { defineStats, readCounters } from '../../platform/statistics/statistics.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
 import { createOrderAnswers, mayView, sellerEarningCents } from './order-answers.service.ts'
-import { allowedMoves, decide, systemMove, type OrderStatus, type Transition } from './order-status.ts'
+import { allowedMoves, decide, orderStatuses, systemMove, type OrderStatus, type Transition } from './order-status.ts'
 import { invalidTransition, ownService } from './orders.errors.ts'
 import { ordersEvents } from './orders.events.ts'
 import { createOrdersRepository, type OrderFilter } from './orders.repository.ts'
+import { OrdersStats } from './orders.schemas.ts'
 import type { OrderedExtra, OrderRow } from './orders.table.ts'
 
 export interface PlaceOrderInput {
@@ -33,6 +36,7 @@ export interface OrdersDeps {
   ledger: Pick<LedgerService, 'transfer'>
   catalogue: Pick<CatalogueService, 'orderableService' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
   users: Pick<UsersService, 'publicSummariesOf'>
+  audit: Pick<AuditService, 'record'>
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'registerAccessPolicy'>
   /** The platform's share in basis points (10 % = 1000). */
   platformFeeBasisPoints: number
@@ -63,7 +67,7 @@ const mayActOn = (row: OrderRow, actor: Actor) => mayView(row, actor) || can(act
  * and writes its events in the same transaction.
  */
 export function createOrdersService(deps: OrdersDeps) {
-  const { db, clock, outbox, ledger, catalogue, uploads, platformFeeBasisPoints, autoCompleteAfterMs } = deps
+  const { db, clock, outbox, ledger, catalogue, uploads, audit, platformFeeBasisPoints, autoCompleteAfterMs } = deps
   const answers = createOrderAnswers(deps)
 
   // Who may read the delivery files of an order besides staff with view_orders: its two parties.
@@ -124,7 +128,7 @@ export function createOrdersService(deps: OrdersDeps) {
 
   /**
    * Staff cancel an order (manage_orders), from the status route or `POST /admin/orders/{id}/cancel`.
-   * Every staff cancel passes here: the audit row belongs here.
+   * Every staff cancel passes here, and is recorded in the audit log in its transaction.
    */
   async function cancelAsStaff(tx: Tx, actor: Actor, row: OrderRow, reason: string | undefined): Promise<OrderRow> {
     const move = staffMove(row, actor, 'cancelled')
@@ -132,12 +136,25 @@ export function createOrdersService(deps: OrdersDeps) {
       if (!can(actor, 'manage_orders')) throw forbidden('Requires the manage_orders permission')
       throw invalidTransition(row.status, 'cancelled', allowedMoves(row, actor))
     }
-    return applyMove(tx, row, move, actor.id, reason)
+    const updated = await applyMove(tx, row, move, actor.id, reason)
+    await recordStaffMove(tx, 'order.cancel', actor, row, updated, reason)
+    return updated
   }
+
+  const recordStaffMove = (tx: Tx, action: string, actor: Actor, before: OrderRow, after: OrderRow, reason: string | undefined) =>
+    audit.record(tx, {
+      action,
+      actor,
+      targetType: 'order',
+      targetId: before.id,
+      reason: reason ?? null,
+      before: { status: before.status, total: fromCents(before.totalCents) },
+      after: { status: after.status },
+    })
 
   /**
    * Staff resolve a dispute to completed or cancelled (resolve_disputes). Every resolution passes
-   * here: the audit row belongs here.
+   * here, and is recorded in the audit log in its transaction.
    */
   async function resolveDispute(tx: Tx, actor: Actor, row: OrderRow, to: 'completed' | 'cancelled', reason: string | undefined): Promise<OrderRow> {
     const move = staffMove(row, actor, to)
@@ -145,7 +162,9 @@ export function createOrdersService(deps: OrdersDeps) {
       if (!can(actor, 'resolve_disputes')) throw forbidden('Requires the resolve_disputes permission')
       throw invalidTransition(row.status, to, allowedMoves(row, actor))
     }
-    return applyMove(tx, row, move, actor.id, reason)
+    const updated = await applyMove(tx, row, move, actor.id, reason)
+    await recordStaffMove(tx, 'dispute.resolve', actor, row, updated, reason)
+    return updated
   }
 
   /** Locks an order the actor may act on (404 otherwise), runs `change`, and answers it as the actor sees it. */
@@ -320,6 +339,13 @@ export function createOrdersService(deps: OrdersDeps) {
 
     /** For statistics: a seller's orders counted by status. */
     sellerOrderCounts: (executor: Executor, sellerId: string) => createOrdersRepository(executor).countBySellerAndStatus(sellerId),
+
+    /** The orders section of `GET /admin/stats`: counters kept by a trigger on orders (migration 0016). */
+    statistics: defineStats('orders', OrdersStats, async (executor) => {
+      const counters = await readCounters(executor, 'orders')
+      const byStatus = Object.fromEntries(orderStatuses.map((status) => [status, counters.get(status) ?? 0])) as Record<OrderStatus, number>
+      return { total: Object.values(byStatus).reduce((sum, count) => sum + count, 0), byStatus, grossVolume: fromCents(counters.get('gross_volume_cents') ?? 0) }
+    }),
   }
 }
 
