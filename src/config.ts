@@ -43,6 +43,7 @@ const EnvSchema = Type.Object({
   SUPERUSER_EMAIL: Type.Optional(Type.String()),
   SUPERUSER_PASSWORD: Type.Optional(Type.String()),
   SUPERUSER_FULL_NAME: Type.Optional(Type.String()),
+  WS_HEARTBEAT_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)), { default: 'info' }),
 })
 
@@ -80,6 +81,8 @@ export interface Config {
   payments: { provider: 'sandbox'; sandboxEnabled: boolean }
   /** The smallest payout, in cents. */
   minPayoutCents: number
+  /** Realtime sockets: how often each is pinged; one that missed the previous ping is dropped. */
+  realtime: { heartbeatMs: number }
   logLevel: Env['LOG_LEVEL']
   /** Fallbacks for `cli create-superuser` when its flags are absent. */
   superuser: { email?: string; password?: string; fullName?: string }
@@ -177,6 +180,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     currency: env.CURRENCY,
     minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
+    realtime: { heartbeatMs: env.WS_HEARTBEAT_SECONDS * 1000 },
     logLevel: env.LOG_LEVEL,
     superuser: { email: env.SUPERUSER_EMAIL, password: env.SUPERUSER_PASSWORD, fullName: env.SUPERUSER_FULL_NAME },
   }

@@ -1,6 +1,7 @@
 import { adminModule } from './admin/admin.module.ts'
 import { authModule } from './auth/auth.module.ts'
 import { catalogueModule } from './catalogue/catalogue.module.ts'
+import { messagingModule } from './messaging/messaging.module.ts'
 import { portfolioModule } from './portfolio/portfolio.module.ts'
 import { rolesModule } from './roles/roles.module.ts'
 import { uploadsModule } from './uploads/uploads.module.ts'
@@ -11,4 +12,4 @@ import { walletModule } from './wallet/wallet.module.ts'
  * Every module of the application, in dependency order: a module comes after the modules it
  * `needs`. Adding a module is its folder plus one line here.
  */
-export const appModules = [uploadsModule, portfolioModule, usersModule, rolesModule, authModule, catalogueModule, walletModule, adminModule] as const
+export const appModules = [uploadsModule, portfolioModule, usersModule, rolesModule, authModule, catalogueModule, walletModule, messagingModule, adminModule] as const

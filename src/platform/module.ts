@@ -8,9 +8,10 @@ import type { EventType } from './outbox/events.ts'
 import type { JobHandler } from './outbox/jobs.ts'
 import type { Outbox } from './outbox/outbox.ts'
 import type { PeriodicTask } from './outbox/worker.ts'
+import type { RealtimeHub } from './realtime/realtime.ts'
 import type { StorageDriver } from './storage/storage.ts'
 
-/** What every module may use: configuration, the database, time, mail, storage, logs, the outbox. */
+/** What every module may use: configuration, the database, time, mail, storage, logs, the outbox, realtime sockets. */
 export interface Infrastructure {
   config: Config
   db: Db
@@ -19,6 +20,8 @@ export interface Infrastructure {
   storage: StorageDriver
   logger: FastifyBaseLogger
   outbox: Outbox
+  /** Frames to users' open sockets on every instance; `disconnectUser` on suspension, sessions on logout. */
+  realtime: RealtimeHub
 }
 
 /** Registers a module's routes on the app (under the API prefix, or at the root for `rootRoutes`). */
