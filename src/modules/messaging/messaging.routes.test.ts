@@ -29,7 +29,7 @@ describe('messaging over HTTP', () => {
     while ((await ctx.app.container.worker.runOnce()).processed > 0);
   }
   const pair = async () => ({ a: await createUser(ctx), b: await createUser(ctx) })
-  const mailJobs = (messageId: string) => ctx.database.db.select().from(outboxJobs).where(eq(outboxJobs.topic, 'mail.new_message')).then((rows) => rows.filter((row) => row.payload.messageId === messageId))
+  const mailJobs = (messageId: string) => ctx.database.db.select().from(outboxJobs).where(eq(outboxJobs.topic, 'mail.new_message')).then((rows) => rows.filter((row) => (row.payload as { messageId?: string }).messageId === messageId))
 
   describe('POST /messages', () => {
     it('answers 401 without a token', async () => {
