@@ -22,8 +22,8 @@ export class TestSocket {
   readonly closed: Promise<{ code: number; reason: string }>
 
   constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      const frame = JSON.parse(String(data)) as ReceivedFrame
+    ws.on('message', (data: Buffer) => {
+      const frame = JSON.parse(data.toString('utf8')) as ReceivedFrame
       this.frames.push(frame)
       this.waiters = this.waiters.filter((waiter) => {
         if (!waiter.predicate(frame)) return true

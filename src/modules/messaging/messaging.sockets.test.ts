@@ -1,6 +1,5 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import type WebSocket from 'ws'
 import { sendMessage } from '../../../test/factories/messages.ts'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { listen, openSocket, refusedUpgrade, type TestSocket } from '../../../test/setup/sockets.ts'
@@ -167,7 +166,7 @@ describe('realtime delivery over WebSocket', () => {
       const before = new Set(ctx.app.websocketServer.clients)
       const dead = await open(url, { header: user.accessToken }, { autoPong: false })
       const deadOnServer = [...ctx.app.websocketServer.clients].find((client) => !before.has(client))!
-      const liveAnswers = Promise.all([...before].map((client) => new Promise<void>((resolve) => (client as WebSocket).once('pong', () => resolve()))))
+      const liveAnswers = Promise.all([...before].map((client) => new Promise<void>((resolve) => client.once('pong', () => resolve()))))
       const counted = ctx.app.container.realtime.localSocketCount()
       await ctx.app.container.realtime.heartbeat()
       // Every other socket of this app answers the first ping (their clients pong automatically).
