@@ -41,10 +41,11 @@ export function createMessagingRepository(db: Executor) {
       return row
     },
 
-    /** Locks the conversation: messages of one conversation are numbered one at a time. */
-    async lockById(id: string): Promise<ConversationRow | undefined> {
-      const [row] = await db.select().from(conversations).where(eq(conversations.id, id)).for('update')
-      return row
+    /** The conversation with its participants, in one query (none when it does not exist). */
+    async findWithParticipants(id: string): Promise<{ conversation: ConversationRow; participants: ParticipantRow[] } | undefined> {
+      const rows = await db.select().from(conversations).innerJoin(conversationParticipants, eq(conversationParticipants.conversationId, conversations.id)).where(eq(conversations.id, id))
+      const first = rows[0]
+      return first ? { conversation: first.conversations, participants: rows.map((row) => row.conversation_participants) } : undefined
     },
 
     async participantsOf(conversationId: string): Promise<ParticipantRow[]> {
@@ -59,6 +60,7 @@ export function createMessagingRepository(db: Executor) {
       return row !== undefined
     },
 
+    /** Takes the next message number under the conversation's row lock (held until commit). */
     async advanceSeq(id: string, at: Date): Promise<number> {
       const [row] = await db
         .update(conversations)
