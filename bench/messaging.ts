@@ -57,6 +57,8 @@ const sockets = await Promise.all(
 )
 console.log(`${container.realtime.localSocketCount()} sockets open (${container.realtime.kind} hub, ${config.database.kind})`)
 
+/** How much later than the HTTP answer each frame arrived (negative: before it). */
+const frameAfterAnswer: number[] = []
 const send = async (index: number): Promise<number> => {
   const pair = index % (socketCount / 2)
   const [from, to] = [users[pair * 2]!, users[pair * 2 + 1]!]
@@ -65,9 +67,12 @@ const send = async (index: number): Promise<number> => {
   const delivered = new Promise<void>((resolve) => waiting.set(content, resolve))
   const response = await fetch(`${base}/messages`, { method: 'POST', headers: { authorization: `Bearer ${from.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ recipientId: to.id, content }) })
   if (response.status !== 201) throw new Error(`POST /messages answered ${response.status}: ${await response.text()}`)
+  const answered = performance.now()
   await delivered
+  const arrived = performance.now()
   waiting.delete(content)
-  return performance.now() - started
+  frameAfterAnswer.push(arrived - answered)
+  return arrived - started
 }
 
 const measure = async (count: number, one: (index: number) => Promise<number>) => {
@@ -87,7 +92,10 @@ const measure = async (count: number, one: (index: number) => Promise<number>) =
 
 // Warm up (and open every pair's conversation), then measure.
 for (let index = 0; index < socketCount / 2; index++) await send(index)
+frameAfterAnswer.length = 0
 console.log(`fan-out: ${messageCount} messages, ${concurrency} at a time: ${await measure(messageCount, send)} (POST to frame on the recipient's socket)`)
+const afterAnswer = frameAfterAnswer.sort((a, b) => a - b)
+console.log(`  the frame came ${afterAnswer[Math.floor(afterAnswer.length / 2)]!.toFixed(1)} ms (median), ${afterAnswer.at(-1)!.toFixed(1)} ms (worst) after the HTTP answer`)
 
 // The read route on the longest conversation (pair 0 holds about messages / pairs + 1 messages).
 const [reader, writer] = [users[1]!, users[0]!]
