@@ -65,7 +65,7 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
         security,
         summary: 'Send a message',
         description:
-          'To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes).',
+          'To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read", data }` and is closed with code 4401 when its session ends (logout, suspension).',
         body: SendMessageBody,
         response: responses({ 201: Envelope(Message) }, 400, 401, 404, messagingErrors.INVALID_RECIPIENT),
       },
