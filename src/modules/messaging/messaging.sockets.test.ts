@@ -145,6 +145,25 @@ describe('realtime delivery over WebSocket', () => {
       expect(staying.ws.readyState).toBe(1)
     })
 
+    it("closes the sockets of a session whose refresh token was reused (stolen), with 4401", async () => {
+      const user = await createUser(ctx)
+      const socket = await open(url, { header: user.accessToken })
+      const refresh = () => request(ctx.app, { method: 'POST', url: '/auth/refresh', payload: { refreshToken: user.refreshToken } })
+      expect((await refresh()).statusCode).toBe(200)
+      expect((await refresh()).statusCode).toBe(401)
+      expect((await socket.closed).code).toBe(4401)
+    })
+
+    it('closes every socket of a user whose password is reset, with 4401', async () => {
+      const user = await createUser(ctx)
+      const socket = await open(url, { subprotocol: user.accessToken })
+      expect((await request(ctx.app, { method: 'POST', url: '/auth/forgot-password', payload: { email: user.user.email } })).statusCode).toBe(200)
+      while ((await ctx.app.container.worker.runOnce()).processed > 0);
+      const token = ctx.mailer.tokenTo(user.user.email)
+      expect((await request(ctx.app, { method: 'POST', url: '/auth/reset-password', payload: { token, password: 'N3w-Passw0rd-2026' } })).statusCode).toBe(200)
+      expect((await socket.closed).code).toBe(4401)
+    })
+
     it('closes every socket of a user with 4401 on disconnectUser (suspension)', async () => {
       const user = await createUser(ctx)
       const bystander = await createUser(ctx)
