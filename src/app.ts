@@ -5,6 +5,7 @@ import multipart from '@fastify/multipart'
 import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
+import websocket from '@fastify/websocket'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
@@ -31,6 +32,8 @@ import { poolGauges } from './db/pool-metrics.ts'
 import { MAX_UPLOAD_BYTES } from './modules/uploads/uploads.module.ts'
 import { webhooksDocument } from './modules/webhooks/webhooks.module.ts'
 import { sweepStaging } from './platform/staging/staging.ts'
+import { createRealtimeHub } from './platform/realtime/create-hub.ts'
+import type { RealtimeHub } from './platform/realtime/realtime.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
 import { createContainer, type Container } from './container.ts'
@@ -41,6 +44,8 @@ export interface AppDeps {
   clock?: Clock
   mailer?: Mailer
   storage?: StorageDriver
+  /** Realtime delivery; built from the config (Redis when `REDIS_URL` is set) when absent. */
+  realtime?: RealtimeHub
   /** The process's logger (server.ts shares it with the database pool); built from the config when absent. */
   logger?: Logger
   /** Where logs go (default stdout) when no logger is given; tests pass a stream to read them. */
@@ -98,7 +103,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const mailer = deps.mailer ?? createMailer(config.mail, app.log)
   const storage = deps.storage ?? createStorage(config.storage)
-  const container = createContainer({ config, db: database.db, clock, mailer, storage, logger: app.log })
+  const realtime = deps.realtime ?? createRealtimeHub({ redisUrl: config.redisUrl, heartbeatMs: config.realtime.heartbeatMs, logger: app.log })
+  const container = createContainer({ config, db: database.db, clock, mailer, storage, logger: app.log, realtime })
   app.decorate('container', container)
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined
   // Connection errors are reported by the rate-limit counter, once a minute, not once per retry.
@@ -169,6 +175,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(multipart, {
     limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, fieldSize: 4096, parts: 30, headerPairs: 100 },
   })
+  // Before the caller is identified: the upgrade request is marked (`request.ws`) so that the
+  // browser's subprotocol token is read there (DESIGN 6 "Messaging"); the reply names `bearer`.
+  await app.register(websocket, {
+    options: {
+      maxPayload: 64 * 1024,
+      handleProtocols: (protocols) => (protocols.has('bearer') ? 'bearer' : false),
+    },
+  })
   await app.register(identifyCaller, { authenticate: (token) => container.auth.authenticate(token) })
   await app.register(rateLimits, {
     limits: { auth: config.rateLimit.auth, uploads: config.rateLimit.uploads, general: config.rateLimit.general },
@@ -208,6 +222,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onReady', async () => {
     await sweepStagingFiles()
+    await realtime.start()
     if (config.runWorker) container.worker.start()
     // Count in Redis from the first request when it is there; a Redis that refuses the connection
     // is not waited for (the counter falls back to this process meanwhile).
@@ -235,6 +250,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('onClose', async () => {
     clearInterval(stagingSweep)
+    await realtime.close()
     await container.worker.stop()
     mailer.close()
     redis?.disconnect()

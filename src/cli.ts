@@ -10,6 +10,7 @@ import { AppError } from './lib/errors.ts'
 import { createLogger } from './platform/logging/logger.ts'
 import { createMailer } from './platform/mail/mailer.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
+import { createInProcessHub } from './platform/realtime/in-process-hub.ts'
 import { Email, FullName, Password, Username } from './modules/users/users.schemas.ts'
 import { createContainer } from './container.ts'
 import { seedBulk } from './seed/bulk.ts'
@@ -40,7 +41,9 @@ async function withDatabase<T>(config: Config, run: (database: Database) => Prom
 function containerFor(config: Config, database: Database) {
   const logger = createLogger({ level: config.logLevel })
   const mailer = createMailer(config.mail, logger)
-  return { logger, mailer, container: createContainer({ config, db: database.db, clock: systemClock, mailer, storage: createStorage(config.storage), logger }) }
+  // Commands hold no sockets: realtime frames (sent by request handlers, not jobs) have nowhere to go here.
+  const realtime = createInProcessHub(config.realtime)
+  return { logger, mailer, container: createContainer({ config, db: database.db, clock: systemClock, mailer, storage: createStorage(config.storage), logger, realtime }) }
 }
 
 async function createSuperuser(config: Config, argv: string[]): Promise<void> {

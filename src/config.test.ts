@@ -45,8 +45,14 @@ describe('loadConfig defaults', () => {
       trustProxy: false,
       runWorker: true,
       rateLimit: { auth: 5, uploads: 10, general: 100, windowSeconds: 60 },
+      realtime: { heartbeatMs: 30_000 },
       logLevel: 'info',
     })
+  })
+
+  it('reads WS_HEARTBEAT_SECONDS in seconds and refuses 0', () => {
+    expect(loadConfig({ DATA_DIR: dataDir, WS_HEARTBEAT_SECONDS: '5' }).realtime.heartbeatMs).toBe(5000)
+    expect(() => loadConfig({ DATA_DIR: dataDir, WS_HEARTBEAT_SECONDS: '0' })).toThrow(/WS_HEARTBEAT_SECONDS/)
   })
 
   it('treats empty variables as unset', () => {

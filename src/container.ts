@@ -15,6 +15,7 @@ import { createWorker } from './platform/outbox/worker.ts'
 import { outboxGauges } from './platform/outbox/outbox-metrics.ts'
 import { createMetrics } from './platform/metrics/metrics.ts'
 import { createStatisticsRegistry, foldStatCounters } from './platform/statistics/statistics.ts'
+import type { RealtimeHub } from './platform/realtime/realtime.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
 
 type AppModules = typeof appModules
@@ -28,7 +29,7 @@ export type ModuleApis = { [M in AnyModule as M['name']]: ReturnType<M['create']
  * infrastructure and the APIs of the modules it needs; then the worker with every module's jobs
  * and periodic tasks. The dependency graph is that list.
  */
-export function createContainer(base: { config: Config; db: Db; clock: Clock; mailer: Mailer; storage: StorageDriver; logger: FastifyBaseLogger }) {
+export function createContainer(base: { config: Config; db: Db; clock: Clock; mailer: Mailer; storage: StorageDriver; logger: FastifyBaseLogger; realtime: RealtimeHub }) {
   const outbox = createOutbox({ clock: base.clock })
   // Outside production, a query on the outer database inside a transaction fails at once (STYLE "Transactions").
   const db = base.config.isProduction ? base.db : guardTransactions(base.db)
@@ -74,6 +75,7 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
     outbox,
     worker,
     metrics,
+    realtime: base.realtime,
     /** Route installers of every module, under the API prefix (`api`) or at the root (`root`). */
     routes: (where: 'api' | 'root'): RouteInstaller[] => each((module, api) => (where === 'api' ? module.routes?.(api, infra) : module.rootRoutes?.(api, infra))),
     /** Every event the modules emit (the webhook catalogue). */

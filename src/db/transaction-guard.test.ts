@@ -4,6 +4,7 @@ import { createTestApp, testConfig, type TestContext } from '../../test/setup/te
 import { createContainer } from '../container.ts'
 import { ManualClock } from '../lib/clock.ts'
 import { MemoryMailer } from '../../test/setup/test-app.ts'
+import { createInProcessHub } from '../platform/realtime/in-process-hub.ts'
 import { createStorage } from '../platform/storage/create-storage.ts'
 import { users } from '../modules/users/users.table.ts'
 import { OuterDatabaseInTransactionError } from './transaction-guard.ts'
@@ -48,7 +49,7 @@ describe('the outer database inside a transaction', () => {
 
   it('is not installed in production, where the bare handle serves every query', async () => {
     const config = { ...testConfig(), isProduction: true }
-    const container = createContainer({ config, db: ctx.database.db, clock: new ManualClock(), mailer: new MemoryMailer(), storage: createStorage(config.storage), logger: ctx.app.log })
+    const container = createContainer({ config, db: ctx.database.db, clock: new ManualClock(), mailer: new MemoryMailer(), storage: createStorage(config.storage), realtime: createInProcessHub(config.realtime), logger: ctx.app.log })
     expect(container.db).toBe(ctx.database.db)
     expect(ctx.app.container.db).not.toBe(ctx.database.db)
   })

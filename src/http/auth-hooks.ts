@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify'
+import type {} from '@fastify/websocket'
 import fp from 'fastify-plugin'
 import { can, type Actor, type Authenticate, type Permission, type Session } from '../access/access.ts'
 import { AppError, forbidden, unauthenticated } from '../lib/errors.ts'
@@ -21,6 +22,17 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 }
 
 /**
+ * Browsers cannot set headers on a WebSocket: they send the token as the subprotocol pair
+ * `Sec-WebSocket-Protocol: bearer, <token>`. Read on upgrade requests only, never from the URL.
+ */
+export function subprotocolToken(request: FastifyRequest): string | undefined {
+  const header = request.headers['sec-websocket-protocol']
+  if (typeof header !== 'string') return undefined
+  const [scheme, token, ...rest] = header.split(',').map((part) => part.trim())
+  return scheme === 'bearer' && token && rest.length === 0 ? token : undefined
+}
+
+/**
  * Identifies the caller on every request, before rate limiting (which counts per user).
  * It never refuses: public routes ignore a bad token; guarded routes answer 401 below.
  */
@@ -28,7 +40,7 @@ export const identifyCaller = fp(async (app: FastifyInstance, options: { authent
   app.decorateRequest('session', null)
   app.decorateRequest('authError', null)
   app.addHook('onRequest', async (request) => {
-    const token = bearerToken(request)
+    const token = bearerToken(request) ?? (request.ws ? subprotocolToken(request) : undefined)
     if (!token) return
     try {
       request.session = await options.authenticate(token)

@@ -9,9 +9,10 @@ import type { JobHandler } from './outbox/jobs.ts'
 import type { Outbox } from './outbox/outbox.ts'
 import type { PeriodicTask } from './outbox/worker.ts'
 import type { StatisticsRegistry, StatsSection } from './statistics/statistics.ts'
+import type { RealtimeHub } from './realtime/realtime.ts'
 import type { StorageDriver } from './storage/storage.ts'
 
-/** What every module may use: configuration, the database, time, mail, storage, logs, the outbox, the event catalogue. */
+/** What every module may use: configuration, the database, time, mail, storage, logs, the outbox, the event catalogue, realtime sockets. */
 export interface Infrastructure {
   config: Config
   db: Db
@@ -24,6 +25,8 @@ export interface Infrastructure {
   events: readonly EventType[]
   /** Every module's section of the admin statistics (filled once all modules are built). */
   statistics: StatisticsRegistry
+  /** Frames to users' open sockets on every instance; `disconnectUser` on suspension, sessions on logout. */
+  realtime: RealtimeHub
 }
 
 /** Registers a module's routes on the app (under the API prefix, or at the root for `rootRoutes`). */

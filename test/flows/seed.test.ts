@@ -7,6 +7,7 @@ import { ManualClock } from '../../src/lib/clock.ts'
 import { services as servicesTable } from '../../src/modules/catalogue/services.table.ts'
 import { uploads } from '../../src/modules/uploads/uploads.table.ts'
 import { users } from '../../src/modules/users/users.table.ts'
+import { createInProcessHub } from '../../src/platform/realtime/in-process-hub.ts'
 import { createStorage } from '../../src/platform/storage/create-storage.ts'
 import { DEMO_EMAIL_DOMAIN, seedDemo, type DemoSeedDeps } from '../../src/seed/demo.ts'
 import { createContainer } from '../../src/container.ts'
@@ -23,7 +24,7 @@ describe('demo seed', () => {
     const config = testConfig()
     dataDir = config.dataDir
     const clock = new ManualClock('2026-03-01T12:00:00Z')
-    const container = createContainer({ config, db: database.db, clock, mailer: new MemoryMailer(), storage: createStorage(config.storage), logger: pino({ level: 'silent' }) })
+    const container = createContainer({ config, db: database.db, clock, mailer: new MemoryMailer(), storage: createStorage(config.storage), realtime: createInProcessHub(config.realtime), logger: pino({ level: 'silent' }) })
     deps = { db: container.db, clock, container, tmpDir: config.tmpDir }
   })
   afterAll(async () => {

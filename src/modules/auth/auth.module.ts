@@ -15,9 +15,9 @@ export const authModule = defineModule({
   name: 'auth',
   needs: ['users', 'roles'],
   tables: { revokedTokens, tokenFamilies, refreshTokens },
-  create: ({ config, db, clock, outbox, mailer }, deps: { users: UsersService; roles: RolesService }) => {
+  create: ({ config, db, clock, outbox, mailer, realtime }, deps: { users: UsersService; roles: RolesService }) => {
     const tokens = createTokenService(config.jwt, clock)
-    return { ...createAuthService({ db, clock, tokens, outbox, mailer, appUrl: config.appUrl, ...deps }), tokens }
+    return { ...createAuthService({ db, clock, tokens, outbox, mailer, appUrl: config.appUrl, realtime, ...deps }), tokens }
   },
   routes: (api) => async (app) => {
     await app.register(authRoutes, { auth: api })

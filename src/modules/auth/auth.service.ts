@@ -7,6 +7,7 @@ import { normaliseEmail } from '../../lib/text.ts'
 import { fieldError, unauthenticated } from '../../lib/errors.ts'
 import type { Mailer } from '../../platform/mail/mailer.ts'
 import { defineJob } from '../../platform/outbox/jobs.ts'
+import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import { permissions as allPermissions, type Permission, type Session } from '../../access/access.ts'
 import type { RolesService } from '../roles/roles.module.ts'
@@ -53,8 +54,9 @@ export function createAuthService(deps: {
   outbox: Outbox
   mailer: Mailer
   appUrl: string
+  realtime: Pick<RealtimeHub, 'disconnectSessions' | 'disconnectUser'>
 }) {
-  const { db, clock, tokens, users, roles, outbox, mailer, appUrl } = deps
+  const { db, clock, tokens, users, roles, outbox, mailer, appUrl, realtime } = deps
 
   /** Active, not suspended, and the token predates no password reset or suspension. */
   const isUsable = (user: Account | undefined, version: number): user is Account =>
@@ -164,14 +166,15 @@ export function createAuthService(deps: {
         if (presented.usedAt) {
           // Committed, not thrown: the revocation must outlive this refused request.
           await repository.revokeFamilies(user.id, [presented.familyId], now)
-          return undefined
+          return { kind: 'reused' as const, familyId: presented.familyId }
         }
         await repository.markRefreshTokenUsed(presented.jti, now)
         const jti = newId()
         await repository.insertRefreshToken({ jti, familyId: presented.familyId, issuedAt: now })
-        return { family: { id: presented.familyId, expiresAt: presented.expiresAt }, jti }
+        return { kind: 'rotated' as const, family: { id: presented.familyId, expiresAt: presented.expiresAt }, jti }
       })
-      if (!rotated) throw unauthenticated(INVALID_REFRESH)
+      if (rotated?.kind === 'reused') await realtime.disconnectSessions(user.id, [rotated.familyId], 'Session revoked')
+      if (rotated?.kind !== 'rotated') throw unauthenticated(INVALID_REFRESH)
       return signPair(user, rotated.family, rotated.jti)
     },
 
@@ -190,6 +193,8 @@ export function createAuthService(deps: {
         await repository.revoke(session.jti, session.expiresAt)
         await repository.revokeFamilies(session.actor.id, families, clock.now())
       })
+      // After commit: the ended session's open sockets close with 4401 on every instance.
+      await realtime.disconnectSessions(session.actor.id, families, 'Logged out')
     },
 
     /**
@@ -206,15 +211,18 @@ export function createAuthService(deps: {
       const claims = await tokens.verifyReset(token)
       if (!claims) throw fieldError('token', INVALID_TOKEN)
       const passwordHash = await hashPassword(password)
-      return db.transaction(async (tx) => {
+      const reset = await db.transaction(async (tx) => {
         const user = await users.lockAccount(tx, claims.sub)
         // The fingerprint ties the token to the password it was issued for: it works once.
         if (!user?.isActive || user.email !== claims.email || passwordFingerprint(user.passwordHash) !== claims.pwd) {
           throw fieldError('token', INVALID_TOKEN)
         }
         await users.updateAccount(tx, user.id, { passwordHash, tokenVersion: user.tokenVersion + 1 })
-        return { email: user.email }
+        return { email: user.email, userId: user.id }
       })
+      // Every token issued before the reset is refused now; so are the sockets opened with them.
+      await realtime.disconnectUser(reset.userId, 'Password changed')
+      return { email: reset.email }
     },
 
     async checkEmail(email: string): Promise<{ exists: boolean; email: string }> {

@@ -63,6 +63,9 @@ export function createUploadServing(deps: ServingDeps & { db: Executor }) {
     filesOf: (executor: Executor, objectType: UploadObjectType, objectIds: string[], tag: UploadTag): Promise<UploadRow[]> =>
       createUploadsRepository(executor).listByObject(objectType, objectIds, tag),
 
+    /** Files by id (a page of chat messages names its attachments), in one query. */
+    filesByIds: (executor: Executor, ids: string[]): Promise<UploadRow[]> => createUploadsRepository(executor).listByIds(ids),
+
     /**
      * Finds a file for a reader. Public tags: anyone. Private tags and unattached files: the
      * owner, staff with the tag's permission, those the object's access policy admits, or the

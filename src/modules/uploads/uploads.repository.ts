@@ -19,6 +19,11 @@ export function createUploadsRepository(db: Executor) {
       return row
     },
 
+    listByIds(ids: string[]): Promise<UploadRow[]> {
+      if (ids.length === 0) return Promise.resolve([])
+      return db.select().from(uploads).where(inArray(uploads.id, ids))
+    },
+
     async findByPath(path: string): Promise<UploadRow | undefined> {
       const [row] = await db.select().from(uploads).where(eq(uploads.path, path))
       return row

@@ -1,0 +1,42 @@
+import type { Actor } from '../../access/access.ts'
+import type { Executor } from '../../db/client.ts'
+import { notFound } from '../../lib/errors.ts'
+import type { UploadsService } from '../uploads/uploads.module.ts'
+import { createMessagingRepository } from './messaging.repository.ts'
+import type { MessageRow } from './messaging.table.ts'
+
+/** What the reading and the sending use cases share: the 404 for non-participants, and messages as clients see them. */
+export function createConversationAccess(deps: { uploads: Pick<UploadsService, 'filesByIds' | 'urlOf'> }) {
+  const { uploads } = deps
+
+  /** Messages as clients see them; `readUpTo` is the other participant's last read number. */
+  async function toMessages(executor: Executor, rows: MessageRow[], readUpTo: (row: MessageRow) => number) {
+    const files = new Map((await uploads.filesByIds(executor, rows.flatMap((row) => (row.attachmentId ? [row.attachmentId] : [])))).map((file) => [file.id, file]))
+    return rows.map((row) => {
+      const file = row.attachmentId ? files.get(row.attachmentId) : undefined
+      return {
+        id: row.id,
+        conversationId: row.conversationId,
+        senderId: row.senderId,
+        content: row.content,
+        attachment: file ? { id: file.id, filename: file.filename, size: file.size, mimetype: file.mimetype, url: uploads.urlOf(file) } : null,
+        isRead: row.seq <= readUpTo(row),
+        createdAt: row.createdAt.toISOString(),
+      }
+    })
+  }
+
+  /** The conversation and both participants, or 404 for anyone who is not one of them. */
+  async function conversationFor(executor: Executor, actor: Actor, conversationId: string) {
+    const found = await createMessagingRepository(executor).findWithParticipants(conversationId)
+    const conversation = found?.conversation
+    const me = found?.participants.find((participant) => participant.userId === actor.id)
+    const other = found?.participants.find((participant) => participant.userId !== actor.id)
+    if (!conversation || !me || !other) throw notFound('Conversation')
+    return { conversation, me, other }
+  }
+
+  return { toMessages, conversationFor }
+}
+
+export type ConversationAccess = ReturnType<typeof createConversationAccess>

@@ -1,0 +1,136 @@
+import type { Actor } from '../../access/access.ts'
+import type { Db } from '../../db/client.ts'
+import { offsetOf, type PageRequest } from '../../http/pagination.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { fieldError } from '../../lib/errors.ts'
+import { isUuid } from '../../lib/ids.ts'
+import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
+import type { UsersService } from '../users/users.module.ts'
+import type { ConversationAccess } from './conversation-access.service.ts'
+import { createMessagingRepository, type ConversationCursor } from './messaging.repository.ts'
+import type { ConversationRow, ParticipantRow } from './messaging.table.ts'
+
+export interface ListQuery extends PageRequest {
+  cursor?: string
+}
+
+type Summary = { id: string; fullName: string; username: string; avatar: string | null }
+
+const encodeCursor = (cursor: ConversationCursor) => Buffer.from(`${cursor.activityAt.getTime()}.${cursor.conversationId}`).toString('base64url')
+
+function decodeCursor(text: string): ConversationCursor {
+  const [ms, id] = Buffer.from(text, 'base64url').toString('utf8').split('.')
+  const at = Number(ms)
+  if (!id || !isUuid(id) || !Number.isSafeInteger(at)) throw fieldError('cursor', 'is not a cursor this list returned')
+  return { activityAt: new Date(at), conversationId: id }
+}
+
+/** Reading: the conversation list, a conversation's messages (keyset pages, decision 0051), read marks and receipts. */
+export function createConversationReading(deps: { db: Db; clock: Clock; realtime: Pick<RealtimeHub, 'publish'>; users: Pick<UsersService, 'publicSummariesOf'>; access: ConversationAccess }) {
+  const { db, clock, realtime, users } = deps
+  const { toMessages, conversationFor } = deps.access
+
+  /** Marks the conversation read for the caller and tells both participants' devices. */
+  async function markRead(actor: Actor, conversation: ConversationRow, me: ParticipantRow, otherId: string) {
+    // Already read (the usual case when a conversation is reopened): no write at all.
+    if (me.lastReadSeq >= conversation.lastSeq && me.unreadCount === 0) return
+    const updated = await createMessagingRepository(db).markRead(conversation.id, actor.id, conversation.lastSeq)
+    if (!updated) return
+    await realtime.publish(
+      [actor.id, otherId],
+      { type: 'read', data: { conversationId: conversation.id, userId: actor.id, readAt: clock.now().toISOString() } },
+    )
+  }
+
+  return {
+    /** `GET /messages/conversations`: newest activity first, with the other participant, the last message and the unread count. */
+    async listConversations(actor: Actor, query: ListQuery) {
+      const repository = createMessagingRepository(db)
+      const after = query.cursor !== undefined ? decodeCursor(query.cursor) : undefined
+      const [rows, total] = await Promise.all([repository.listConversations(actor.id, { after, offset: offsetOf(query) }, query.limit + 1), repository.countConversations(actor.id)])
+      const hasMore = rows.length > query.limit
+      const page = rows.slice(0, query.limit)
+      const conversationIds = page.map((row) => row.conversationId)
+      const [others, lastMessages] = await Promise.all([repository.othersOf(conversationIds, actor.id), repository.lastMessagesOf(page.map((row) => row.conversation))])
+      const otherOf = new Map<string, ParticipantRow>(others.map((other) => [other.conversationId, other]))
+      const summaries: Map<string, Summary> = await users.publicSummariesOf(
+        db,
+        others.map((other) => other.userId),
+      )
+      const messages = new Map((await toMessages(db, lastMessages, (row) => otherOf.get(row.conversationId)?.lastReadSeq ?? 0)).map((message) => [message.conversationId, message]))
+      const items = page.flatMap((row) => {
+        const other = otherOf.get(row.conversationId)
+        const person = other ? summaries.get(other.userId) : undefined
+        if (!person) return []
+        const last = messages.get(row.conversationId)
+        // A message the caller sent is read when the other read it; one they received, when they did.
+        const lastMessage = last ? { ...last, isRead: last.senderId === actor.id ? last.isRead : row.conversation.lastSeq <= row.lastReadSeq } : null
+        return [
+          {
+            id: row.conversationId,
+            orderId: row.conversation.orderId,
+            otherParticipant: person,
+            lastMessage,
+            unreadCount: row.unreadCount,
+            lastActivityAt: row.activityAt.toISOString(),
+            createdAt: row.conversation.createdAt.toISOString(),
+          },
+        ]
+      })
+      const last = page.at(-1)
+      const pages = Math.ceil(total / query.limit)
+      return {
+        items,
+        pagination: {
+          page: query.cursor !== undefined ? 1 : query.page,
+          limit: query.limit,
+          total,
+          pages,
+          hasNext: hasMore,
+          hasPrev: query.cursor !== undefined || query.page > 1,
+          nextCursor: hasMore && last ? encodeCursor({ activityAt: last.activityAt, conversationId: last.conversationId }) : null,
+        },
+      }
+    },
+
+    /**
+     * `GET /messages/conversations/{id}`: newest first. Messages are numbered without gaps, so
+     * a page (or the page before a cursor) is a range of numbers: constant time at any depth.
+     * Reading marks the conversation read.
+     */
+    async getConversationMessages(actor: Actor, conversationId: string, query: ListQuery) {
+      const { conversation, me, other } = await conversationFor(db, actor, conversationId)
+      const total = conversation.lastSeq
+      let newest: number
+      if (query.cursor !== undefined) {
+        if (!/^[1-9][0-9]{0,9}$/.test(query.cursor)) throw fieldError('cursor', 'is not a cursor this list returned')
+        newest = Math.min(Number(query.cursor) - 1, total)
+      } else newest = total - offsetOf(query)
+      const oldest = Math.max(1, newest - query.limit + 1)
+      const rows = await createMessagingRepository(db).listMessages(conversationId, oldest, newest)
+      const items = await toMessages(db, rows, (row) => (row.senderId === actor.id ? other.lastReadSeq : conversation.lastSeq))
+      await markRead(actor, conversation, me, other.userId)
+      const page = query.cursor !== undefined ? Math.floor((total - newest) / query.limit) + 1 : query.page
+      return {
+        items,
+        pagination: {
+          page,
+          limit: query.limit,
+          total,
+          pages: Math.ceil(total / query.limit),
+          hasNext: oldest > 1 && newest >= 1,
+          hasPrev: newest < total,
+          nextCursor: oldest > 1 && newest >= 1 ? String(oldest) : null,
+        },
+      }
+    },
+
+    /** `POST /messages/conversations/{id}/read`. */
+    async markConversationRead(actor: Actor, conversationId: string) {
+      const { conversation, me, other } = await conversationFor(db, actor, conversationId)
+      await markRead(actor, conversation, me, other.userId)
+      return { conversationId, unreadCount: 0 }
+    },
+
+  }
+}

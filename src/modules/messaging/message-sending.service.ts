@@ -1,0 +1,139 @@
+import type { Actor } from '../../access/access.ts'
+import type { Db, Executor, Tx } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
+import { fieldError, notFound, validationError } from '../../lib/errors.ts'
+import { isUuid, newId } from '../../lib/ids.ts'
+import type { StagedFile } from '../../platform/files.ts'
+import type { Outbox } from '../../platform/outbox/outbox.ts'
+import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
+import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { UsersService } from '../users/users.module.ts'
+import type { ConversationAccess } from './conversation-access.service.ts'
+import { EMAIL_EVERY, MESSAGING_JOBS } from './message-emails.service.ts'
+import { invalidRecipient } from './messaging.errors.ts'
+import { createMessagingRepository } from './messaging.repository.ts'
+import type { MessageRow } from './messaging.table.ts'
+
+export interface SendMessage {
+  conversationId?: string
+  recipientId?: string
+  content: string
+}
+
+/** The key of the direct conversation of two users: the same whoever writes first. */
+const directKeyOf = (a: string, b: string) => (a < b ? `${a}:${b}` : `${b}:${a}`)
+
+/** Writing: opening conversations (direct and per order), messages and files, frames after commit. */
+export function createMessageSending(deps: {
+  db: Db
+  clock: Clock
+  outbox: Outbox
+  realtime: Pick<RealtimeHub, 'publish' | 'isOnline'>
+  users: Pick<UsersService, 'findAccountById'>
+  uploads: Pick<UploadsService, 'storeFiles' | 'recordFiles' | 'discardFiles'>
+  access: ConversationAccess
+}) {
+  const { db, clock, outbox, realtime, users, uploads } = deps
+  const { toMessages, conversationFor } = deps.access
+
+  /** Where a new message goes: an existing conversation of the caller's, or the direct one with a user. */
+  async function resolveTarget(actor: Actor, target: { conversationId?: string; recipientId?: string }): Promise<{ conversationId?: string; recipientId: string }> {
+    if (target.conversationId !== undefined && target.recipientId !== undefined) throw fieldError('recipientId', 'must not be sent with conversationId: send one of them')
+    if (target.conversationId !== undefined) {
+      const { other } = await conversationFor(db, actor, target.conversationId)
+      return { conversationId: target.conversationId, recipientId: other.userId }
+    }
+    if (target.recipientId === undefined) throw validationError([{ field: 'conversationId', message: 'or recipientId is required' }])
+    if (target.recipientId === actor.id) throw invalidRecipient()
+    const [recipient, existing] = await Promise.all([users.findAccountById(db, target.recipientId), createMessagingRepository(db).findDirect(directKeyOf(actor.id, target.recipientId))])
+    if (!recipient?.isActive) throw notFound('User')
+    return { conversationId: existing?.id, recipientId: recipient.id }
+  }
+
+  /**
+   * Writes one message: numbered under the conversation's lock, both participants' lists and
+   * the recipient's unread count moved, and an e-mail job when the recipient is away and was not
+   * e-mailed about this conversation in the last 15 minutes. Frames go out after commit.
+   */
+  async function writeMessage(tx: Tx, actor: Actor, conversationId: string, recipientId: string, message: { content: string; attachmentId: string | null }, recipientOnline: boolean) {
+    const repository = createMessagingRepository(tx)
+    const now = clock.now()
+    // The UPDATE takes the conversation's row lock: messages of one conversation are numbered one at a time.
+    const seq = await repository.advanceSeq(conversationId, now)
+    const row = await repository.insertMessage({ id: newId(), conversationId, seq, senderId: actor.id, content: message.content, attachmentId: message.attachmentId, createdAt: now })
+    await repository.recordMessage(conversationId, actor.id, seq, now)
+    if (!recipientOnline && (await repository.claimEmail(conversationId, recipientId, now, EMAIL_EVERY))) {
+      await outbox.add(tx, MESSAGING_JOBS.newMessageEmail, { messageId: row.id, recipientId })
+    }
+    return row
+  }
+
+  async function deliver(row: MessageRow, recipientId: string) {
+    const [message] = await toMessages(db, [row], () => 0)
+    await realtime.publish([row.senderId, recipientId], { type: 'message', data: message })
+    return message!
+  }
+
+  async function openDirect(tx: Tx, actor: Actor, recipientId: string): Promise<string> {
+    const repository = createMessagingRepository(tx)
+    const now = clock.now()
+    const conversation = await repository.upsertConversation({ id: newId(), directKey: directKeyOf(actor.id, recipientId), orderId: null, createdAt: now })
+    await repository.insertParticipants(conversation.id, [actor.id, recipientId], now)
+    return conversation.id
+  }
+
+  return {
+    /**
+     * Opens the conversation of an order between its buyer and seller, in the caller's
+     * transaction (order placement). Idempotent: a second call answers the same conversation.
+     */
+    async openOrderConversation(tx: Tx, order: { orderId: string; buyerId: string; sellerId: string }): Promise<{ id: string }> {
+      if (order.buyerId === order.sellerId) throw invalidRecipient()
+      const repository = createMessagingRepository(tx)
+      const now = clock.now()
+      const conversation = await repository.upsertConversation({ id: newId(), directKey: null, orderId: order.orderId, createdAt: now })
+      await repository.insertParticipants(conversation.id, [order.buyerId, order.sellerId], now)
+      return { id: conversation.id }
+    },
+
+    /** The conversation of an order, if it was opened. */
+    async conversationOfOrder(executor: Executor, orderId: string): Promise<{ id: string } | undefined> {
+      const row = await createMessagingRepository(executor).findByOrder(orderId)
+      return row ? { id: row.id } : undefined
+    },
+
+    /** `POST /messages`. */
+    async sendMessage(actor: Actor, request: SendMessage) {
+      const target = await resolveTarget(actor, request)
+      const online = await realtime.isOnline(target.recipientId)
+      const row = await db.transaction(async (tx) => {
+        const conversationId = target.conversationId ?? (await openDirect(tx, actor, target.recipientId))
+        return writeMessage(tx, actor, conversationId, target.recipientId, { content: request.content, attachmentId: null }, online)
+      })
+      return deliver(row, target.recipientId)
+    },
+
+    /** `POST /messages/files`: the file becomes a message of the conversation, private to its participants. */
+    async sendAttachment(actor: Actor, staged: StagedFile, fields: Record<string, string>) {
+      const conversationId = fields.conversationId
+      if (conversationId === undefined) throw fieldError('conversationId', 'is required')
+      if (!isUuid(conversationId)) throw fieldError('conversationId', 'must be a conversation id')
+      const content = fields.content ?? ''
+      if (content.length > 5000) throw fieldError('content', 'must be at most 5000 characters')
+      const target = await resolveTarget(actor, { conversationId })
+      const online = await realtime.isOnline(target.recipientId)
+      const stored = await uploads.storeFiles(actor, [staged], { objectType: 'chat', objectId: conversationId, tag: 'chat_attachment' }, 'file')
+      let row: MessageRow
+      try {
+        row = await db.transaction(async (tx) => {
+          const [file] = await uploads.recordFiles(tx, stored)
+          return writeMessage(tx, actor, conversationId, target.recipientId, { content, attachmentId: file!.id }, online)
+        })
+      } catch (error) {
+        await uploads.discardFiles(stored)
+        throw error
+      }
+      return deliver(row, target.recipientId)
+    },
+  }
+}

@@ -1,0 +1,32 @@
+import { defineModule } from '../../platform/module.ts'
+import { handleJob } from '../../platform/outbox/jobs.ts'
+import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { UsersService } from '../users/users.module.ts'
+import { messagingErrors } from './messaging.errors.ts'
+import { messagingRoutes } from './messaging.routes.ts'
+import { createMessagingService, MESSAGING_JOBS } from './messaging.service.ts'
+import { conversationParticipants, conversations, messages } from './messaging.table.ts'
+
+/** Conversations (direct and per order), messages and attachments, unread counts, realtime frames, e-mail to the away. */
+export const messagingModule = defineModule({
+  name: 'messaging',
+  needs: ['users', 'uploads'],
+  tables: { conversations, conversationParticipants, messages },
+  create: ({ config, db, clock, outbox, mailer, realtime }, deps: { users: UsersService; uploads: UploadsService }) => {
+    const service = createMessagingService({ db, clock, outbox, mailer, realtime, appUrl: config.appUrl, ...deps })
+    // Chat attachments are served to the conversation's participants (and the holder of a signed link).
+    deps.uploads.registerAccessPolicy('chat', (conversationId, actor) => service.isParticipant(db, conversationId, actor.id))
+    return service
+  },
+  routes: (api, { config, realtime }) => async (app) => {
+    await app.register(messagingRoutes, { messaging: api, realtime, tmpDir: config.tmpDir })
+  },
+  jobs: (api) => [handleJob(MESSAGING_JOBS.newMessageEmail, (payload) => api.sendNewMessageEmail(payload))],
+  errors: messagingErrors,
+})
+
+/**
+ * For the orders module: `openOrderConversation(tx, { orderId, buyerId, sellerId })` opens the
+ * order's conversation in the order's transaction (idempotent).
+ */
+export type { MessagingService } from './messaging.service.ts'

@@ -1,0 +1,179 @@
+import { and, asc, count, desc, eq, gt, inArray, lt, lte, ne, or, sql } from 'drizzle-orm'
+import type { Executor } from '../../db/client.ts'
+import { conversationParticipants, conversations, messages, type ConversationRow, type MessageRow, type ParticipantRow } from './messaging.table.ts'
+
+/** A position in a user's conversation list: the conversation's activity time, then its id. */
+export interface ConversationCursor {
+  activityAt: Date
+  conversationId: string
+}
+
+export function createMessagingRepository(db: Executor) {
+  return {
+    /** Inserts the conversation unless its key (pair or order) exists; answers the row either way. */
+    async upsertConversation(row: Pick<ConversationRow, 'id' | 'directKey' | 'orderId' | 'createdAt'>): Promise<ConversationRow> {
+      const [inserted] = await db.insert(conversations).values(row).onConflictDoNothing().returning()
+      if (inserted) return inserted
+      const key = row.orderId !== null ? eq(conversations.orderId, row.orderId) : eq(conversations.directKey, row.directKey!)
+      const [existing] = await db.select().from(conversations).where(key)
+      return existing!
+    },
+
+    async insertParticipants(conversationId: string, userIds: string[], activityAt: Date): Promise<void> {
+      await db
+        .insert(conversationParticipants)
+        .values(userIds.map((userId) => ({ conversationId, userId, activityAt })))
+        .onConflictDoNothing()
+    },
+
+    async findDirect(directKey: string): Promise<ConversationRow | undefined> {
+      const [row] = await db.select().from(conversations).where(eq(conversations.directKey, directKey))
+      return row
+    },
+
+    async findByOrder(orderId: string): Promise<ConversationRow | undefined> {
+      const [row] = await db.select().from(conversations).where(eq(conversations.orderId, orderId))
+      return row
+    },
+
+    async findById(id: string): Promise<ConversationRow | undefined> {
+      const [row] = await db.select().from(conversations).where(eq(conversations.id, id))
+      return row
+    },
+
+    /** The conversation with its participants, in one query (none when it does not exist). */
+    async findWithParticipants(id: string): Promise<{ conversation: ConversationRow; participants: ParticipantRow[] } | undefined> {
+      const rows = await db.select().from(conversations).innerJoin(conversationParticipants, eq(conversationParticipants.conversationId, conversations.id)).where(eq(conversations.id, id))
+      const first = rows[0]
+      return first ? { conversation: first.conversations, participants: rows.map((row) => row.conversation_participants) } : undefined
+    },
+
+    async participantsOf(conversationId: string): Promise<ParticipantRow[]> {
+      return db.select().from(conversationParticipants).where(eq(conversationParticipants.conversationId, conversationId))
+    },
+
+    async isParticipant(conversationId: string, userId: string): Promise<boolean> {
+      const [row] = await db
+        .select({ userId: conversationParticipants.userId })
+        .from(conversationParticipants)
+        .where(and(eq(conversationParticipants.conversationId, conversationId), eq(conversationParticipants.userId, userId)))
+      return row !== undefined
+    },
+
+    /** Takes the next message number under the conversation's row lock (held until commit). */
+    async advanceSeq(id: string, at: Date): Promise<number> {
+      const [row] = await db
+        .update(conversations)
+        .set({ lastSeq: sql`${conversations.lastSeq} + 1`, lastMessageAt: at })
+        .where(eq(conversations.id, id))
+        .returning({ lastSeq: conversations.lastSeq })
+      return row!.lastSeq
+    },
+
+    async insertMessage(row: MessageRow): Promise<MessageRow> {
+      const [inserted] = await db.insert(messages).values(row).returning()
+      return inserted!
+    },
+
+    /** After a message: both lists move it to the top; the recipient has one more unread. */
+    async recordMessage(conversationId: string, senderId: string, seq: number, at: Date): Promise<void> {
+      await db
+        .update(conversationParticipants)
+        .set({
+          activityAt: at,
+          unreadCount: sql`case when ${conversationParticipants.userId} = ${senderId} then 0 else ${conversationParticipants.unreadCount} + 1 end`,
+          // Writing is reading: the sender has seen everything up to their own message.
+          lastReadSeq: sql`case when ${conversationParticipants.userId} = ${senderId} then ${seq} else ${conversationParticipants.lastReadSeq} end`,
+        })
+        .where(eq(conversationParticipants.conversationId, conversationId))
+    },
+
+    /** Marks read up to `seq`; answers the row when something changed. */
+    async markRead(conversationId: string, userId: string, seq: number): Promise<ParticipantRow | undefined> {
+      const [row] = await db
+        .update(conversationParticipants)
+        .set({ lastReadSeq: seq, unreadCount: 0 })
+        .where(and(eq(conversationParticipants.conversationId, conversationId), eq(conversationParticipants.userId, userId), or(lt(conversationParticipants.lastReadSeq, seq), gt(conversationParticipants.unreadCount, 0))))
+        .returning()
+      return row
+    },
+
+    /**
+     * Claims the right to e-mail a participant about the conversation: at most once per `every`
+     * (the first message at once). Answers whether this caller got it.
+     */
+    async claimEmail(conversationId: string, userId: string, now: Date, every: number): Promise<boolean> {
+      const cutoff = new Date(now.getTime() - every)
+      const rows = await db
+        .update(conversationParticipants)
+        .set({ lastEmailedAt: now })
+        .where(
+          and(
+            eq(conversationParticipants.conversationId, conversationId),
+            eq(conversationParticipants.userId, userId),
+            or(sql`${conversationParticipants.lastEmailedAt} is null`, lte(conversationParticipants.lastEmailedAt, cutoff)),
+          ),
+        )
+        .returning({ userId: conversationParticipants.userId })
+      return rows.length > 0
+    },
+
+    /** Messages with `from <= seq <= to`, newest first: a page is a range of numbers (decision 0051). */
+    listMessages(conversationId: string, from: number, to: number): Promise<MessageRow[]> {
+      if (to < from) return Promise.resolve([])
+      return db
+        .select()
+        .from(messages)
+        .where(and(eq(messages.conversationId, conversationId), sql`${messages.seq} between ${from} and ${to}`))
+        .orderBy(desc(messages.seq))
+    },
+
+    async findMessage(id: string): Promise<MessageRow | undefined> {
+      const [row] = await db.select().from(messages).where(eq(messages.id, id))
+      return row
+    },
+
+    /** The user's conversations, newest activity first, after a cursor or from an offset. */
+    listConversations(userId: string, position: { after?: ConversationCursor; offset: number }, limit: number): Promise<(ParticipantRow & { conversation: ConversationRow })[]> {
+      const after = position.after
+        ? or(lt(conversationParticipants.activityAt, position.after.activityAt), and(eq(conversationParticipants.activityAt, position.after.activityAt), lt(conversationParticipants.conversationId, position.after.conversationId)))
+        : undefined
+      return db
+        .select()
+        .from(conversationParticipants)
+        .innerJoin(conversations, eq(conversations.id, conversationParticipants.conversationId))
+        .where(and(eq(conversationParticipants.userId, userId), after))
+        .orderBy(desc(conversationParticipants.activityAt), desc(conversationParticipants.conversationId))
+        .offset(position.after ? 0 : position.offset)
+        .limit(limit)
+        .then((rows) => rows.map((row) => ({ ...row.conversation_participants, conversation: row.conversations })))
+    },
+
+    async countConversations(userId: string): Promise<number> {
+      const [row] = await db.select({ total: count() }).from(conversationParticipants).where(eq(conversationParticipants.userId, userId))
+      return row?.total ?? 0
+    },
+
+    /** The other participant of each conversation, for a list. */
+    async othersOf(conversationIds: string[], userId: string): Promise<ParticipantRow[]> {
+      if (conversationIds.length === 0) return []
+      return db
+        .select()
+        .from(conversationParticipants)
+        .where(and(inArray(conversationParticipants.conversationId, conversationIds), ne(conversationParticipants.userId, userId)))
+    },
+
+    /** The newest message of each conversation (by its number), for a list. */
+    async lastMessagesOf(rows: { id: string; lastSeq: number }[]): Promise<MessageRow[]> {
+      const wanted = rows.filter((row) => row.lastSeq > 0)
+      if (wanted.length === 0) return []
+      return db
+        .select()
+        .from(messages)
+        .where(or(...wanted.map((row) => and(eq(messages.conversationId, row.id), eq(messages.seq, row.lastSeq)))))
+        .orderBy(asc(messages.conversationId))
+    },
+  }
+}
+
+export type MessagingRepository = ReturnType<typeof createMessagingRepository>

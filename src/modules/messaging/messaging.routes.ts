@@ -1,0 +1,114 @@
+import type {} from '@fastify/websocket'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { actorOf, requireAuth, sessionOf } from '../../http/auth-hooks.ts'
+import { Envelope, MultipartForm, ok, responses } from '../../http/common.schemas.ts'
+import { withForm } from '../../http/multipart.ts'
+import { notFound } from '../../lib/errors.ts'
+import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
+import { TAG_RULES } from '../uploads/uploads.module.ts'
+import { messagingErrors } from './messaging.errors.ts'
+import { Conversation, ConversationParams, CursorPage, ListQuery, Message, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
+import type { MessagingService } from './messaging.service.ts'
+
+const tags = ['messages']
+const security = [{ bearerAuth: [] }]
+
+export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingService; realtime: RealtimeHub; tmpDir: string }> = async (app, { messaging, realtime, tmpDir }) => {
+  app.get(
+    '/messages/conversations',
+    {
+      preValidation: requireAuth,
+      schema: {
+        tags,
+        security,
+        summary: "The caller's conversations",
+        description: 'Newest activity first, each with the other participant, the last message and the unread count. Page with `page`, or with `cursor` (the previous answer’s `pagination.nextCursor`), which stays stable while conversations move.',
+        querystring: ListQuery(20),
+        response: responses({ 200: Envelope(CursorPage(Conversation)) }, 400, 401),
+      },
+    },
+    async (request) => ok(await messaging.listConversations(actorOf(request), request.query)),
+  )
+
+  app.get(
+    '/messages/conversations/:conversationId',
+    {
+      preValidation: requireAuth,
+      schema: {
+        tags,
+        security,
+        summary: 'Messages of a conversation',
+        description: 'Newest first (default limit 50), and marks the conversation read (the other participant gets a `read` frame). Page with `page`, or with `cursor` (the previous answer’s `pagination.nextCursor`), which stays stable while new messages arrive. A conversation the caller is not part of is 404.',
+        params: ConversationParams,
+        querystring: ListQuery(50),
+        response: responses({ 200: Envelope(CursorPage(Message)) }, 400, 401, 404),
+      },
+    },
+    async (request) => ok(await messaging.getConversationMessages(actorOf(request), request.params.conversationId, request.query)),
+  )
+
+  app.post(
+    '/messages/conversations/:conversationId/read',
+    {
+      preValidation: requireAuth,
+      schema: { tags, security, summary: 'Mark a conversation read', description: 'Without listing its messages.', params: ConversationParams, response: responses({ 200: Envelope(ReadReceipt) }, 401, 404) },
+    },
+    async (request) => ok(await messaging.markConversationRead(actorOf(request), request.params.conversationId)),
+  )
+
+  app.post(
+    '/messages',
+    {
+      preValidation: requireAuth,
+      schema: {
+        tags,
+        security,
+        summary: 'Send a message',
+        description:
+          'To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read", data }` and is closed with code 4401 when its session ends (logout, suspension).',
+        body: SendMessageBody,
+        response: responses({ 201: Envelope(Message) }, 400, 401, 404, messagingErrors.INVALID_RECIPIENT),
+      },
+    },
+    async (request, reply) => reply.status(201).send(ok(await messaging.sendMessage(actorOf(request), request.body))),
+  )
+
+  app.post(
+    '/messages/files',
+    {
+      preValidation: requireAuth,
+      config: { rateLimitBucket: 'uploads' },
+      schema: {
+        tags,
+        security,
+        summary: 'Send a file',
+        description: 'multipart/form-data with `conversationId`, one `file` (any type, at most 10 MB) and an optional `content` caption. The file is private to the participants; the answer carries a signed link to it.',
+        consumes: ['multipart/form-data'],
+        body: MultipartForm({ conversationId: 'The conversation.', file: 'The file (exactly one).', content: 'Optional caption, at most 5000 characters.' }),
+        response: responses({ 201: Envelope(Message) }, 400, 401, 404, 415),
+      },
+    },
+    async (request, reply) => {
+      const message = await withForm(request, { field: 'file', maxFiles: 1, maxBytes: TAG_RULES.chat_attachment.maxBytes, tmpDir }, ({ files, fields }) =>
+        messaging.sendAttachment(actorOf(request), files[0]!, fields),
+      )
+      return reply.status(201).send(ok(message))
+    },
+  )
+
+  // The socket: authenticated at the upgrade like any request (Bearer header, or the subprotocol
+  // pair `bearer, <token>`); refused with 401 before any upgrade. Frames only flow to the client.
+  app.route({
+    method: 'GET',
+    url: '/messages/ws',
+    preValidation: requireAuth,
+    schema: { hide: true },
+    handler: async () => {
+      throw notFound('WebSocket upgrade expected: this path')
+    },
+    wsHandler: (socket, request) => {
+      const { actor, familyId } = sessionOf(request)
+      realtime.connect(socket, { userId: actor.id, familyId })
+    },
+  })
+}

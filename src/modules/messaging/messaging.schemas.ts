@@ -1,0 +1,91 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Id, IdParams, Nullable, Timestamp } from '../../http/common.schemas.ts'
+
+export const MAX_CONTENT = 5000
+
+const Content = Type.String({
+  minLength: 1,
+  maxLength: MAX_CONTENT,
+  pattern: '\\S',
+  errorMessage: `must be 1 to ${MAX_CONTENT} characters, not only spaces`,
+  description: `The text, 1 to ${MAX_CONTENT} characters.`,
+})
+
+export const SendMessageBody = Type.Object(
+  {
+    conversationId: Type.Optional(Type.String({ ...Id, errorMessage: 'must be a conversation id', description: 'A conversation of the caller. Send this or `recipientId`.' })),
+    recipientId: Type.Optional(Type.String({ ...Id, errorMessage: 'must be a user id', description: 'Starts, or continues, the direct conversation with this user. Send this or `conversationId`.' })),
+    content: Content,
+  },
+  { additionalProperties: false },
+)
+export type SendMessageBody = Static<typeof SendMessageBody>
+
+export const Attachment = Type.Object({
+  id: Id,
+  filename: Type.String(),
+  size: Type.Integer({ description: 'Bytes.' }),
+  mimetype: Type.String({ description: 'Detected from the bytes.' }),
+  url: Type.String({ description: 'A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token.' }),
+})
+
+export const Message = Type.Object({
+  id: Id,
+  conversationId: Id,
+  senderId: Id,
+  content: Type.String({ description: 'Empty for a file sent without a caption.' }),
+  attachment: Nullable(Attachment),
+  isRead: Type.Boolean({ description: 'Whether the recipient has read it.' }),
+  createdAt: Timestamp,
+})
+
+export const Participant = Type.Object({
+  id: Id,
+  fullName: Type.String(),
+  username: Type.String(),
+  avatar: Nullable(Type.String()),
+})
+
+export const Conversation = Type.Object({
+  id: Id,
+  orderId: Nullable(Id),
+  otherParticipant: Participant,
+  lastMessage: Nullable(Message),
+  unreadCount: Type.Integer({ description: 'Messages from the other participant the caller has not read.' }),
+  lastActivityAt: Timestamp,
+  createdAt: Timestamp,
+})
+
+const Cursor = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[A-Za-z0-9_-]+$',
+  errorMessage: 'must be a cursor this list returned',
+  description: 'Continue after this position: the `nextCursor` of the previous page. Takes precedence over `page`.',
+})
+
+export const ListQuery = (defaultLimit: number) =>
+  Type.Object(
+    {
+      page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1.' }),
+      limit: Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit, description: `Items per page, at most 100 (default ${defaultLimit}).` }),
+      cursor: Type.Optional(Cursor),
+    },
+    { additionalProperties: false },
+  )
+
+const CursorPagination = Type.Object({
+  page: Type.Integer(),
+  limit: Type.Integer(),
+  total: Type.Integer(),
+  pages: Type.Integer(),
+  hasNext: Type.Boolean(),
+  hasPrev: Type.Boolean(),
+  nextCursor: Nullable(Type.String({ description: 'Send as `cursor` for the next (older) page; null on the last page.' })),
+})
+
+export const CursorPage = <T extends ReturnType<typeof Type.Object>>(item: T) => Type.Object({ items: Type.Array(item), pagination: CursorPagination })
+
+export const ConversationParams = IdParams('conversationId')
+
+export const ReadReceipt = Type.Object({ conversationId: Id, unreadCount: Type.Integer() })

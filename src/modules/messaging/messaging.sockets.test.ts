@@ -1,0 +1,288 @@
+import { eq } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { sendMessage } from '../../../test/factories/messages.ts'
+import { createUser, type TestUser } from '../../../test/factories/users.ts'
+import { listen, openSocket, refusedUpgrade, type TestSocket } from '../../../test/setup/sockets.ts'
+import { createTestApp, request, TEST_REDIS_URL, type TestContext } from '../../../test/setup/test-app.ts'
+import { outboxJobs } from '../../platform/outbox/outbox.table.ts'
+import { messages } from './messaging.table.ts'
+
+const mailJobsFor = (ctx: TestContext, messageId: string) =>
+  ctx.database.db
+    .select()
+    .from(outboxJobs)
+    .where(eq(outboxJobs.topic, 'mail.new_message'))
+    .then((rows) => rows.filter((row) => (row.payload as { messageId?: string }).messageId === messageId))
+
+describe('realtime delivery over WebSocket', () => {
+  let ctx: TestContext
+  let url: string
+  const sockets: TestSocket[] = []
+  beforeAll(async () => {
+    ctx = await createTestApp({ env: { WS_HEARTBEAT_SECONDS: '3600' } })
+    url = await listen(ctx.app)
+  })
+  afterAll(async () => {
+    for (const socket of sockets) socket.close()
+    await ctx.close()
+  })
+
+  const open = async (...args: Parameters<typeof openSocket>) => {
+    const socket = await openSocket(...args)
+    sockets.push(socket)
+    return socket
+  }
+
+  it('delivers every message to all the sockets of both participants and none to a stranger', async () => {
+    const alice = await createUser(ctx)
+    const bob = await createUser(ctx)
+    const stranger = await createUser(ctx)
+    const aliceDesktop = await open(url, { header: alice.accessToken })
+    const alicePhone = await open(url, { subprotocol: alice.accessToken })
+    const bobSocket = await open(url, { header: bob.accessToken })
+    const strangerSocket = await open(url, { header: stranger.accessToken })
+    expect(alicePhone.ws.protocol).toBe('bearer')
+
+    const hello = await sendMessage(ctx, alice, { recipientId: bob.user.id }, 'Hello Bob')
+    const reply = await sendMessage(ctx, bob, { conversationId: hello.conversationId }, 'Hi Alice')
+    for (const socket of [aliceDesktop, alicePhone, bobSocket]) {
+      const frame = await socket.message(hello.id)
+      expect(frame).toEqual({ type: 'message', data: { ...hello } })
+      await socket.message(reply.id)
+    }
+    // Frames to one socket arrive in order: once this one is in, any earlier frame would be too.
+    const sentinel = await sendMessage(ctx, await createUser(ctx), { recipientId: stranger.user.id }, 'for the stranger')
+    await strangerSocket.message(sentinel.id)
+    expect(strangerSocket.messageIds()).toEqual([sentinel.id])
+    expect(aliceDesktop.messageIds()).toEqual([hello.id, reply.id])
+    expect(bobSocket.messageIds()).toEqual([hello.id, reply.id])
+  })
+
+  it('sends read receipts to both participants’ sockets when the recipient reads', async () => {
+    const alice = await createUser(ctx)
+    const bob = await createUser(ctx)
+    const aliceSocket = await open(url, { header: alice.accessToken })
+    const bobSocket = await open(url, { header: bob.accessToken })
+    const hello = await sendMessage(ctx, alice, { recipientId: bob.user.id })
+    expect((await request(ctx.app, { method: 'GET', url: `/messages/conversations/${hello.conversationId}`, token: bob.accessToken })).statusCode).toBe(200)
+    for (const socket of [aliceSocket, bobSocket]) {
+      const receipt = await socket.next((frame) => frame.type === 'read')
+      expect(receipt.data).toEqual({ conversationId: hello.conversationId, userId: bob.user.id, readAt: ctx.clock.now().toISOString() })
+    }
+  })
+
+  it('e-mails a recipient with no open socket, and not one with a socket open', async () => {
+    const alice = await createUser(ctx)
+    const bob = await createUser(ctx)
+    const carol = await createUser(ctx)
+    await open(url, { header: bob.accessToken })
+    const toBob = await sendMessage(ctx, alice, { recipientId: bob.user.id })
+    const toCarol = await sendMessage(ctx, alice, { recipientId: carol.user.id })
+    expect(await mailJobsFor(ctx, toBob.id)).toEqual([])
+    expect(await mailJobsFor(ctx, toCarol.id)).toHaveLength(1)
+  })
+
+  describe('the upgrade', () => {
+    let user: TestUser
+    beforeAll(async () => {
+      user = await createUser(ctx)
+    })
+
+    const refusals: [string, () => Promise<Parameters<typeof refusedUpgrade>[1]>][] = [
+      ['no token', async () => ({ none: true })],
+      ['a garbage token', async () => ({ header: 'not.a.token' })],
+      ['a garbage token as subprotocol', async () => ({ subprotocol: 'garbage' })],
+      ['a refresh token', async () => ({ header: user.refreshToken })],
+      ['a refresh token as subprotocol', async () => ({ subprotocol: user.refreshToken })],
+      ['another scheme word', async () => ({ headers: { authorization: `Token ${user.accessToken}` } })],
+      [
+        'a revoked token (logged out)',
+        async () => {
+          const session = await createUser(ctx)
+          expect((await request(ctx.app, { method: 'POST', url: '/auth/logout', token: session.accessToken })).statusCode).toBe(200)
+          return { header: session.accessToken }
+        },
+      ],
+      ['an expired token', async () => ({ header: user.accessToken })],
+    ]
+    for (const [name, auth] of refusals) {
+      it(`refuses ${name} with 401 before upgrading`, async () => {
+        if (name === 'an expired token') ctx.clock.advance(16 * 60_000)
+        try {
+          const refused = await refusedUpgrade(url, await auth())
+          expect(refused.status).toBe(401)
+          expect(JSON.parse(refused.body)).toMatchObject({ success: false, error: { code: 'UNAUTHENTICATED' } })
+        } finally {
+          if (name === 'an expired token') ctx.clock.advance(-16 * 60_000)
+        }
+      })
+    }
+
+    it('never reads the token from the URL', async () => {
+      const refused = await refusedUpgrade(`${url}?token=${user.accessToken}&access_token=${user.accessToken}`, { none: true })
+      expect(refused.status).toBe(401)
+    })
+
+    it('answers a plain GET (no upgrade) with 404 in the envelope', async () => {
+      const response = await request(ctx.app, { method: 'GET', url: '/messages/ws', token: user.accessToken })
+      expect(response.statusCode).toBe(404)
+      expect(response.json()).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } })
+    })
+  })
+
+  describe('closing', () => {
+    it("closes the logged-out session's sockets with 4401 and keeps the user's other sessions", async () => {
+      const alice = await createUser(ctx)
+      const otherSession = { ...alice, ...(await ctx.app.container.auth.issueSession(alice.user)) }
+      const leaving = await open(url, { header: alice.accessToken })
+      const leavingToo = await open(url, { subprotocol: alice.accessToken })
+      const staying = await open(url, { header: otherSession.accessToken })
+      expect((await request(ctx.app, { method: 'POST', url: '/auth/logout', token: alice.accessToken })).statusCode).toBe(200)
+      expect((await leaving.closed).code).toBe(4401)
+      expect((await leavingToo.closed).code).toBe(4401)
+      const later = await sendMessage(ctx, await createUser(ctx), { recipientId: alice.user.id })
+      await staying.message(later.id)
+      expect(staying.ws.readyState).toBe(1)
+    })
+
+    it("closes the sockets of a session whose refresh token was reused (stolen), with 4401", async () => {
+      const user = await createUser(ctx)
+      const socket = await open(url, { header: user.accessToken })
+      const refresh = () => request(ctx.app, { method: 'POST', url: '/auth/refresh', payload: { refreshToken: user.refreshToken } })
+      expect((await refresh()).statusCode).toBe(200)
+      expect((await refresh()).statusCode).toBe(401)
+      expect((await socket.closed).code).toBe(4401)
+    })
+
+    it('closes every socket of a user whose password is reset, with 4401', async () => {
+      const user = await createUser(ctx)
+      const socket = await open(url, { subprotocol: user.accessToken })
+      expect((await request(ctx.app, { method: 'POST', url: '/auth/forgot-password', payload: { email: user.user.email } })).statusCode).toBe(200)
+      while ((await ctx.app.container.worker.runOnce()).processed > 0);
+      const token = ctx.mailer.tokenTo(user.user.email)
+      expect((await request(ctx.app, { method: 'POST', url: '/auth/reset-password', payload: { token, password: 'N3w-Passw0rd-2026' } })).statusCode).toBe(200)
+      expect((await socket.closed).code).toBe(4401)
+    })
+
+    it('closes every socket of a user with 4401 on disconnectUser (suspension)', async () => {
+      const user = await createUser(ctx)
+      const bystander = await createUser(ctx)
+      const first = await open(url, { header: user.accessToken })
+      const second = await open(url, { subprotocol: user.accessToken })
+      const other = await open(url, { header: bystander.accessToken })
+      await ctx.app.container.realtime.disconnectUser(user.user.id)
+      expect((await first.closed).code).toBe(4401)
+      expect((await second.closed).code).toBe(4401)
+      // Refusing the user's tokens is the suspension's own business (admin module); here only sockets close.
+      const after = await sendMessage(ctx, user, { recipientId: bystander.user.id })
+      await other.message(after.id)
+      expect(other.ws.readyState).toBe(1)
+    })
+
+    it('drops a socket that stops answering pings after one missed heartbeat, and keeps a live one', async () => {
+      const user = await createUser(ctx)
+      const live = await open(url, { header: user.accessToken })
+      const before = new Set(ctx.app.websocketServer.clients)
+      const dead = await open(url, { header: user.accessToken }, { autoPong: false })
+      const deadOnServer = [...ctx.app.websocketServer.clients].find((client) => !before.has(client))!
+      // Sockets of earlier tests that are still closing are not pinged; every open one answers.
+      const liveAnswers = Promise.all([...before].filter((client) => client.readyState === 1).map((client) => new Promise<void>((resolve) => client.once('pong', () => resolve()))))
+      const counted = ctx.app.container.realtime.localSocketCount()
+      await ctx.app.container.realtime.heartbeat()
+      // Every other socket of this app answers the first ping (their clients pong automatically).
+      await liveAnswers
+      await ctx.app.container.realtime.heartbeat()
+      expect((await dead.closed).code).toBe(1006)
+      expect(deadOnServer.readyState).toBe(3)
+      expect(ctx.app.container.realtime.localSocketCount()).toBe(counted - 1)
+      const later = await sendMessage(ctx, await createUser(ctx), { recipientId: user.user.id })
+      await live.message(later.id)
+    })
+  })
+})
+
+describe('a flood of 1,000 messages from one user', () => {
+  let ctx: TestContext
+  beforeAll(async () => {
+    ctx = await createTestApp({ env: { RATE_LIMIT_GENERAL: '100', WS_HEARTBEAT_SECONDS: '3600' } })
+  })
+  afterAll(() => ctx.close())
+
+  it('hits the rate limit, and every accepted message is stored and delivered', async () => {
+    const url = await listen(ctx.app)
+    const alice = await createUser(ctx)
+    const bob = await createUser(ctx)
+    const bobSocket = await openSocket(url, { header: bob.accessToken })
+    const aliceSocket = await openSocket(url, { header: alice.accessToken })
+    const answers = await Promise.all(
+      Array.from({ length: 1000 }, (_, index) => request(ctx.app, { method: 'POST', url: '/messages', token: alice.accessToken, payload: { recipientId: bob.user.id, content: `flood ${index}` } })),
+    )
+    const statuses = answers.map((answer) => answer.statusCode)
+    expect(statuses.filter((status) => status !== 201 && status !== 429)).toEqual([])
+    const accepted = answers.filter((answer) => answer.statusCode === 201).map((answer) => answer.json().data as { id: string; conversationId: string })
+    expect(accepted.length).toBeGreaterThan(0)
+    expect(accepted.length).toBeLessThanOrEqual(100)
+    expect(statuses.filter((status) => status === 429).length).toBe(1000 - accepted.length)
+    const stored = await ctx.database.db.select({ id: messages.id }).from(messages).where(eq(messages.senderId, alice.user.id))
+    expect(stored.map((row) => row.id).sort()).toEqual(accepted.map((message) => message.id).sort())
+    expect(new Set(accepted.map((message) => message.conversationId)).size).toBe(1)
+    for (const message of accepted) {
+      await bobSocket.message(message.id)
+      await aliceSocket.message(message.id)
+    }
+    expect(bobSocket.messageIds()).toHaveLength(accepted.length)
+    bobSocket.close()
+    aliceSocket.close()
+  }, 120_000)
+})
+
+// PostgreSQL and Redis only: two API instances share one database and one Redis, as behind a load balancer.
+describe.runIf(inject('pgTemplate') && TEST_REDIS_URL)('two instances on one PostgreSQL and Redis', () => {
+  let first: TestContext
+  let second: TestContext
+  let secondUrl: string
+  beforeAll(async () => {
+    const env = { REDIS_URL: TEST_REDIS_URL, WS_HEARTBEAT_SECONDS: '3600' }
+    first = await createTestApp({ env })
+    second = await createTestApp({ env, database: first.database })
+    await listen(first.app)
+    secondUrl = await listen(second.app)
+  })
+  afterAll(async () => {
+    await second.close()
+    await first.close()
+  })
+
+  it('delivers a message sent through instance 1 to a socket on instance 2', async () => {
+    expect(first.app.container.realtime.kind).toBe('redis')
+    const alice = await createUser(first)
+    const bob = await createUser(first)
+    const bobSocket = await openSocket(secondUrl, { header: bob.accessToken })
+    const aliceSocket = await openSocket(secondUrl, { subprotocol: alice.accessToken })
+    const hello = await sendMessage(first, alice, { recipientId: bob.user.id }, 'across instances')
+    expect((await bobSocket.message(hello.id)).data).toMatchObject({ content: 'across instances' })
+    await aliceSocket.message(hello.id)
+    // Bob's socket is on instance 2: instance 1 sees him present through Redis and does not e-mail.
+    expect(await mailJobsFor(first, hello.id)).toEqual([])
+    bobSocket.close()
+    aliceSocket.close()
+  })
+
+  it('closes a socket on instance 2 with 4401 when instance 1 logs its session out', async () => {
+    const carol = await createUser(first)
+    const socket = await openSocket(secondUrl, { header: carol.accessToken })
+    expect((await request(first.app, { method: 'POST', url: '/auth/logout', token: carol.accessToken })).statusCode).toBe(200)
+    expect((await socket.closed).code).toBe(4401)
+  })
+
+  it('e-mails a recipient whose sockets are all closed', async () => {
+    const alice = await createUser(first)
+    const dave = await createUser(first)
+    const socket = await openSocket(secondUrl, { header: dave.accessToken })
+    socket.close()
+    await socket.closed
+    await first.app.container.realtime.disconnectUser(dave.user.id)
+    const hello = await sendMessage(first, alice, { recipientId: dave.user.id })
+    expect(await mailJobsFor(first, hello.id)).toHaveLength(1)
+  })
+})

@@ -1,0 +1,93 @@
+import { SESSION_ENDED, type HubSocket, type SocketOwner } from './realtime.ts'
+
+const OPEN = 1
+
+interface Entry extends SocketOwner {
+  socket: HubSocket
+  isAlive: boolean
+}
+
+/**
+ * The sockets open on this instance, by user. Delivery, closing and heartbeats act on these;
+ * the hubs decide which instance is told to act.
+ */
+export class LocalSockets {
+  private readonly byUser = new Map<string, Set<Entry>>()
+  private count = 0
+
+  constructor(private readonly hooks: { onFirst?: (userId: string) => void; onLast?: (userId: string) => void } = {}) {}
+
+  add(socket: HubSocket, owner: SocketOwner): void {
+    const entry: Entry = { ...owner, socket, isAlive: true }
+    let entries = this.byUser.get(owner.userId)
+    if (!entries) {
+      entries = new Set()
+      this.byUser.set(owner.userId, entries)
+      this.hooks.onFirst?.(owner.userId)
+    }
+    entries.add(entry)
+    this.count++
+    socket.on('pong', () => {
+      entry.isAlive = true
+    })
+    socket.on('close', () => this.remove(entry))
+  }
+
+  private remove(entry: Entry): void {
+    const entries = this.byUser.get(entry.userId)
+    if (!entries?.delete(entry)) return
+    this.count--
+    if (entries.size === 0) {
+      this.byUser.delete(entry.userId)
+      this.hooks.onLast?.(entry.userId)
+    }
+  }
+
+  /** Sends an already serialised frame to every open socket of these users. */
+  deliver(userIds: readonly string[], text: string): void {
+    for (const userId of new Set(userIds)) {
+      for (const { socket } of this.byUser.get(userId) ?? []) if (socket.readyState === OPEN) socket.send(text)
+    }
+  }
+
+  /** Closes the user's sockets (only those of the given sessions when `familyIds` is set) with 4401. */
+  close(userId: string, familyIds: readonly string[] | undefined, reason: string): void {
+    for (const entry of [...(this.byUser.get(userId) ?? [])]) {
+      if (familyIds && !familyIds.includes(entry.familyId)) continue
+      entry.socket.close(SESSION_ENDED, reason)
+      // A peer that never answers the close handshake must not keep the socket listed.
+      this.remove(entry)
+    }
+  }
+
+  has(userId: string): boolean {
+    return this.byUser.has(userId)
+  }
+
+  users(): string[] {
+    return [...this.byUser.keys()]
+  }
+
+  size(): number {
+    return this.count
+  }
+
+  /** Drops sockets that missed the last ping (their peer is gone without a FIN), pings the rest. */
+  heartbeat(): void {
+    for (const entries of [...this.byUser.values()]) {
+      for (const entry of [...entries]) {
+        if (!entry.isAlive) {
+          entry.socket.terminate()
+          this.remove(entry)
+          continue
+        }
+        entry.isAlive = false
+        if (entry.socket.readyState === OPEN) entry.socket.ping()
+      }
+    }
+  }
+
+  closeAll(code: number, reason: string): void {
+    for (const entries of [...this.byUser.values()]) for (const entry of [...entries]) entry.socket.close(code, reason)
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Realtime delivery to users' open sockets, on whichever instance holds them. The hub knows
+ * users, sessions (token families) and sockets; it knows nothing of what the frames mean.
+ */
+
+/** What travels to a client: JSON `{ type, data }` (DESIGN 6 "Messaging"). */
+export interface Frame {
+  type: string
+  data: unknown
+}
+
+/** The close code of a socket whose session ended (logout) or whose user was locked out. */
+export const SESSION_ENDED = 4401
+
+/** The part of a `ws` socket the hub uses (a structural type, so tests may pass fakes). */
+export interface HubSocket {
+  readonly readyState: number
+  send(data: string): void
+  ping(): void
+  close(code?: number, reason?: string): void
+  terminate(): void
+  on(event: 'pong' | 'close', listener: () => void): unknown
+}
+
+export interface SocketOwner {
+  userId: string
+  /** The login session (token family) the socket was opened with. */
+  familyId: string
+}
+
+export interface RealtimeHub {
+  /** `redis` when frames and presence are shared through Redis, `memory` when within this process. */
+  readonly kind: 'memory' | 'redis'
+  /** Starts tracking an open socket until it closes. */
+  connect(socket: HubSocket, owner: SocketOwner): void
+  /** Sends a frame to every open socket of these users, on every instance. */
+  publish(userIds: readonly string[], frame: Frame): Promise<void>
+  /** Closes every socket of the user with 4401, on every instance (suspension). */
+  disconnectUser(userId: string, reason?: string): Promise<void>
+  /** Closes the sockets opened with these sessions with 4401, on every instance (logout). */
+  disconnectSessions(userId: string, familyIds: readonly string[], reason?: string): Promise<void>
+  /** Whether the user has an open socket on any instance. */
+  isOnline(userId: string): Promise<boolean>
+  /** Sockets open on this instance. */
+  localSocketCount(): number
+  /**
+   * One heartbeat round on this instance: sockets that did not answer the previous ping are
+   * dropped, the others are pinged. The hub runs it on its interval; tests call it directly.
+   */
+  heartbeat(): Promise<void>
+  /** Starts the heartbeat and, with Redis, waits (a few seconds at most) for the subscription. */
+  start(): Promise<void>
+  /** Closes local sockets (1001) and forgets this instance's presence. */
+  close(): Promise<void>
+}

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import { Redis } from 'ioredis'
+import { LocalSockets } from './local-sockets.ts'
+import type { Frame, RealtimeHub } from './realtime.ts'
+
+const CHANNEL = 'marketplace:realtime'
+const presenceKey = (userId: string) => `marketplace:presence:${userId}`
+
+/** What instances tell each other on the channel. */
+type Broadcast = { kind: 'frame'; userIds: string[]; text: string } | { kind: 'close'; userId: string; familyIds?: string[]; reason: string }
+
+/**
+ * Several instances behind a load balancer (decision 0053). Every frame and every close order is
+ * published on one Redis channel that every instance subscribes to; each instance acts on the
+ * sockets it holds, the publisher included (it hears its own message). Presence is a Redis hash
+ * per user, one field per instance holding sockets, valued with the time it stops counting: an
+ * instance refreshes its fields on every heartbeat and deletes them when its user's last socket
+ * closes, so the fields of a crashed instance lapse after three heartbeats.
+ */
+export function createRedisHub(options: { url: string; heartbeatMs: number; logger: FastifyBaseLogger }): RealtimeHub {
+  const { logger, heartbeatMs } = options
+  const instanceId = randomUUID()
+  const presenceTtlMs = 3 * heartbeatMs
+  const connection = { maxRetriesPerRequest: 1, enableOfflineQueue: false }
+  const publisher = new Redis(options.url, connection)
+  const subscriber = new Redis(options.url, { maxRetriesPerRequest: null })
+  // ioredis reconnects by itself (and resubscribes); failures are reported where they matter.
+  publisher.on('error', () => undefined)
+  subscriber.on('error', () => undefined)
+
+  const warn = (action: string) => (error: unknown) => logger.warn({ err: error }, `realtime: could not ${action} through Redis`)
+
+  const markPresent = (userIds: string[]) => {
+    if (userIds.length === 0 || publisher.status !== 'ready') return Promise.resolve()
+    const until = String(Date.now() + presenceTtlMs)
+    const pipeline = publisher.pipeline()
+    for (const userId of userIds) pipeline.hset(presenceKey(userId), instanceId, until).pexpire(presenceKey(userId), presenceTtlMs)
+    return pipeline.exec().then(() => undefined, warn('record presence'))
+  }
+
+  const sockets = new LocalSockets({
+    onFirst: (userId) => void markPresent([userId]),
+    onLast: (userId) => {
+      if (publisher.status === 'ready') void publisher.hdel(presenceKey(userId), instanceId).catch(warn('clear presence'))
+    },
+  })
+
+  const act = (message: Broadcast) => {
+    if (message.kind === 'frame') sockets.deliver(message.userIds, message.text)
+    else sockets.close(message.userId, message.familyIds, message.reason)
+  }
+
+  subscriber.on('message', (channel: string, raw: string) => {
+    if (channel !== CHANNEL) return
+    try {
+      act(JSON.parse(raw) as Broadcast)
+    } catch (error) {
+      logger.warn({ err: error }, 'realtime: ignored a malformed broadcast')
+    }
+  })
+
+  /** Publishes to every instance; while Redis is unreachable, this instance still acts on its own sockets. */
+  async function broadcast(message: Broadcast): Promise<void> {
+    try {
+      await publisher.publish(CHANNEL, JSON.stringify(message))
+    } catch (error) {
+      warn('publish')(error)
+      act(message)
+    }
+  }
+
+  let timer: NodeJS.Timeout | undefined
+  const heartbeat = async () => {
+    sockets.heartbeat()
+    await markPresent(sockets.users())
+  }
+
+  return {
+    kind: 'redis',
+    connect: (socket, owner) => sockets.add(socket, owner),
+    publish: (userIds, frame: Frame) => broadcast({ kind: 'frame', userIds: [...new Set(userIds)], text: JSON.stringify(frame) }),
+    disconnectUser: (userId, reason = 'Session ended') => broadcast({ kind: 'close', userId, reason }),
+    disconnectSessions: (userId, familyIds, reason = 'Session ended') => broadcast({ kind: 'close', userId, familyIds: [...familyIds], reason }),
+    async isOnline(userId) {
+      if (sockets.has(userId)) return true
+      try {
+        const until = await publisher.hvals(presenceKey(userId))
+        const now = Date.now()
+        return until.some((value) => Number(value) > now)
+      } catch (error) {
+        warn('read presence')(error)
+        return false
+      }
+    },
+    localSocketCount: () => sockets.size(),
+    heartbeat,
+    async start() {
+      timer ??= setInterval(() => void heartbeat(), heartbeatMs).unref()
+      // Serve at once even if Redis is down; frames then reach this instance's sockets only.
+      let wait: NodeJS.Timeout | undefined
+      const publisherReady = publisher.status === 'ready' ? Promise.resolve() : new Promise<void>((resolve) => publisher.once('ready', () => resolve()))
+      await Promise.race([
+        Promise.all([subscriber.subscribe(CHANNEL).catch(warn('subscribe')), publisherReady]),
+        new Promise((resolve) => {
+          wait = setTimeout(resolve, 5000)
+        }),
+      ])
+      clearTimeout(wait)
+    },
+    async close() {
+      clearInterval(timer)
+      const users = sockets.users()
+      sockets.closeAll(1001, 'Server shutting down')
+      if (users.length > 0 && publisher.status === 'ready') {
+        const pipeline = publisher.pipeline()
+        for (const userId of users) pipeline.hdel(presenceKey(userId), instanceId)
+        await pipeline.exec().catch(warn('clear presence'))
+      }
+      subscriber.disconnect()
+      publisher.disconnect()
+    },
+  }
+}
