@@ -17,8 +17,8 @@ export const adminModule = defineModule({
   name: 'admin',
   needs: ['users', 'roles', 'catalogue', 'audit'],
   tables: {},
-  create: ({ db, clock, statistics }, deps: { users: UsersService; roles: RolesService; catalogue: CatalogueService; audit: AuditService }) =>
-    createAdminService({ db, clock, statistics, ...deps }),
+  create: ({ db, clock, statistics, realtime }, deps: { users: UsersService; roles: RolesService; catalogue: CatalogueService; audit: AuditService }) =>
+    createAdminService({ db, clock, statistics, realtime, ...deps }),
   routes: (api) => async (app) => {
     await app.register(adminRoutes, { admin: api })
   },

@@ -8,6 +8,7 @@ import type { StatisticsRegistry } from '../../platform/statistics/statistics.ts
 import { alreadySuspended, cannotModifySelf, notStaff, notSuspended } from './admin.errors.ts'
 import type { Actor } from '../../access/access.ts'
 import type { AuditService } from '../audit/audit.module.ts'
+import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { Role, RolesService } from '../roles/roles.module.ts'
 import { statusOf, toUser, type Account, type User, type UserListFilter, type UsersService } from '../users/users.module.ts'
@@ -41,9 +42,10 @@ export function createAdminService(deps: {
   roles: Pick<RolesService, 'assignRoles' | 'rolesOf'>
   catalogue: Pick<CatalogueService, 'countServicesBySellers'>
   audit: Pick<AuditService, 'record'>
+  realtime: Pick<RealtimeHub, 'disconnectUser'>
   statistics: StatisticsRegistry
 }) {
-  const { db, clock, users, roles, catalogue, audit, statistics } = deps
+  const { db, clock, users, roles, catalogue, audit, statistics, realtime } = deps
 
   /** Only a superuser acts on another staff or superuser account; nobody switches themselves off. */
   function assertMayManage(actor: Actor, target: Account): void {
@@ -68,16 +70,18 @@ export function createAdminService(deps: {
     return toAdminUser(row, counts.get(row.id) ?? 0)
   }
 
-  const setActive = async (actor: Actor, userId: string, isActive: boolean): Promise<User> =>
-    toUser(
-      await changeAccess(actor, userId, isActive ? 'user.reactivate' : 'user.deactivate', null, (tx, target) =>
-        users.updateAccount(tx, userId, {
-          isActive,
-          // Staff decided this account's state: an unused activation link must not override it.
-          ...(!target.activatedAt && { activatedAt: clock.now() }),
-        }),
-      ),
+  async function setActive(actor: Actor, userId: string, isActive: boolean): Promise<User> {
+    const row = await changeAccess(actor, userId, isActive ? 'user.reactivate' : 'user.deactivate', null, (tx, target) =>
+      users.updateAccount(tx, userId, {
+        isActive,
+        // Staff decided this account's state: an unused activation link must not override it.
+        ...(!target.activatedAt && { activatedAt: clock.now() }),
+      }),
     )
+    // A deactivated account is locked out at once, its open sockets included.
+    if (!isActive) await realtime.disconnectUser(userId)
+    return toUser(row)
+  }
 
   return {
     async createStaff(actor: Actor, input: StaffInput): Promise<StaffUser> {
@@ -151,6 +155,8 @@ export function createAdminService(deps: {
         if (target.suspendedAt) throw alreadySuspended()
         return users.updateAccount(tx, userId, { suspendedAt: clock.now(), suspensionReason: reason.trim(), tokenVersion: target.tokenVersion + 1 })
       })
+      // After the commit: the user's open sockets, on every instance, close with 4401.
+      await realtime.disconnectUser(userId)
       return withServicesCount(row)
     },
 

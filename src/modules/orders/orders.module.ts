@@ -2,6 +2,7 @@ import { MINUTE } from '../../lib/clock.ts'
 import { defineModule } from '../../platform/module.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
+import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { WalletApi } from '../wallet/wallet.module.ts'
@@ -15,9 +16,9 @@ import { orderDeliveries, orders } from './orders.table.ts'
 /** Orders: placing into escrow, the status machine, deliveries, auto-completion, staff cancels and dispute resolutions. */
 export const ordersModule = defineModule({
   name: 'orders',
-  needs: ['catalogue', 'wallet', 'uploads', 'users', 'audit'],
+  needs: ['catalogue', 'wallet', 'uploads', 'users', 'audit', 'messaging'],
   tables: { orders, orderDeliveries },
-  create: ({ config, db, clock, outbox }, deps: { catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService }) =>
+  create: ({ config, db, clock, outbox }, deps: { catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService }) =>
     createOrdersService({
       db,
       clock,
@@ -27,6 +28,7 @@ export const ordersModule = defineModule({
       users: deps.users,
       uploads: deps.uploads,
       audit: deps.audit,
+      messaging: deps.messaging,
       platformFeeBasisPoints: config.orders.platformFeeBasisPoints,
       autoCompleteAfterMs: config.orders.autoCompleteAfterMs,
     }),

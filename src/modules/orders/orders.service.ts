@@ -11,6 +11,7 @@ import type { Outbox } from '../../platform/outbox/outbox.ts'
 import { defineStats, readCounters } from '../../platform/statistics/statistics.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
+import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
@@ -37,6 +38,7 @@ export interface OrdersDeps {
   catalogue: Pick<CatalogueService, 'orderableService' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
   users: Pick<UsersService, 'publicSummariesOf'>
   audit: Pick<AuditService, 'record'>
+  messaging: Pick<MessagingService, 'openOrderConversation'>
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'registerAccessPolicy'>
   /** The platform's share in basis points (10 % = 1000). */
   platformFeeBasisPoints: number
@@ -67,7 +69,7 @@ const mayActOn = (row: OrderRow, actor: Actor) => mayView(row, actor) || can(act
  * and writes its events in the same transaction.
  */
 export function createOrdersService(deps: OrdersDeps) {
-  const { db, clock, outbox, ledger, catalogue, uploads, audit, platformFeeBasisPoints, autoCompleteAfterMs } = deps
+  const { db, clock, outbox, ledger, catalogue, uploads, audit, messaging, platformFeeBasisPoints, autoCompleteAfterMs } = deps
   const answers = createOrderAnswers(deps)
 
   // Who may read the delivery files of an order besides staff with view_orders: its two parties.
@@ -242,6 +244,8 @@ export function createOrdersService(deps: OrdersDeps) {
           createdAt: now,
           updatedAt: now,
         })
+        // Buyer and seller talk about the order in its own conversation, opened with it.
+        await messaging.openOrderConversation(tx, { orderId: order.id, buyerId: order.buyerId, sellerId: order.sellerId })
         await emitEvent(outbox, tx, ordersEvents.orderCreated, { ...parties(order), total: fromCents(totalCents) }, now)
         return order
       })
