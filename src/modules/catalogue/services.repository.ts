@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, gte, inArray, isNull, lte, or, sql, type SQL
 import type { Executor } from '../../db/client.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
 import {
+  searchWords,
   serviceColumns,
   serviceExtras,
   servicePackages,
@@ -57,6 +58,14 @@ export interface ExtraJson {
   additionalDays: number
 }
 export type ServiceWithOffer = ListedService & { packages: PackageJson[]; extras: ExtraJson[] }
+
+/** How many of a search's best candidates by `ts_rank` are ranked again with the title's word similarity. */
+const RERANKED = 100
+/**
+ * A misspelt word is replaced by its three nearest lexicon words at least this similar (trigrams):
+ * low enough for `desgin` -> `design` (0.27) and `buisness` -> `business` (0.38).
+ */
+const NEAREST_WORD_MIN_SIMILARITY = 0.2
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -145,7 +154,34 @@ export function createServicesRepository(db: Executor) {
     return { total: sql<number>`(select coalesce(sum(${categoryServiceCounts.activeServices}), 0)::int from ${categoryServiceCounts}${within})`, isExact }
   }
 
+  /**
+   * The search with each word replaced by its nearest words in the lexicon (or-ed, at most
+   * three), as `to_tsquery` text, or null when no word has a near one. Lexicon words are
+   * [a-z0-9] only, so each is a plain quoted lexeme.
+   */
+async function correctedQuery(search: string): Promise<string | null> {
+    const wanted = searchWordsOf(search)
+    if (wanted.length === 0) return null
+    const result: unknown = await db.execute(sql`
+      select string_agg(alternatives, ' & ') as query from (
+        select '(' || string_agg(quote_literal(nearest.word), ' | ') || ')' as alternatives
+        from unnest(array[${sql.join(
+          wanted.map((word) => sql`${word}`),
+          sql`, `,
+        )}]::text[]) with ordinality as wanted(input, position)
+        cross join lateral (
+          select word from (
+            select ${searchWords.word} as word, similarity(${searchWords.word}, wanted.input) as score from ${searchWords}
+            order by ${searchWords.word} <-> wanted.input limit 3
+          ) as closest where score >= ${NEAREST_WORD_MIN_SIMILARITY}
+        ) as nearest
+        group by wanted.position) as per_word`)
+    return (result as { rows: { query: string | null }[] }).rows[0]?.query ?? null
+  }
+
   return {
+    correctedQuery,
+
     async findById(id: string): Promise<ServiceRow | undefined> {
       const [row] = await db.select(serviceColumns).from(services).where(eq(services.id, id))
       return row
@@ -233,9 +269,8 @@ export function createServicesRepository(db: Executor) {
 
     /**
      * A search. Full text (the GIN index on `search_vector`) finds the candidates; with
-     * `fuzzy`, misspelt words are first corrected against the lexicon of title and tag words
-     * (trigram similarity) and a title that contains words like the search also matches
-     * (`<%`, the trigram index). Relevance ranks at most `candidateCap` candidates, the first the
+     * `fuzzy`, the search also matches with each word replaced by its nearest words in the
+     * lexicon of title and tag words (trigram similarity, the GiST index on `search_words`). Relevance ranks at most `candidateCap` candidates, the first the
      * index yields (`ts_rank` plus the title's word similarity); other sorts use their index.
      * Page and total (capped at `candidateCap`) come from one statement.
      */
@@ -246,25 +281,11 @@ export function createServicesRepository(db: Executor) {
     ): Promise<{ rows: ListedService[]; total: number | undefined; hasMore: boolean }> {
       const typed = sql`websearch_to_tsquery('english', ${filter.search})`
       const words = sql`lower(${filter.search})`
-      let query = typed
-      if (options.fuzzy) {
-        const lexicon = searchWordsOf(filter.search)
-        const wanted = sql`array[${sql.join(
-          lexicon.map((word) => sql`${word}`),
-          sql`, `,
-        )}]::text[]`
-        // Each word becomes (its nearest lexicon words, or-ed); the words are and-ed. Lexicon words
-        // are [a-z0-9] only, so quote_literal makes each a plain lexeme.
-        const corrected = sql`(select to_tsquery('english', string_agg(alternatives, ' & ')) from (
-            select '(' || string_agg(quote_literal(nearest.word), ' | ') || ')' as alternatives
-            from unnest(${wanted}) with ordinality as wanted(input, position)
-            cross join lateral (select word from search_words where word % wanted.input order by similarity(word, wanted.input) desc, word limit 3) as nearest
-            group by wanted.position) as per_word)`
-        query = sql`(${typed} || coalesce(${corrected}, ${typed}))`
-      }
-      const matches = options.fuzzy
-        ? or(sql`${services.searchVector} @@ ${query}`, sql`${words} <% lower(${services.title})`)!
-        : sql`${services.searchVector} @@ ${query}`
+      // The corrected query is read first, in its own small statement, so that the search's
+      // planner sees a constant it can look up in the GIN index.
+      const corrected = options.fuzzy ? await correctedQuery(filter.search) : null
+      const query = corrected === null ? typed : sql`(${typed} || to_tsquery('english', ${corrected}))`
+      const matches = sql`${services.searchVector} @@ ${query}`
       const conditions = [...filtersOf(filter), matches]
 
       if (filter.sortBy !== 'relevance') {
@@ -279,22 +300,32 @@ export function createServicesRepository(db: Executor) {
         return { rows: listed.map(({ total: _total, ...row }) => row), total: listed[0]?.total, hasMore: listed.length > window.limit }
       }
 
-      const candidates = db.$with('candidates').as(
-        db
-          .select({ id: sql<string>`${services.id}`.as('candidate_id'), rank: sql<number>`ts_rank(${services.searchVector}, ${query}) + word_similarity(${words}, lower(${services.title}))`.as('rank') })
-          .from(services)
-          .where(and(...conditions))
-          .limit(options.candidateCap + 1),
-      )
+      // Candidates: at most cap + 1 rows the GIN index yields, with the cheap rank (`ts_rank`).
+      // The best RERANKED of them are ranked again with the title's word
+      // similarity; the order (re-ranked first, then the rest by cheap rank) is the same for
+      // every page of the search.
+      const filters = and(...filtersOf(filter))
+      const cheapRank = sql`ts_rank(${services.searchVector}, ${query})`
+      const branch = (match: SQL): SQL =>
+        sql`(select ${services.id} as id, ${services.title} as title, ${cheapRank} as cheap from ${services} where ${filters} and ${match} limit ${options.candidateCap + 1})`
+      const candidates = branch(matches)
+      const ranked = sql`(
+        with candidates as (${candidates}),
+        best as (
+          select id, cheap + word_similarity(${words}, lower(title)) as rank
+          from (select id, title, cheap from candidates order by cheap desc, id desc limit ${RERANKED}) as top
+        )
+        select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank, (select count(*)::int from candidates) as total
+        from candidates left join best on best.id = candidates.id
+        order by reranked desc, rank desc, candidates.id desc
+        offset ${window.offset} limit ${window.limit + 1}
+      ) as ranked`
       const rows = await db
-        .with(candidates)
-        .select({ ...serviceColumns, category: categoryColumns, total: sql<number>`(select count(*)::int from ${candidates})`.as('total') })
-        .from(candidates)
-        .innerJoin(services, eq(services.id, candidates.id))
+        .select({ ...serviceColumns, category: categoryColumns, total: sql<number>`ranked.total` })
+        .from(ranked)
+        .innerJoin(services, sql`${services.id} = ranked.id`)
         .innerJoin(categories, eq(categories.id, services.categoryId))
-        .orderBy(desc(candidates.rank), desc(services.id))
-        .offset(window.offset)
-        .limit(window.limit + 1)
+        .orderBy(sql`ranked.reranked desc, ranked.rank desc, ${services.id} desc`)
       return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total, hasMore: rows.length > window.limit }
     },
 

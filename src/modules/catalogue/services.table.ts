@@ -114,7 +114,10 @@ export const serviceExtras = pgTable(
  * `services` (migration `catalogue_counts_custom`). Search corrects a misspelt word to its
  * nearest words here (trigram similarity) before asking the full-text index again.
  */
-export const searchWords = pgTable('search_words', { word: text('word').primaryKey() }, (table) => [index('search_words_trgm_idx').using('gin', sql`${table.word} gin_trgm_ops`)])
+export const searchWords = pgTable('search_words', { word: text('word').primaryKey() }, (table) => [
+  // GiST, not GIN: it answers "the nearest words" (`order by word <-> $1 limit 3`) without a threshold.
+  index('search_words_trgm_idx').using('gist', sql`${table.word} gist_trgm_ops`),
+])
 
 /** Every column but the generated `search_vector`, which only the search's WHERE and rank read. */
 const { searchVector: _searchVector, ...serviceColumns } = getTableColumns(services)
