@@ -11,7 +11,9 @@ import { drizzle } from 'drizzle-orm/node-postgres'
 import pg from 'pg'
 import type { Db } from '../src/db/client.ts'
 import { createCategoriesRepository } from '../src/modules/catalogue/categories.repository.ts'
-import { createServicesRepository, type PageWindow, type ServiceSearch } from '../src/modules/catalogue/services.repository.ts'
+import { createServicesRepository, prepareServiceRead, type PageWindow, type ServiceSearch, type ServiceViews } from '../src/modules/catalogue/services.repository.ts'
+import { publicFilesJsonSql, publicFileUrlSql } from '../src/modules/uploads/uploads.repository.ts'
+import { publicSummarySql } from '../src/modules/users/users.repository.ts'
 
 interface HotPath {
   name: string
@@ -46,6 +48,13 @@ const pool = new pg.Pool({ connectionString: url, max: 2 })
 const captured: { query: string; params: unknown[] }[] = []
 const db = drizzle(pool, { logger: { logQuery: (query, params) => captured.push({ query, params }) } }) as unknown as Db
 const repository = createServicesRepository(db)
+// The same SQL the users and uploads services contribute (the base URL does not change the plans).
+const filesBase = 'http://localhost:3000/api/v1/uploads'
+const views: ServiceViews = {
+  sellerOf: (userId) => publicSummarySql(userId, (id) => publicFileUrlSql(filesBase, 'user', id, 'avatar')),
+  bannerOf: (serviceId) => publicFileUrlSql(filesBase, 'service', serviceId, 'service_banner'),
+  galleryOf: (serviceId) => publicFilesJsonSql(filesBase, 'service', serviceId, 'service_gallery'),
+}
 
 let failures = 0
 try {
@@ -68,7 +77,7 @@ try {
   }
 
   const [sample] = (await pool.query<{ id: string }>(`select id from services where status = 'active' and deleted_at is null order by created_at desc limit 1`)).rows
-  if (sample) await explain('one service with its category, packages and extras', () => repository.findWithOffer(sample.id))
+  if (sample) await explain('one service with its category, packages, extras, seller and images', () => prepareServiceRead(db, views)(sample.id))
   await explain('category tree counts', () => createCategoriesRepository(db).countActiveServices())
 
   for (const { name, filter, window = { offset: 0, limit: 20 } } of HOT_PATHS) {
@@ -80,12 +89,12 @@ try {
       categoryIds = await repository.categoryIdsWithin(found.id)
     }
     const sortBy = rest.sortBy
-    await explain(name, () =>
+    await explain(name, async () =>
       search !== undefined
-        ? repository.searchActive({ ...rest, categoryIds, search }, window, { fuzzy: fuzzy ?? false, candidateCap: 1000 })
+        ? repository.searchActive({ ...rest, categoryIds, search }, window, { corrected: fuzzy ? await repository.correctedQuery(search) : null, candidateCap: 1000, views })
         : sortBy === 'relevance'
           ? Promise.reject(new Error('relevance needs a search'))
-          : repository.listActive({ ...rest, sortBy, categoryIds }, window, 1000),
+          : repository.listActive({ ...rest, sortBy, categoryIds }, window, 1000, views),
     )
   }
 } finally {

@@ -13,8 +13,11 @@ export interface CatalogueDeps {
   db: Db
   clock: Clock
   outbox: Outbox
-  uploads: Pick<UploadsService, 'bindUpload' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'detachFile' | 'reorderFiles' | 'filesOf' | 'urlOf'>
-  users: Pick<UsersService, 'publicSummariesOf'>
+  uploads: Pick<
+    UploadsService,
+    'bindUpload' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'detachFile' | 'reorderFiles' | 'filesOf' | 'urlOf' | 'publicFileUrlSql' | 'publicFilesJsonSql'
+  >
+  users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql'>
 }
 
 /**

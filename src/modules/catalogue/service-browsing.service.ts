@@ -7,7 +7,7 @@ import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { isOwner, isVisibleTo, mayModerate } from './service-rules.ts'
-import { createServicesRepository, type ListedService, type PageWindow, type ServiceSort } from './services.repository.ts'
+import { createServicesRepository, prepareServiceRead, type ListedService, type PageWindow, type ServiceSort, type ServiceViews } from './services.repository.ts'
 import type { ServiceExtraRow, ServicePackageRow, ServiceRow, ServiceStatus } from './services.table.ts'
 
 export interface ServiceListQuery extends PageRequest {
@@ -23,8 +23,8 @@ export interface ServiceListQuery extends PageRequest {
 
 export interface BrowsingDeps {
   db: Db
-  uploads: Pick<UploadsService, 'filesOf' | 'urlOf'>
-  users: Pick<UsersService, 'publicSummariesOf'>
+  uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'publicFileUrlSql' | 'publicFilesJsonSql'>
+  users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql'>
 }
 
 /** Totals above this are reported as this number with `totalIsExact: false` ("1,000+"). */
@@ -74,6 +74,12 @@ const upperCents = (amount: number) => Math.floor(amount * 100 + 1e-6)
 /** Reading services: one, a page of them, search, and the full answer a viewer may see. */
 export function createServiceBrowsing(deps: BrowsingDeps) {
   const { db, uploads, users } = deps
+  const views: ServiceViews = {
+    sellerOf: (userId) => users.publicSummarySql(userId),
+    bannerOf: (serviceId) => uploads.publicFileUrlSql('service', serviceId, 'service_banner'),
+    galleryOf: (serviceId) => uploads.publicFilesJsonSql('service', serviceId, 'service_gallery'),
+  }
+  let readService: ReturnType<typeof prepareServiceRead> | undefined
 
   const urlsByObject = async (executor: Executor, objectType: 'user' | 'service', ids: string[], tag: 'avatar' | 'service_banner') =>
     new Map((await uploads.filesOf(executor, objectType, ids, tag)).map((row) => [row.objectId!, uploads.urlOf(row)]))
@@ -102,22 +108,17 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     createdAt: row.createdAt.toISOString(),
   })
 
-  /** List rows carry their category; sellers and banners come from their modules, one query each. */
-  async function summarise(rows: ListedService[]) {
-    const [sellerById, banners] = await Promise.all([
-      users.publicSummariesOf(db, [...new Set(rows.map((row) => row.sellerId))]),
-      urlsByObject(db, 'service', rows.map((row) => row.id), 'service_banner'),
-    ])
-    return rows.map((row) => ({
+  /** List rows come with their category, seller and banner (one statement for the page). */
+  const summarise = (rows: ListedService[]) =>
+    rows.map((row) => ({
       id: row.id,
       title: row.title,
       shortDescription: row.shortDescription,
       ...common(row),
-      banner: banners.get(row.id) ?? null,
-      seller: sellerById.get(row.sellerId)!,
+      banner: row.banner,
+      seller: row.seller,
       category: row.category,
     }))
-  }
 
   type Seller = Awaited<ReturnType<typeof users.publicSummariesOf>> extends Map<string, infer V> ? V : never
   interface Offer {
@@ -219,7 +220,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     let isExact: boolean
     if (search === undefined) {
       if (sortBy === 'relevance') throw fieldError('sortBy', 'relevance needs a search')
-      const listed = await repository.listActive({ ...filter, sortBy }, window, COUNT_CAP)
+      const listed = await repository.listActive({ ...filter, sortBy }, window, COUNT_CAP, views)
       rows = listed.rows
       isExact = listed.isExact
       total = listed.total ?? (await repository.countActive(filter, COUNT_CAP))
@@ -227,15 +228,19 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
       if (total > COUNT_CAP && !isExact) total = COUNT_CAP
     } else {
       const searchFilter = { ...filter, sortBy, search }
-      // Full text first; the misspelling-tolerant search only when it finds too little.
-      const totalOf = async (fuzzy: boolean, found: { total: number | undefined }) =>
-        found.total ?? (await repository.searchActive(searchFilter, { offset: 0, limit: 1 }, { fuzzy, candidateCap: COUNT_CAP })).total ?? 0
-      let found = await repository.searchActive(searchFilter, window, { fuzzy: false, candidateCap: COUNT_CAP })
-      total = await totalOf(false, found)
-      if (total < FUZZY_BELOW) {
-        found = await repository.searchActive(searchFilter, window, { fuzzy: true, candidateCap: COUNT_CAP })
-        total = await totalOf(true, found)
+      // Full text first; the misspelling-tolerant search only when it finds too little, and
+      // only when some word has near words in the lexicon (otherwise it would find the same).
+      const run = async (corrected: string | null) => {
+        const found = await repository.searchActive(searchFilter, window, { corrected, candidateCap: COUNT_CAP, views })
+        const counted = found.total ?? (await repository.searchActive(searchFilter, { offset: 0, limit: 1 }, { corrected, candidateCap: COUNT_CAP, views })).total ?? 0
+        return { found, counted }
       }
+      let { found, counted } = await run(null)
+      if (counted < FUZZY_BELOW) {
+        const corrected = await repository.correctedQuery(search)
+        if (corrected !== null) ({ found, counted } = await run(corrected))
+      }
+      total = counted
       rows = found.rows
       isExact = total <= COUNT_CAP
       total = Math.min(total, COUNT_CAP)
@@ -245,7 +250,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     const items = rows.slice(0, window.limit)
     const last = items.at(-1)
     const nextCursor = !hasNext || !last ? null : encodeCursor(sortBy === 'relevance' ? { sortBy, sortOrder, offset: window.offset + window.limit } : { sortBy, sortOrder, id: last.id })
-    const page = toPage(await summarise(items), total, query)
+    const page = toPage(summarise(items), total, query)
     return {
       items: page.items,
       pagination: { ...page.pagination, hasNext, hasPrev: page.pagination.hasPrev || query.cursor !== undefined, totalIsExact: isExact, nextCursor },
@@ -255,17 +260,12 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
   return {
     describe,
 
-    /** One prepared statement for the service and its offer, the files beside it, then the seller. */
+    /** One prepared statement: the service, its offer, seller, banner and gallery. */
     async getService(viewer: Actor | null, serviceId: string) {
-      const [row, banner, gallery] = await Promise.all([
-        createServicesRepository(db).findWithOffer(serviceId),
-        uploads.filesOf(db, 'service', [serviceId], 'service_banner'),
-        uploads.filesOf(db, 'service', [serviceId], 'service_gallery'),
-      ])
+      readService ??= prepareServiceRead(db, views)
+      const row = await readService(serviceId)
       if (!row || !isVisibleTo(row, viewer)) throw notFound('Service')
-      const seller = (await users.publicSummariesOf(db, [row.sellerId])).get(row.sellerId)!
-      const bannerFile = banner[0]
-      return present(row, { ...row, seller, banner: bannerFile ? uploads.urlOf(bannerFile) : null, images: imagesOf(gallery, row.id) }, viewer)
+      return present(row, row, viewer)
     },
 
     /** `GET /admin/services`: oldest first, so the review queue is worked in order. */

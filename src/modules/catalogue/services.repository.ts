@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gte, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, gte, inArray, isNull, lte, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
 import {
@@ -38,8 +38,8 @@ export interface PageWindow {
   after?: string
 }
 
-/** A list row: the service, its category, and the list's total when one is read with the page. */
-export type ListedService = ServiceRow & { category: { id: string; name: string; slug: string } }
+/** A list row: the service, its category, seller and banner. */
+export type ListedService = ServiceRow & { category: { id: string; name: string; slug: string }; seller: SellerJson; banner: string | null }
 
 /** What a package or extra looks like inside the one-statement service read (JSON from PostgreSQL). */
 export interface PackageJson {
@@ -57,7 +57,6 @@ export interface ExtraJson {
   priceCents: number
   additionalDays: number
 }
-export type ServiceWithOffer = ListedService & { packages: PackageJson[]; extras: ExtraJson[] }
 
 /** How many of a search's best candidates by `ts_rank` are ranked again with the title's word similarity. */
 const RERANKED = 100
@@ -75,28 +74,45 @@ const categoryColumns = { id: categories.id, name: categories.name, slug: catego
 const packagesJson = sql<PackageJson[]>`coalesce((select json_agg(json_build_object('id', p.id, 'name', p.name, 'description', p.description, 'priceCents', p.price_cents, 'deliveryDays', p.delivery_days, 'revisions', p.revisions, 'features', p.features) order by p.position) from service_packages p where p.service_id = ${services.id}), '[]'::json)`
 const extrasJson = sql<ExtraJson[]>`coalesce((select json_agg(json_build_object('id', e.id, 'title', e.title, 'priceCents', e.price_cents, 'additionalDays', e.additional_days) order by e.position) from service_extras e where e.service_id = ${services.id}), '[]'::json)`
 
-/**
- * The hot reads are prepared once per database handle: Drizzle builds their SQL once, and on
- * PostgreSQL each connection parses and plans them once (named statements).
- */
-function prepareHotReads(db: Executor) {
-  return {
-    serviceById: db
-      .select({ ...serviceColumns, category: categoryColumns, packages: packagesJson, extras: extrasJson })
-      .from(services)
-      .innerJoin(categories, eq(categories.id, services.categoryId))
-      .where(eq(services.id, sql.placeholder('id')))
-      .prepare('catalogue_service_by_id'),
-  }
+/** What other modules contribute to one-statement reads, as SQL (their own tables, their own code). */
+export interface ServiceViews {
+  sellerOf(userId: AnyColumn): SQL<SellerJson>
+  bannerOf(serviceId: AnyColumn): SQL<string | null>
+  galleryOf(serviceId: AnyColumn): SQL<ImageJson[]>
 }
-const preparedByExecutor = new WeakMap<Executor, ReturnType<typeof prepareHotReads>>()
-function hotReads(db: Executor) {
-  let prepared = preparedByExecutor.get(db)
-  if (!prepared) {
-    prepared = prepareHotReads(db)
-    preparedByExecutor.set(db, prepared)
-  }
-  return prepared
+export interface SellerJson {
+  id: string
+  fullName: string
+  username: string
+  avatar: string | null
+}
+export interface ImageJson {
+  id: string
+  url: string
+  order: number
+}
+
+/**
+ * `GET /services/{id}` in one prepared statement: the service, its category, packages, extras,
+ * seller, banner and gallery. Prepared once per database handle: Drizzle builds its SQL once, and
+ * on PostgreSQL each connection parses and plans it once (a named statement).
+ */
+export function prepareServiceRead(db: Executor, views: ServiceViews) {
+  const statement = db
+    .select({
+      ...serviceColumns,
+      category: categoryColumns,
+      packages: packagesJson,
+      extras: extrasJson,
+      seller: views.sellerOf(services.sellerId),
+      banner: views.bannerOf(services.id),
+      images: views.galleryOf(services.id),
+    })
+    .from(services)
+    .innerJoin(categories, eq(categories.id, services.categoryId))
+    .where(eq(services.id, sql.placeholder('id')))
+    .prepare('catalogue_service_by_id')
+  return async (id: string) => (await statement.execute({ id }))[0]
 }
 
 /** Lower-case words of a search, for the misspelling lexicon (at most eight, three letters or more). */
@@ -187,12 +203,6 @@ async function correctedQuery(search: string): Promise<string | null> {
       return row
     },
 
-    /** The service with its category, packages and extras, in one prepared statement. */
-    async findWithOffer(id: string): Promise<ServiceWithOffer | undefined> {
-      const [row] = await hotReads(db).serviceById.execute({ id })
-      return row
-    },
-
     async lockById(id: string): Promise<ServiceRow | undefined> {
       const [row] = await db.select(serviceColumns).from(services).where(and(eq(services.id, id), live)).for('update')
       return row
@@ -244,13 +254,13 @@ async function correctedQuery(search: string): Promise<string | null> {
      * statement: the kept per-category counts when only a category narrows the list (exact),
      * otherwise a count capped at `countCap + 1` rows.
      */
-    async listActive(filter: ServiceSearch & { sortBy: keyof typeof sortColumns }, window: PageWindow, countCap: number): Promise<{ rows: ListedService[]; total: number | undefined; isExact: boolean }> {
+    async listActive(filter: ServiceSearch & { sortBy: keyof typeof sortColumns }, window: PageWindow, countCap: number, views: ServiceViews): Promise<{ rows: ListedService[]; total: number | undefined; isExact: boolean }> {
       const conditions = filtersOf(filter)
       const { total, isExact } = totalOf(filter, conditions, countCap)
       const after = keyset(filter.sortBy, filter.sortOrder, window)
       const direction = filter.sortOrder === 'asc' ? asc : desc
       const rows = await db
-        .select({ ...serviceColumns, category: categoryColumns, total: total.as('total') })
+        .select({ ...serviceColumns, category: categoryColumns, seller: views.sellerOf(services.sellerId), banner: views.bannerOf(services.id), total: total.as('total') })
         .from(services)
         .innerJoin(categories, eq(categories.id, services.categoryId))
         .where(and(...conditions, after))
@@ -269,28 +279,27 @@ async function correctedQuery(search: string): Promise<string | null> {
 
     /**
      * A search. Full text (the GIN index on `search_vector`) finds the candidates; with
-     * `fuzzy`, the search also matches with each word replaced by its nearest words in the
-     * lexicon of title and tag words (trigram similarity, the GiST index on `search_words`). Relevance ranks at most `candidateCap` candidates, the first the
+     * `corrected`, the search also matches with each word replaced by its nearest words in the
+     * lexicon of title and tag words (`correctedQuery`). Relevance ranks at most `candidateCap` candidates, the first the
      * index yields (`ts_rank` plus the title's word similarity); other sorts use their index.
      * Page and total (capped at `candidateCap`) come from one statement.
      */
     async searchActive(
       filter: ServiceSearch & { search: string },
       window: PageWindow,
-      options: { fuzzy: boolean; candidateCap: number },
+      options: { corrected: string | null; candidateCap: number; views: ServiceViews },
     ): Promise<{ rows: ListedService[]; total: number | undefined; hasMore: boolean }> {
       const typed = sql`websearch_to_tsquery('english', ${filter.search})`
       const words = sql`lower(${filter.search})`
-      // The corrected query is read first, in its own small statement, so that the search's
-      // planner sees a constant it can look up in the GIN index.
-      const corrected = options.fuzzy ? await correctedQuery(filter.search) : null
-      const query = corrected === null ? typed : sql`(${typed} || to_tsquery('english', ${corrected}))`
+      // The corrected query (`correctedQuery`) is read before, in its own small statement, so that
+      // the search's planner sees a constant it can look up in the GIN index.
+      const query = options.corrected === null ? typed : sql`(${typed} || to_tsquery('english', ${options.corrected}))`
       const matches = sql`${services.searchVector} @@ ${query}`
       const conditions = [...filtersOf(filter), matches]
 
       if (filter.sortBy !== 'relevance') {
         const listed = await db
-          .select({ ...serviceColumns, category: categoryColumns, total: cappedCount(conditions, options.candidateCap).as('total') })
+          .select({ ...serviceColumns, category: categoryColumns, seller: options.views.sellerOf(services.sellerId), banner: options.views.bannerOf(services.id), total: cappedCount(conditions, options.candidateCap).as('total') })
           .from(services)
           .innerJoin(categories, eq(categories.id, services.categoryId))
           .where(and(...conditions, keyset(filter.sortBy, filter.sortOrder, window)))
@@ -321,7 +330,7 @@ async function correctedQuery(search: string): Promise<string | null> {
         offset ${window.offset} limit ${window.limit + 1}
       ) as ranked`
       const rows = await db
-        .select({ ...serviceColumns, category: categoryColumns, total: sql<number>`ranked.total` })
+        .select({ ...serviceColumns, category: categoryColumns, seller: options.views.sellerOf(services.sellerId), banner: options.views.bannerOf(services.id), total: sql<number>`ranked.total` })
         .from(ranked)
         .innerJoin(services, sql`${services.id} = ranked.id`)
         .innerJoin(categories, eq(categories.id, services.categoryId))
