@@ -189,9 +189,8 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
   const describe = async (row: ServiceRow, viewer: Actor | null) => (await describeAll([row], viewer))[0]!
 
   async function resolveCategoryIds(idOrSlug: string): Promise<string[] | undefined> {
-    const repository = createServicesRepository(db)
-    const category = await repository.findCategory(idOrSlug)
-    return category ? repository.categoryIdsWithin(category.id) : undefined
+    const ids = await createServicesRepository(db).categoryIdsByRef(idOrSlug)
+    return ids.length > 0 ? ids : undefined
   }
 
   async function listActive(query: ServiceListQuery, categoryIds: string[] | undefined) {

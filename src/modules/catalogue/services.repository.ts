@@ -359,6 +359,19 @@ async function correctedQuery(search: string): Promise<string | null> {
       return row
     },
 
+    /** The ids of a category (by id or slug) and its subcategories in one statement; empty when unknown. */
+    async categoryIdsByRef(idOrSlug: string): Promise<string[]> {
+      const target = db
+        .select({ id: categories.id })
+        .from(categories)
+        .where(UUID.test(idOrSlug) ? eq(categories.id, idOrSlug) : eq(categories.slug, idOrSlug))
+      const rows = await db
+        .select({ id: categories.id })
+        .from(categories)
+        .where(or(inArray(categories.id, target), inArray(categories.parentId, target)))
+      return rows.map((row) => row.id)
+    },
+
     /** A category and its subcategories (the taxonomy has two levels). */
     async categoryIdsWithin(categoryId: string): Promise<string[]> {
       const rows = await db.select({ id: categories.id }).from(categories).where(or(eq(categories.id, categoryId), eq(categories.parentId, categoryId)))
