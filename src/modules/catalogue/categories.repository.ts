@@ -1,4 +1,4 @@
-import { asc, count, eq, inArray, isNull, max } from 'drizzle-orm'
+import { asc, count, eq, getTableColumns, inArray, isNull, max, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { categories, categoryServiceCounts, type CategoryRow } from './categories.table.ts'
 import { services } from './services.table.ts'
@@ -9,7 +9,14 @@ const byPositionThenName = [asc(categories.position), asc(categories.name), asc(
 
 export function createCategoriesRepository(db: Executor) {
   return {
-    listAll: (): Promise<CategoryRow[]> => db.select().from(categories).orderBy(...byPositionThenName),
+
+    /** Every category with its own active services (kept counts), in one statement. */
+    listAllWithCounts: (): Promise<(CategoryRow & { servicesCount: number })[]> =>
+      db
+        .select({ ...getTableColumns(categories), servicesCount: sql<number>`coalesce(${categoryServiceCounts.activeServices}, 0)` })
+        .from(categories)
+        .leftJoin(categoryServiceCounts, eq(categoryServiceCounts.categoryId, categories.id))
+        .orderBy(...byPositionThenName),
 
     listChildren: (parentId: string): Promise<CategoryRow[]> =>
       db.select().from(categories).where(eq(categories.parentId, parentId)).orderBy(...byPositionThenName),
