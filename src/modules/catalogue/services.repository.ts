@@ -160,6 +160,30 @@ export function createServicesRepository(db: Executor) {
   }
 
   /**
+   * A page in index order with its total. Only the page's ids are chosen by the walk (offset or
+   * keyset); the seller and banner subqueries then run for those rows alone, not for every row
+   * an offset skips.
+   */
+  function sortedPage(conditions: SQL[], sortBy: keyof typeof sortColumns, sortOrder: 'asc' | 'desc', window: PageWindow, total: SQL<number>, views: ServiceViews) {
+    const direction = sortOrder === 'asc' ? asc : desc
+    // The id (UUIDv7) breaks ties so pages never overlap.
+    const order = [direction(sortColumns[sortBy]), direction(services.id)]
+    const page = db
+      .select({ id: services.id })
+      .from(services)
+      .where(and(...conditions, keyset(sortBy, sortOrder, window)))
+      .orderBy(...order)
+      .offset(window.after ? 0 : window.offset)
+      .limit(window.limit + 1)
+    return db
+      .select({ ...serviceColumns, category: categoryColumns, seller: views.sellerOf(services.sellerId), banner: views.bannerOf(services.id), total: total.as('total') })
+      .from(services)
+      .innerJoin(categories, eq(categories.id, services.categoryId))
+      .where(inArray(services.id, page))
+      .orderBy(...order)
+  }
+
+  /**
    * The kept per-category counts when only categories narrow the list (exact), otherwise a count
    * capped at `cap + 1` rows.
    */
@@ -257,17 +281,7 @@ async function correctedQuery(search: string): Promise<string | null> {
     async listActive(filter: ServiceSearch & { sortBy: keyof typeof sortColumns }, window: PageWindow, countCap: number, views: ServiceViews): Promise<{ rows: ListedService[]; total: number | undefined; isExact: boolean }> {
       const conditions = filtersOf(filter)
       const { total, isExact } = totalOf(filter, conditions, countCap)
-      const after = keyset(filter.sortBy, filter.sortOrder, window)
-      const direction = filter.sortOrder === 'asc' ? asc : desc
-      const rows = await db
-        .select({ ...serviceColumns, category: categoryColumns, seller: views.sellerOf(services.sellerId), banner: views.bannerOf(services.id), total: total.as('total') })
-        .from(services)
-        .innerJoin(categories, eq(categories.id, services.categoryId))
-        .where(and(...conditions, after))
-        // The id (UUIDv7) breaks ties so pages never overlap.
-        .orderBy(direction(sortColumns[filter.sortBy]), direction(services.id))
-        .offset(window.after ? 0 : window.offset)
-        .limit(window.limit + 1)
+      const rows = await sortedPage(conditions, filter.sortBy, filter.sortOrder, window, total, views)
       return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total, isExact }
     },
 
@@ -298,14 +312,7 @@ async function correctedQuery(search: string): Promise<string | null> {
       const conditions = [...filtersOf(filter), matches]
 
       if (filter.sortBy !== 'relevance') {
-        const listed = await db
-          .select({ ...serviceColumns, category: categoryColumns, seller: options.views.sellerOf(services.sellerId), banner: options.views.bannerOf(services.id), total: cappedCount(conditions, options.candidateCap).as('total') })
-          .from(services)
-          .innerJoin(categories, eq(categories.id, services.categoryId))
-          .where(and(...conditions, keyset(filter.sortBy, filter.sortOrder, window)))
-          .orderBy((filter.sortOrder === 'asc' ? asc : desc)(sortColumns[filter.sortBy]), (filter.sortOrder === 'asc' ? asc : desc)(services.id))
-          .offset(window.after ? 0 : window.offset)
-          .limit(window.limit + 1)
+        const listed = await sortedPage(conditions, filter.sortBy, filter.sortOrder, window, cappedCount(conditions, options.candidateCap), options.views)
         return { rows: listed.map(({ total: _total, ...row }) => row), total: listed[0]?.total, hasMore: listed.length > window.limit }
       }
 
