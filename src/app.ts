@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
 import cors from '@fastify/cors'
 import multipart from '@fastify/multipart'
-import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import websocket from '@fastify/websocket'
@@ -20,8 +19,10 @@ import { badUrlHandler, errorHandler, notFoundHandler } from './http/error-handl
 import { objectBodiesOnly } from './http/json-body.ts'
 import { refuseMultipartOnJsonRoutes } from './http/multipart.ts'
 import { RateLimitCounter, rateLimits } from './http/rate-limit.ts'
+import { addSecurityHeaders } from './http/security-headers.ts'
 import { validatorCompiler } from './http/validation.ts'
 import { MINUTE, systemClock, type Clock } from './lib/clock.ts'
+import { limitPasswordHashing } from './lib/passwords.ts'
 import type { ErrorCode } from './lib/errors.ts'
 import { createLogger, type Logger } from './platform/logging/logger.ts'
 import { createMailer, type Mailer } from './platform/mail/mailer.ts'
@@ -123,7 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   app.addHook('preValidation', refuseMultipartOnJsonRoutes)
 
-  await app.register(helmet, {
+  limitPasswordHashing(config.passwordHashConcurrency)
+  addSecurityHeaders(app, {
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"],

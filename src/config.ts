@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { defaultHashConcurrency } from './lib/passwords.ts'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Url = (protocols: string) => Type.String({ pattern: `^(${protocols})://\\S+$` })
@@ -34,6 +35,7 @@ const EnvSchema = Type.Object({
   CORS_ORIGINS: Type.String({ default: '*' }),
   TRUST_PROXY: Bool,
   RUN_WORKER: Bool,
+  PASSWORD_HASH_CONCURRENCY: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
   RATE_LIMIT_AUTH: Count(5),
   RATE_LIMIT_UPLOADS: Count(10),
   RATE_LIMIT_GENERAL: Count(100),
@@ -84,6 +86,8 @@ export interface Config {
   trustProxy: boolean
   runWorker: boolean
   rateLimit: { auth: number; uploads: number; general: number; windowSeconds: number }
+  /** Argon2 hashes computed at once; more wait (default: half the cores, at least one). */
+  passwordHashConcurrency: number
   /** ISO 4217 code of the platform currency; money is stored in its minor unit (cents). */
   currency: string
   /** The sandbox credits deposits without collecting money: on outside production, opt-in in production. */
@@ -191,6 +195,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     corsOrigins: origins.includes('*') ? '*' : origins,
     trustProxy: env.TRUST_PROXY === 'true',
     runWorker: env.RUN_WORKER === 'true',
+    passwordHashConcurrency: env.PASSWORD_HASH_CONCURRENCY ?? defaultHashConcurrency(),
     rateLimit: {
       auth: env.RATE_LIMIT_AUTH,
       uploads: env.RATE_LIMIT_UPLOADS,

@@ -1,13 +1,32 @@
+import { availableParallelism } from 'node:os'
 import { hash, verify } from '@node-rs/argon2'
+import { Semaphore } from './semaphore.ts'
 
 /** OWASP's argon2id baseline: 19 MiB, two passes, one lane. `algorithm: 2` is Argon2id (a const enum we cannot import). */
 const OPTIONS = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
 
-export const hashPassword = (password: string): Promise<string> => hash(password, OPTIONS)
+/** Half the cores by default, so a storm of logins leaves the event loop a core (see `PASSWORD_HASH_CONCURRENCY`). */
+export const defaultHashConcurrency = (): number => Math.max(1, Math.floor(availableParallelism() / 2))
+
+/**
+ * Argon2 runs on libuv's worker threads, which share the cores with the event loop: without a
+ * bound, a burst of logins slows every other request. Hashes beyond the bound wait their turn.
+ * Process-wide, as the thread pool is.
+ */
+const hashing = new Semaphore(defaultHashConcurrency())
+
+/** The number of argon2 computations allowed at once (the app sets it from its config). */
+export function limitPasswordHashing(concurrency: number): void {
+  hashing.resize(concurrency)
+}
+
+export const passwordHashingLoad = () => hashing.load
+
+export const hashPassword = (password: string): Promise<string> => hashing.run(() => hash(password, OPTIONS))
 
 export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
   try {
-    return await verify(passwordHash, password)
+    return await hashing.run(() => verify(passwordHash, password))
   } catch {
     return false
   }

@@ -6,16 +6,16 @@ import { catalogueErrors } from './catalogue.errors.ts'
 import { catalogueEvents } from './catalogue.events.ts'
 import { createCatalogueService } from './catalogue.service.ts'
 import { categoriesRoutes } from './categories.routes.ts'
-import { categories } from './categories.table.ts'
+import { categories, categoryServiceCounts } from './categories.table.ts'
 import { servicesAdminRoutes } from './services.admin.routes.ts'
 import { servicesRoutes } from './services.routes.ts'
-import { serviceExtras, servicePackages, services } from './services.table.ts'
+import { searchWords, serviceExtras, servicePackages, services } from './services.table.ts'
 
 /** Categories and services ("gigs"): offers, moderation, images, browsing and search. */
 export const catalogueModule = defineModule({
   name: 'catalogue',
   needs: ['users', 'uploads', 'audit'],
-  tables: { categories, services, servicePackages, serviceExtras },
+  tables: { categories, categoryServiceCounts, services, servicePackages, serviceExtras, searchWords },
   create: ({ db, clock, outbox }, deps: { users: UsersService; uploads: UploadsService; audit: AuditService }) => createCatalogueService({ db, clock, outbox, ...deps }),
   routes: (api, { config }) => async (app) => {
     await app.register(servicesRoutes, { services: api, tmpDir: config.tmpDir })

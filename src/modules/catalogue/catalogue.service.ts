@@ -19,8 +19,11 @@ export interface CatalogueDeps {
   clock: Clock
   outbox: Outbox
   audit: Pick<AuditService, 'record'>
-  uploads: Pick<UploadsService, 'bindUpload' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'detachFile' | 'reorderFiles' | 'filesOf' | 'urlOf'>
-  users: Pick<UsersService, 'publicSummariesOf'>
+  uploads: Pick<
+    UploadsService,
+    'bindUpload' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'detachFile' | 'reorderFiles' | 'filesOf' | 'urlOf' | 'publicFileUrlSql' | 'publicFilesJsonSql'
+  >
+  users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql'>
 }
 
 /**

@@ -1,6 +1,6 @@
-import { and, asc, count, eq, inArray, isNull, max } from 'drizzle-orm'
+import { asc, count, eq, getTableColumns, inArray, isNull, max, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
-import { categories, type CategoryRow } from './categories.table.ts'
+import { categories, categoryServiceCounts, type CategoryRow } from './categories.table.ts'
 import { services } from './services.table.ts'
 
 export type CategoryFields = Pick<CategoryRow, 'parentId' | 'name' | 'slug' | 'description' | 'position'>
@@ -9,7 +9,14 @@ const byPositionThenName = [asc(categories.position), asc(categories.name), asc(
 
 export function createCategoriesRepository(db: Executor) {
   return {
-    listAll: (): Promise<CategoryRow[]> => db.select().from(categories).orderBy(...byPositionThenName),
+
+    /** Every category with its own active services (kept counts), in one statement. */
+    listAllWithCounts: (): Promise<(CategoryRow & { servicesCount: number })[]> =>
+      db
+        .select({ ...getTableColumns(categories), servicesCount: sql<number>`coalesce(${categoryServiceCounts.activeServices}, 0)` })
+        .from(categories)
+        .leftJoin(categoryServiceCounts, eq(categoryServiceCounts.categoryId, categories.id))
+        .orderBy(...byPositionThenName),
 
     listChildren: (parentId: string): Promise<CategoryRow[]> =>
       db.select().from(categories).where(eq(categories.parentId, parentId)).orderBy(...byPositionThenName),
@@ -42,14 +49,13 @@ export function createCategoriesRepository(db: Executor) {
       return row?.position ?? -1
     },
 
-    /** Active, not deleted services per category, in one grouped query; absent means zero. */
+    /** Active, not deleted services per category, as the triggers keep them; absent means zero. */
     async countActiveServices(categoryIds?: string[]): Promise<Map<string, number>> {
       if (categoryIds?.length === 0) return new Map()
       const rows = await db
-        .select({ categoryId: services.categoryId, total: count() })
-        .from(services)
-        .where(and(eq(services.status, 'active'), isNull(services.deletedAt), categoryIds && inArray(services.categoryId, categoryIds)))
-        .groupBy(services.categoryId)
+        .select({ categoryId: categoryServiceCounts.categoryId, total: categoryServiceCounts.activeServices })
+        .from(categoryServiceCounts)
+        .where(categoryIds && inArray(categoryServiceCounts.categoryId, categoryIds))
       return new Map(rows.map((row) => [row.categoryId, row.total]))
     },
 

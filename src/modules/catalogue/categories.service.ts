@@ -119,8 +119,8 @@ export function createCategoriesService(deps: { db: Db; clock: Clock }) {
   return {
     /** Top-level categories with their subcategories, by position then name; counts cover active services. */
     async listCategoryTree(): Promise<CategoryTreeItem[]> {
-      const categories = createCategoriesRepository(db)
-      const [rows, counts] = await Promise.all([categories.listAll(), categories.countActiveServices()])
+      const rows = await createCategoriesRepository(db).listAllWithCounts()
+      const counts = new Map(rows.map((row) => [row.id, row.servicesCount]))
       const childrenOf = new Map<string, CategoryNode[]>()
       for (const row of rows) {
         if (row.parentId === null) continue

@@ -17,3 +17,15 @@ export const categories = pgTable(
 )
 
 export type CategoryRow = typeof categories.$inferSelect
+
+/**
+ * Active, not deleted services per category (its own, not its subcategories'), kept by triggers
+ * on `services` (migration `catalogue_counts_custom`) so no read counts services. A category with
+ * no row has none.
+ */
+export const categoryServiceCounts = pgTable('category_service_counts', {
+  categoryId: uuid('category_id')
+    .primaryKey()
+    .references(() => categories.id, { onDelete: 'cascade' }),
+  activeServices: integer('active_services').notNull().default(0),
+})

@@ -1,15 +1,17 @@
 import type { Actor } from '../../access/access.ts'
 import type { Db, Executor } from '../../db/client.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
+import { isUuid } from '../../lib/ids.ts'
 import { fromCents } from '../../lib/money.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { isOwner, isVisibleTo, mayModerate } from './service-rules.ts'
-import { createServicesRepository, type ServiceSort } from './services.repository.ts'
-import type { ServiceRow, ServiceStatus } from './services.table.ts'
+import { createServicesRepository, prepareServiceRead, type ListedService, type PageWindow, type ServiceSort, type ServiceViews } from './services.repository.ts'
+import type { ServiceExtraRow, ServicePackageRow, ServiceRow, ServiceStatus } from './services.table.ts'
 
 export interface ServiceListQuery extends PageRequest {
+  cursor?: string
   search?: string
   minPrice?: number
   maxPrice?: number
@@ -21,8 +23,48 @@ export interface ServiceListQuery extends PageRequest {
 
 export interface BrowsingDeps {
   db: Db
-  uploads: Pick<UploadsService, 'filesOf' | 'urlOf'>
-  users: Pick<UsersService, 'publicSummariesOf'>
+  uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'publicFileUrlSql' | 'publicFilesJsonSql'>
+  users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql'>
+}
+
+/** Totals above this are reported as this number with `totalIsExact: false` ("1,000+"). */
+export const COUNT_CAP = 1000
+/** Full text finding fewer matches than this brings in the misspelling-tolerant search. */
+const FUZZY_BELOW = 3
+
+interface Cursor {
+  sortBy: ServiceSort
+  sortOrder: 'asc' | 'desc'
+  /** Keyset: the last service of the previous page. */
+  id?: string
+  /** Relevance pages (a bounded, ranked set) go on by position. */
+  offset?: number
+}
+
+const encodeCursor = (cursor: Cursor): string => Buffer.from(JSON.stringify(cursor)).toString('base64url')
+
+function decodeCursor(value: string): Cursor | undefined {
+  try {
+    const parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Partial<Cursor>
+    if (typeof parsed !== 'object' || parsed === null) return undefined
+    if (parsed.id !== undefined && !isUuid(parsed.id)) return undefined
+    if (parsed.offset !== undefined && !(Number.isSafeInteger(parsed.offset) && parsed.offset >= 0 && parsed.offset <= COUNT_CAP)) return undefined
+    if ((parsed.id === undefined) === (parsed.offset === undefined)) return undefined
+    return parsed as Cursor
+  } catch {
+    return undefined
+  }
+}
+
+/** The page's window: `page`/`limit`, or `cursor` (which must come from the same sort). */
+function windowOf(query: ServiceListQuery, sortBy: ServiceSort, sortOrder: 'asc' | 'desc'): PageWindow {
+  if (query.cursor === undefined) return { offset: offsetOf(query), limit: query.limit }
+  if (query.page !== 1) throw fieldError('cursor', 'cannot be combined with page')
+  const cursor = decodeCursor(query.cursor)
+  if (!cursor || cursor.sortBy !== sortBy || cursor.sortOrder !== sortOrder || (sortBy === 'relevance') !== (cursor.offset !== undefined)) {
+    throw fieldError('cursor', 'is not a nextCursor of this list (same sortBy and sortOrder)')
+  }
+  return cursor.offset !== undefined ? { offset: cursor.offset, limit: query.limit } : { offset: 0, limit: query.limit, after: cursor.id }
 }
 
 /** Price filters in cents, rounded inward so a bound never admits a price outside it. */
@@ -32,6 +74,12 @@ const upperCents = (amount: number) => Math.floor(amount * 100 + 1e-6)
 /** Reading services: one, a page of them, search, and the full answer a viewer may see. */
 export function createServiceBrowsing(deps: BrowsingDeps) {
   const { db, uploads, users } = deps
+  const views: ServiceViews = {
+    sellerOf: (userId) => users.publicSummarySql(userId),
+    bannerOf: (serviceId) => uploads.publicFileUrlSql('service', serviceId, 'service_banner'),
+    galleryOf: (serviceId) => uploads.publicFilesJsonSql('service', serviceId, 'service_gallery'),
+  }
+  let readService: ReturnType<typeof prepareServiceRead> | undefined
 
   const urlsByObject = async (executor: Executor, objectType: 'user' | 'service', ids: string[], tag: 'avatar' | 'service_banner') =>
     new Map((await uploads.filesOf(executor, objectType, ids, tag)).map((row) => [row.objectId!, uploads.urlOf(row)]))
@@ -60,20 +108,59 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     createdAt: row.createdAt.toISOString(),
   })
 
-  async function summarise(rows: ServiceRow[]) {
-    const relations = await relationsOf(db, rows)
-    return rows.map((row) => ({
+  /** List rows come with their category, seller and banner (one statement for the page). */
+  const summarise = (rows: ListedService[]) =>
+    rows.map((row) => ({
       id: row.id,
       title: row.title,
       shortDescription: row.shortDescription,
       ...common(row),
-      banner: relations.banner(row),
-      seller: relations.seller(row),
-      category: relations.category(row),
+      banner: row.banner,
+      seller: row.seller,
+      category: row.category,
     }))
+
+  type Seller = Awaited<ReturnType<typeof users.publicSummariesOf>> extends Map<string, infer V> ? V : never
+  interface Offer {
+    category: { id: string; name: string; slug: string }
+    seller: Seller
+    packages: Pick<ServicePackageRow, 'id' | 'name' | 'description' | 'priceCents' | 'deliveryDays' | 'revisions' | 'features'>[]
+    extras: Pick<ServiceExtraRow, 'id' | 'title' | 'priceCents' | 'additionalDays'>[]
+    banner: string | null
+    images: { id: string; url: string; order: number }[]
   }
 
-  /** The full answer for each row, as `viewer` may see it (the rejection reason is not public). */
+  /** The full answer, as `viewer` may see it (the rejection reason is not public). */
+  const present = (row: ServiceRow, offer: Offer, viewer: Actor | null) => ({
+    id: row.id,
+    title: row.title,
+    shortDescription: row.shortDescription,
+    description: row.description,
+    tags: row.tags,
+    status: row.status,
+    rejectionReason: isOwner(row, viewer) || mayModerate(viewer) ? row.rejectionReason : null,
+    category: offer.category,
+    seller: offer.seller,
+    packages: offer.packages.map((item) => ({
+      id: item.id,
+      name: item.name,
+      description: item.description,
+      price: fromCents(item.priceCents),
+      deliveryDays: item.deliveryDays,
+      revisions: item.revisions ?? ('unlimited' as const),
+      features: item.features,
+    })),
+    extras: offer.extras.map((item) => ({ id: item.id, title: item.title, price: fromCents(item.priceCents), additionalDays: item.additionalDays })),
+    banner: offer.banner,
+    images: offer.images,
+    ...common(row),
+    updatedAt: row.updatedAt.toISOString(),
+  })
+
+  const imagesOf = (files: Awaited<ReturnType<UploadsService['filesOf']>>, serviceId: string) =>
+    files.filter((file) => file.objectId === serviceId).map((file) => ({ id: file.id, url: uploads.urlOf(file), order: file.order }))
+
+  /** The full answer for each row (moderation lists, answers to writes): a few grouped queries. */
   async function describeAll(rows: ServiceRow[], viewer: Actor | null) {
     const repository = createServicesRepository(db)
     const ids = rows.map((row) => row.id)
@@ -83,43 +170,27 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
       repository.extrasOf(ids),
       uploads.filesOf(db, 'service', ids, 'service_gallery'),
     ])
-    return rows.map((row) => ({
-      id: row.id,
-      title: row.title,
-      shortDescription: row.shortDescription,
-      description: row.description,
-      tags: row.tags,
-      status: row.status,
-      rejectionReason: isOwner(row, viewer) || mayModerate(viewer) ? row.rejectionReason : null,
-      category: relations.category(row),
-      seller: relations.seller(row),
-      packages: packages
-        .filter((item) => item.serviceId === row.id)
-        .map((item) => ({
-          id: item.id,
-          name: item.name,
-          description: item.description,
-          price: fromCents(item.priceCents),
-          deliveryDays: item.deliveryDays,
-          revisions: item.revisions ?? ('unlimited' as const),
-          features: item.features,
-        })),
-      extras: extras
-        .filter((item) => item.serviceId === row.id)
-        .map((item) => ({ id: item.id, title: item.title, price: fromCents(item.priceCents), additionalDays: item.additionalDays })),
-      banner: relations.banner(row),
-      images: gallery.filter((file) => file.objectId === row.id).map((file) => ({ id: file.id, url: uploads.urlOf(file), order: file.order })),
-      ...common(row),
-      updatedAt: row.updatedAt.toISOString(),
-    }))
+    return rows.map((row) =>
+      present(
+        row,
+        {
+          category: relations.category(row),
+          seller: relations.seller(row),
+          packages: packages.filter((item) => item.serviceId === row.id),
+          extras: extras.filter((item) => item.serviceId === row.id),
+          banner: relations.banner(row),
+          images: imagesOf(gallery, row.id),
+        },
+        viewer,
+      ),
+    )
   }
 
   const describe = async (row: ServiceRow, viewer: Actor | null) => (await describeAll([row], viewer))[0]!
 
   async function resolveCategoryIds(idOrSlug: string): Promise<string[] | undefined> {
-    const repository = createServicesRepository(db)
-    const category = await repository.findCategory(idOrSlug)
-    return category ? repository.categoryIdsWithin(category.id) : undefined
+    const ids = await createServicesRepository(db).categoryIdsByRef(idOrSlug)
+    return ids.length > 0 ? ids : undefined
   }
 
   async function listActive(query: ServiceListQuery, categoryIds: string[] | undefined) {
@@ -127,34 +198,73 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     if (query.minPrice !== undefined && query.maxPrice !== undefined && query.minPrice > query.maxPrice) throw fieldError('minPrice', 'must not be more than maxPrice')
     if (query.sortBy === 'relevance' && !search) throw fieldError('sortBy', 'relevance needs a search')
     const sortBy = query.sortBy ?? (search ? 'relevance' : 'createdAt')
+    const sortOrder = sortBy === 'relevance' ? 'desc' : (query.sortOrder ?? (sortBy === 'price' ? 'asc' : 'desc'))
     const tags = query.tags
       ?.split(',')
       .map((tag) => tag.trim().toLowerCase())
       .filter((tag) => tag !== '')
-    const { rows, total } = await createServicesRepository(db).searchActive(
-      {
-        categoryIds,
-        search,
-        minPriceCents: query.minPrice === undefined ? undefined : lowerCents(query.minPrice),
-        maxPriceCents: query.maxPrice === undefined ? undefined : upperCents(query.maxPrice),
-        sellerId: query.sellerId,
-        tags,
-        sortBy,
-        sortOrder: query.sortOrder ?? (sortBy === 'price' ? 'asc' : 'desc'),
-      },
-      offsetOf(query),
-      query.limit,
-    )
-    return toPage(await summarise(rows), total, query)
+    const filter = {
+      categoryIds,
+      minPriceCents: query.minPrice === undefined ? undefined : lowerCents(query.minPrice),
+      maxPriceCents: query.maxPrice === undefined ? undefined : upperCents(query.maxPrice),
+      sellerId: query.sellerId,
+      tags,
+      sortOrder,
+    } as const
+    const window = windowOf(query, sortBy, sortOrder)
+    const repository = createServicesRepository(db)
+
+    let rows: ListedService[]
+    let total: number
+    let isExact: boolean
+    if (search === undefined) {
+      if (sortBy === 'relevance') throw fieldError('sortBy', 'relevance needs a search')
+      const listed = await repository.listActive({ ...filter, sortBy }, window, COUNT_CAP, views)
+      rows = listed.rows
+      isExact = listed.isExact
+      total = listed.total ?? (await repository.countActive(filter, COUNT_CAP))
+      if (!isExact && total <= COUNT_CAP) isExact = true
+      if (total > COUNT_CAP && !isExact) total = COUNT_CAP
+    } else {
+      const searchFilter = { ...filter, sortBy, search }
+      // Full text first; the misspelling-tolerant search only when it finds too little, and
+      // only when some word has near words in the lexicon (otherwise it would find the same).
+      const run = async (corrected: string | null) => {
+        const found = await repository.searchActive(searchFilter, window, { corrected, candidateCap: COUNT_CAP, views })
+        const counted = found.total ?? (await repository.searchActive(searchFilter, { offset: 0, limit: 1 }, { corrected, candidateCap: COUNT_CAP, views })).total ?? 0
+        return { found, counted }
+      }
+      let { found, counted } = await run(null)
+      if (counted < FUZZY_BELOW) {
+        const corrected = await repository.correctedQuery(search)
+        if (corrected !== null) ({ found, counted } = await run(corrected))
+      }
+      total = counted
+      rows = found.rows
+      isExact = total <= COUNT_CAP
+      total = Math.min(total, COUNT_CAP)
+    }
+
+    const hasNext = rows.length > window.limit
+    const items = rows.slice(0, window.limit)
+    const last = items.at(-1)
+    const nextCursor = !hasNext || !last ? null : encodeCursor(sortBy === 'relevance' ? { sortBy, sortOrder, offset: window.offset + window.limit } : { sortBy, sortOrder, id: last.id })
+    const page = toPage(summarise(items), total, query)
+    return {
+      items: page.items,
+      pagination: { ...page.pagination, hasNext, hasPrev: page.pagination.hasPrev || query.cursor !== undefined, totalIsExact: isExact, nextCursor },
+    }
   }
 
   return {
     describe,
 
+    /** One prepared statement: the service, its offer, seller, banner and gallery. */
     async getService(viewer: Actor | null, serviceId: string) {
-      const row = await createServicesRepository(db).findById(serviceId)
+      readService ??= prepareServiceRead(db, views)
+      const row = await readService(serviceId)
       if (!row || !isVisibleTo(row, viewer)) throw notFound('Service')
-      return describe(row, viewer)
+      return present(row, row, viewer)
     },
 
     /** `GET /admin/services`: oldest first, so the review queue is worked in order. */

@@ -1,7 +1,17 @@
-import { and, asc, count, desc, eq, gte, inArray, isNull, lte, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, gte, inArray, isNull, lte, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
-import { categories } from './categories.table.ts'
-import { serviceExtras, servicePackages, services, type ServiceExtraRow, type ServicePackageRow, type ServiceRow, type ServiceStatus } from './services.table.ts'
+import { categories, categoryServiceCounts } from './categories.table.ts'
+import {
+  searchWords,
+  serviceColumns,
+  serviceExtras,
+  servicePackages,
+  services,
+  type ServiceExtraRow,
+  type ServicePackageRow,
+  type ServiceRow,
+  type ServiceStatus,
+} from './services.table.ts'
 
 export type NewServiceRow = typeof services.$inferInsert
 export type ServiceSort = 'price' | 'rating' | 'createdAt' | 'relevance'
@@ -17,41 +27,218 @@ export interface ServiceSearch {
   sortOrder: 'asc' | 'desc'
 }
 
+/** The filters of a list, without its order. */
+export type ServiceFilter = Omit<ServiceSearch, 'sortBy' | 'sortOrder' | 'search'>
+
+/** Which slice of a list: an offset, or the rows after a service (keyset), `limit` rows. */
+export interface PageWindow {
+  offset: number
+  limit: number
+  /** The id of the last service of the previous page: the page starts after it in the list's order. */
+  after?: string
+}
+
+/** A list row: the service, its category, seller and banner. */
+export type ListedService = ServiceRow & { category: { id: string; name: string; slug: string }; seller: SellerJson; banner: string | null }
+
+/** What a package or extra looks like inside the one-statement service read (JSON from PostgreSQL). */
+export interface PackageJson {
+  id: string
+  name: string
+  description: string
+  priceCents: number
+  deliveryDays: number
+  revisions: number | null
+  features: string[]
+}
+export interface ExtraJson {
+  id: string
+  title: string
+  priceCents: number
+  additionalDays: number
+}
+
+/** How many of a search's best candidates by `ts_rank` are ranked again with the title's word similarity. */
+const RERANKED = 100
+/**
+ * A misspelt word is replaced by its three nearest lexicon words at least this similar (trigrams):
+ * low enough for `desgin` -> `design` (0.27) and `buisness` -> `business` (0.38).
+ */
+const NEAREST_WORD_MIN_SIMILARITY = 0.2
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const activeLive = and(eq(services.status, 'active'), isNull(services.deletedAt))!
+const categoryColumns = { id: categories.id, name: categories.name, slug: categories.slug }
+
+const packagesJson = sql<PackageJson[]>`coalesce((select json_agg(json_build_object('id', p.id, 'name', p.name, 'description', p.description, 'priceCents', p.price_cents, 'deliveryDays', p.delivery_days, 'revisions', p.revisions, 'features', p.features) order by p.position) from service_packages p where p.service_id = ${services.id}), '[]'::json)`
+const extrasJson = sql<ExtraJson[]>`coalesce((select json_agg(json_build_object('id', e.id, 'title', e.title, 'priceCents', e.price_cents, 'additionalDays', e.additional_days) order by e.position) from service_extras e where e.service_id = ${services.id}), '[]'::json)`
+
+/** What other modules contribute to one-statement reads, as SQL (their own tables, their own code). */
+export interface ServiceViews {
+  sellerOf(userId: AnyColumn): SQL<SellerJson>
+  bannerOf(serviceId: AnyColumn): SQL<string | null>
+  galleryOf(serviceId: AnyColumn): SQL<ImageJson[]>
+}
+export interface SellerJson {
+  id: string
+  fullName: string
+  username: string
+  avatar: string | null
+}
+export interface ImageJson {
+  id: string
+  url: string
+  order: number
+}
+
+/**
+ * `GET /services/{id}` in one prepared statement: the service, its category, packages, extras,
+ * seller, banner and gallery. Prepared once per database handle: Drizzle builds its SQL once, and
+ * on PostgreSQL each connection parses and plans it once (a named statement).
+ */
+export function prepareServiceRead(db: Executor, views: ServiceViews) {
+  const statement = db
+    .select({
+      ...serviceColumns,
+      category: categoryColumns,
+      packages: packagesJson,
+      extras: extrasJson,
+      seller: views.sellerOf(services.sellerId),
+      banner: views.bannerOf(services.id),
+      images: views.galleryOf(services.id),
+    })
+    .from(services)
+    .innerJoin(categories, eq(categories.id, services.categoryId))
+    .where(eq(services.id, sql.placeholder('id')))
+    .prepare('catalogue_service_by_id')
+  return async (id: string) => (await statement.execute({ id }))[0]
+}
+
+/** Lower-case words of a search, for the misspelling lexicon (at most eight, three letters or more). */
+export const searchWordsOf = (search: string): string[] =>
+  [...new Set(search.toLowerCase().split(/[^a-z0-9]+/))].filter((word) => word.length >= 3 && word.length <= 40).slice(0, 8)
 
 export function createServicesRepository(db: Executor) {
   const live = isNull(services.deletedAt)
 
-  /** Full text on the generated vector, or a title that looks like the words (typos: pg_trgm). */
-  function searchTerms(search: string) {
-    const query = sql`websearch_to_tsquery('english', ${search})`
-    const words = sql`lower(${search})`
-    return {
-      // Trigram operators served by services_title_trgm_idx: `<%` finds the words inside a longer
-      // title (one typo per word), `%` a query that is most of the title with several typos.
-      matches: or(sql`${services.searchVector} @@ ${query}`, sql`${words} <% lower(${services.title})`, sql`lower(${services.title}) % ${words}`)!,
-      rank: sql<number>`ts_rank(${services.searchVector}, ${query}) + word_similarity(${words}, lower(${services.title}))`,
-    }
+  /** The filters of the public catalogue other than the search, as SQL conditions. */
+  function filtersOf(filter: ServiceFilter): SQL[] {
+    const conditions: SQL[] = [activeLive]
+    if (filter.categoryIds) conditions.push(inArray(services.categoryId, filter.categoryIds))
+    if (filter.minPriceCents !== undefined) conditions.push(gte(services.startingPriceCents, filter.minPriceCents))
+    if (filter.maxPriceCents !== undefined) conditions.push(lte(services.startingPriceCents, filter.maxPriceCents))
+    if (filter.sellerId) conditions.push(eq(services.sellerId, filter.sellerId))
+    if (filter.tags && filter.tags.length > 0) conditions.push(sql`${services.tags} && ${sql`array[${sql.join(filter.tags.map((tag) => sql`${tag}`), sql`, `)}]::text[]`}`)
+    return conditions
+  }
+
+  const sortColumns = {
+    price: services.startingPriceCents,
+    rating: services.ratingAverage,
+    createdAt: services.createdAt,
+  } as const
+
+  /** The page's window in a fixed order (column, then id, both one way), by offset or after a row. */
+  function keyset(sortBy: keyof typeof sortColumns, sortOrder: 'asc' | 'desc', window: PageWindow): SQL | undefined {
+    if (!window.after) return undefined
+    const column = sortColumns[sortBy]
+    // The row's own values, read in the statement: timestamps keep their microseconds.
+    const after = sql`(select ${column}, ${services.id} from ${services} where ${services.id} = ${window.after})`
+    return sortOrder === 'asc' ? sql`(${column}, ${services.id}) > ${after}` : sql`(${column}, ${services.id}) < ${after}`
+  }
+
+  /** At most `cap + 1` matching rows are counted: the caller reports `cap` and "at least". */
+  function cappedCount(conditions: SQL[], cap: number) {
+    const capped = db
+      .select({ one: sql`1`.as('one') })
+      .from(services)
+      .where(and(...conditions))
+      .limit(cap + 1)
+      .as('capped')
+    return sql<number>`(select count(*)::int from ${capped})`
+  }
+
+  /**
+   * A page in index order with its total. Only the page's ids are chosen by the walk (offset or
+   * keyset); the seller and banner subqueries then run for those rows alone, not for every row
+   * an offset skips.
+   */
+  function sortedPage(conditions: SQL[], sortBy: keyof typeof sortColumns, sortOrder: 'asc' | 'desc', window: PageWindow, total: SQL<number>, views: ServiceViews) {
+    const direction = sortOrder === 'asc' ? asc : desc
+    // The id (UUIDv7) breaks ties so pages never overlap.
+    const order = [direction(sortColumns[sortBy]), direction(services.id)]
+    const page = db
+      .select({ id: services.id })
+      .from(services)
+      .where(and(...conditions, keyset(sortBy, sortOrder, window)))
+      .orderBy(...order)
+      .offset(window.after ? 0 : window.offset)
+      .limit(window.limit + 1)
+    return db
+      .select({ ...serviceColumns, category: categoryColumns, seller: views.sellerOf(services.sellerId), banner: views.bannerOf(services.id), total: total.as('total') })
+      .from(services)
+      .innerJoin(categories, eq(categories.id, services.categoryId))
+      .where(inArray(services.id, page))
+      .orderBy(...order)
+  }
+
+  /**
+   * The kept per-category counts when only categories narrow the list (exact), otherwise a count
+   * capped at `cap + 1` rows.
+   */
+  function totalOf(filter: ServiceFilter, conditions: SQL[], cap: number): { total: SQL<number>; isExact: boolean } {
+    const isExact = filter.minPriceCents === undefined && filter.maxPriceCents === undefined && !filter.sellerId && !filter.tags?.length
+    if (!isExact) return { total: cappedCount(conditions, cap), isExact }
+    const within = filter.categoryIds ? sql` where ${inArray(categoryServiceCounts.categoryId, filter.categoryIds)}` : sql``
+    return { total: sql<number>`(select coalesce(sum(${categoryServiceCounts.activeServices}), 0)::int from ${categoryServiceCounts}${within})`, isExact }
+  }
+
+  /**
+   * The search with each word replaced by its nearest words in the lexicon (or-ed, at most
+   * three), as `to_tsquery` text, or null when no word has a near one. Lexicon words are
+   * [a-z0-9] only, so each is a plain quoted lexeme.
+   */
+async function correctedQuery(search: string): Promise<string | null> {
+    const wanted = searchWordsOf(search)
+    if (wanted.length === 0) return null
+    const result: unknown = await db.execute(sql`
+      select string_agg(alternatives, ' & ') as query from (
+        select '(' || string_agg(quote_literal(nearest.word), ' | ') || ')' as alternatives
+        from unnest(array[${sql.join(
+          wanted.map((word) => sql`${word}`),
+          sql`, `,
+        )}]::text[]) with ordinality as wanted(input, position)
+        cross join lateral (
+          select word from (
+            select ${searchWords.word} as word, similarity(${searchWords.word}, wanted.input) as score from ${searchWords}
+            order by ${searchWords.word} <-> wanted.input limit 3
+          ) as closest where score >= ${NEAREST_WORD_MIN_SIMILARITY}
+        ) as nearest
+        group by wanted.position) as per_word`)
+    return (result as { rows: { query: string | null }[] }).rows[0]?.query ?? null
   }
 
   return {
+    correctedQuery,
+
     async findById(id: string): Promise<ServiceRow | undefined> {
-      const [row] = await db.select().from(services).where(eq(services.id, id))
+      const [row] = await db.select(serviceColumns).from(services).where(eq(services.id, id))
       return row
     },
 
     async lockById(id: string): Promise<ServiceRow | undefined> {
-      const [row] = await db.select().from(services).where(and(eq(services.id, id), live)).for('update')
+      const [row] = await db.select(serviceColumns).from(services).where(and(eq(services.id, id), live)).for('update')
       return row
     },
 
     async insert(row: NewServiceRow): Promise<ServiceRow> {
-      const [inserted] = await db.insert(services).values(row).returning()
+      const [inserted] = await db.insert(services).values(row).returning(serviceColumns)
       return inserted!
     },
 
     async update(id: string, patch: Partial<Omit<NewServiceRow, 'id' | 'sellerId' | 'createdAt'>>): Promise<ServiceRow | undefined> {
-      const [row] = await db.update(services).set(patch).where(eq(services.id, id)).returning()
+      const [row] = await db.update(services).set(patch).where(eq(services.id, id)).returning(serviceColumns)
       return row
     },
 
@@ -79,43 +266,83 @@ export function createServicesRepository(db: Executor) {
     async listByStatus(status: ServiceStatus, offset: number, limit: number): Promise<{ rows: ServiceRow[]; total: number }> {
       const where = and(eq(services.status, status), live)
       const [rows, [counted]] = await Promise.all([
-        db.select().from(services).where(where).orderBy(asc(services.createdAt), asc(services.id)).offset(offset).limit(limit),
+        db.select(serviceColumns).from(services).where(where).orderBy(asc(services.createdAt), asc(services.id)).offset(offset).limit(limit),
         db.select({ total: count() }).from(services).where(where),
       ])
       return { rows, total: counted?.total ?? 0 }
     },
 
-    /** The public catalogue: active, not deleted, filtered and sorted on indexed columns. */
-    async searchActive(filter: ServiceSearch, offset: number, limit: number): Promise<{ rows: ServiceRow[]; total: number }> {
-      const conditions: SQL[] = [eq(services.status, 'active'), live]
-      if (filter.categoryIds) conditions.push(inArray(services.categoryId, filter.categoryIds))
-      if (filter.minPriceCents !== undefined) conditions.push(gte(services.startingPriceCents, filter.minPriceCents))
-      if (filter.maxPriceCents !== undefined) conditions.push(lte(services.startingPriceCents, filter.maxPriceCents))
-      if (filter.sellerId) conditions.push(eq(services.sellerId, filter.sellerId))
-      if (filter.tags && filter.tags.length > 0) conditions.push(sql`${services.tags} && ${sql`array[${sql.join(filter.tags.map((tag) => sql`${tag}`), sql`, `)}]::text[]`}`)
-      const terms = filter.search !== undefined ? searchTerms(filter.search) : undefined
-      if (terms) conditions.push(terms.matches)
-      const where = and(...conditions)
+    /**
+     * A page of the public catalogue without a search, sorted on indexed columns, with up to
+     * `limit + 1` rows (the extra one says there is a next page). The total comes in the same
+     * statement: the kept per-category counts when only a category narrows the list (exact),
+     * otherwise a count capped at `countCap + 1` rows.
+     */
+    async listActive(filter: ServiceSearch & { sortBy: keyof typeof sortColumns }, window: PageWindow, countCap: number, views: ServiceViews): Promise<{ rows: ListedService[]; total: number | undefined; isExact: boolean }> {
+      const conditions = filtersOf(filter)
+      const { total, isExact } = totalOf(filter, conditions, countCap)
+      const rows = await sortedPage(conditions, filter.sortBy, filter.sortOrder, window, total, views)
+      return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total, isExact }
+    },
 
-      const direction = filter.sortOrder === 'asc' ? asc : desc
-      const sortColumn: Record<ServiceSort, SQL | typeof services.startingPriceCents> = {
-        price: sql`${services.startingPriceCents}`,
-        rating: sql`${services.ratingAverage}`,
-        createdAt: sql`${services.createdAt}`,
-        relevance: terms?.rank ?? sql`${services.createdAt}`,
+    /** The total of `listActive` when its page came back empty (past the end). */
+    async countActive(filter: ServiceFilter, countCap: number): Promise<number> {
+      const result: unknown = await db.execute(sql`select ${totalOf(filter, filtersOf(filter), countCap).total} as total`)
+      return Number((result as { rows: { total: number }[] }).rows[0]?.total ?? 0)
+    },
+
+    /**
+     * A search. Full text (the GIN index on `search_vector`) finds the candidates; with
+     * `corrected`, the search also matches with each word replaced by its nearest words in the
+     * lexicon of title and tag words (`correctedQuery`). Relevance ranks at most `candidateCap` candidates, the first the
+     * index yields (`ts_rank` plus the title's word similarity); other sorts use their index.
+     * Page and total (capped at `candidateCap`) come from one statement.
+     */
+    async searchActive(
+      filter: ServiceSearch & { search: string },
+      window: PageWindow,
+      options: { corrected: string | null; candidateCap: number; views: ServiceViews },
+    ): Promise<{ rows: ListedService[]; total: number | undefined; hasMore: boolean }> {
+      const typed = sql`websearch_to_tsquery('english', ${filter.search})`
+      const words = sql`lower(${filter.search})`
+      // The corrected query (`correctedQuery`) is read before, in its own small statement, so that
+      // the search's planner sees a constant it can look up in the GIN index.
+      const query = options.corrected === null ? typed : sql`(${typed} || to_tsquery('english', ${options.corrected}))`
+      const matches = sql`${services.searchVector} @@ ${query}`
+      const conditions = [...filtersOf(filter), matches]
+
+      if (filter.sortBy !== 'relevance') {
+        const listed = await sortedPage(conditions, filter.sortBy, filter.sortOrder, window, cappedCount(conditions, options.candidateCap), options.views)
+        return { rows: listed.map(({ total: _total, ...row }) => row), total: listed[0]?.total, hasMore: listed.length > window.limit }
       }
-      const [rows, [counted]] = await Promise.all([
-        db
-          .select()
-          .from(services)
-          .where(where)
-          // The id (UUIDv7) breaks ties so pages never overlap.
-          .orderBy(direction(sortColumn[filter.sortBy]), direction(services.id))
-          .offset(offset)
-          .limit(limit),
-        db.select({ total: count() }).from(services).where(where),
-      ])
-      return { rows, total: counted?.total ?? 0 }
+
+      // Candidates: at most cap + 1 rows the GIN index yields, with the cheap rank (`ts_rank`).
+      // The best RERANKED of them are ranked again with the title's word
+      // similarity; the order (re-ranked first, then the rest by cheap rank) is the same for
+      // every page of the search.
+      const filters = and(...filtersOf(filter))
+      const cheapRank = sql`ts_rank(${services.searchVector}, ${query})`
+      const branch = (match: SQL): SQL =>
+        sql`(select ${services.id} as id, ${services.title} as title, ${cheapRank} as cheap from ${services} where ${filters} and ${match} limit ${options.candidateCap + 1})`
+      const candidates = branch(matches)
+      const ranked = sql`(
+        with candidates as (${candidates}),
+        best as (
+          select id, cheap + word_similarity(${words}, lower(title)) as rank
+          from (select id, title, cheap from candidates order by cheap desc, id desc limit ${RERANKED}) as top
+        )
+        select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank, (select count(*)::int from candidates) as total
+        from candidates left join best on best.id = candidates.id
+        order by reranked desc, rank desc, candidates.id desc
+        offset ${window.offset} limit ${window.limit + 1}
+      ) as ranked`
+      const rows = await db
+        .select({ ...serviceColumns, category: categoryColumns, seller: options.views.sellerOf(services.sellerId), banner: options.views.bannerOf(services.id), total: sql<number>`ranked.total` })
+        .from(ranked)
+        .innerJoin(services, sql`${services.id} = ranked.id`)
+        .innerJoin(categories, eq(categories.id, services.categoryId))
+        .orderBy(sql`ranked.reranked desc, ranked.rank desc, ${services.id} desc`)
+      return { rows: rows.map(({ total: _total, ...row }) => row), total: rows[0]?.total, hasMore: rows.length > window.limit }
     },
 
     /** Services that are not soft-deleted, per seller, in one grouped query. */
@@ -137,6 +364,19 @@ export function createServicesRepository(db: Executor) {
         .from(categories)
         .where(UUID.test(idOrSlug) ? eq(categories.id, idOrSlug) : eq(categories.slug, idOrSlug))
       return row
+    },
+
+    /** The ids of a category (by id or slug) and its subcategories in one statement; empty when unknown. */
+    async categoryIdsByRef(idOrSlug: string): Promise<string[]> {
+      const target = db
+        .select({ id: categories.id })
+        .from(categories)
+        .where(UUID.test(idOrSlug) ? eq(categories.id, idOrSlug) : eq(categories.slug, idOrSlug))
+      const rows = await db
+        .select({ id: categories.id })
+        .from(categories)
+        .where(or(inArray(categories.id, target), inArray(categories.parentId, target)))
+      return rows.map((row) => row.id)
     },
 
     /** A category and its subcategories (the taxonomy has two levels). */

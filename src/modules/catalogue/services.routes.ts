@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, IdParams, Message, MultipartForm, Page, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, IdParams, Message, MultipartForm, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
@@ -14,7 +14,7 @@ import {
   Service,
   ServiceBody,
   ServiceImageParams,
-  ServiceSummary,
+  ServicePage,
 } from './services.schemas.ts'
 
 const tags = ['services']
@@ -30,9 +30,10 @@ export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueServ
       schema: {
         tags,
         summary: 'Browse and search active services',
-        description: '`search` ranks by full text (title first) and forgives typos; any text is accepted. `relevance` sorting needs `search`.',
+        description:
+          '`search` ranks by full text (title first) and forgives typos; any text is accepted. `relevance` sorting needs `search`; it ranks the first 1,000 matches the index yields. Follow `nextCursor` for deep pages.',
         querystring: ListServicesQuery,
-        response: responses({ 200: Envelope(Page(ServiceSummary)) }, 400),
+        response: responses({ 200: Envelope(ServicePage) }, 400),
       },
     },
     async (request) => ok(await services.listServices(request.query)),
@@ -47,7 +48,7 @@ export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueServ
         description: 'The category by id or slug; the same filters and sorts as `GET /services`.',
         params: CategoryRefParams,
         querystring: CategoryServicesQuery,
-        response: responses({ 200: Envelope(Page(ServiceSummary)) }, 400, 404),
+        response: responses({ 200: Envelope(ServicePage) }, 400, 404),
       },
     },
     async (request) => ok(await services.listCategoryServices(request.params.categoryId, request.query)),

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { Id, Nullable, PageQuery, Pagination, Timestamp } from '../../http/common.schemas.ts'
 import { serviceStatuses } from './services.table.ts'
 
 const Text = (min: number, max: number, description: string) =>
@@ -139,6 +139,21 @@ export const ServiceSummary = Type.Object(
   { description: 'A service as lists show it.' },
 )
 
+/** A page of services: the shared pagination, plus `totalIsExact` and `nextCursor`. */
+export const ServicePage = Type.Object({
+  items: Type.Array(ServiceSummary),
+  pagination: Type.Composite([
+    Pagination,
+    Type.Object({
+      totalIsExact: Type.Boolean({
+        description:
+          'False when `total` is a floor: filters other than category (price, seller, tags) and searches count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+".',
+      }),
+      nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
+    }),
+  ]),
+})
+
 /** Above any package price (50,000) and inside what the database's integer cents hold. */
 const PRICE_FILTER_MAX = 1_000_000
 const PriceFilter = (description: string) =>
@@ -147,6 +162,13 @@ const PriceFilter = (description: string) =>
 export const serviceSorts = ['price', 'rating', 'createdAt', 'relevance'] as const
 
 const listFilters = {
+  cursor: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "The previous page's `pagination.nextCursor`, with the same `sortBy` and `sortOrder`: the next page, without counting the pages before it (use it instead of `page` for deep pages).",
+    }),
+  ),
   search: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Words to look for; typos are forgiven. Any text is accepted.' })),
   minPrice: Type.Optional(PriceFilter('Lowest starting price.')),
   maxPrice: Type.Optional(PriceFilter('Highest starting price.')),

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm'
+import { getTableColumns, sql } from 'drizzle-orm'
 import { check, customType, doublePrecision, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { users } from '../users/users.table.ts'
 import { categories } from './categories.table.ts'
@@ -47,6 +47,22 @@ export const services = pgTable(
     index('services_active_created_idx')
       .on(table.createdAt, table.id)
       .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
+    // Keyset pages of the public catalogue by price and rating, and per category by each sort.
+    index('services_active_price_idx')
+      .on(table.startingPriceCents, table.id)
+      .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
+    index('services_active_rating_idx')
+      .on(table.ratingAverage, table.id)
+      .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
+    index('services_active_category_created_idx')
+      .on(table.categoryId, table.createdAt, table.id)
+      .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
+    index('services_active_category_price_idx')
+      .on(table.categoryId, table.startingPriceCents, table.id)
+      .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
+    index('services_active_category_rating_idx')
+      .on(table.categoryId, table.ratingAverage, table.id)
+      .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
     index('services_status_created_idx').on(table.status, table.createdAt),
     index('services_status_price_idx').on(table.status, table.startingPriceCents),
     index('services_status_rating_idx').on(table.status, table.ratingAverage),
@@ -93,6 +109,20 @@ export const serviceExtras = pgTable(
   (table) => [index('service_extras_service_idx').on(table.serviceId, table.position), check('service_extras_price_positive', sql`${table.priceCents} > 0`)],
 )
 
-export type ServiceRow = typeof services.$inferSelect
+/**
+ * The words of every service title and tag ever written, lower case, kept by a trigger on
+ * `services` (migration `catalogue_counts_custom`). Search corrects a misspelt word to its
+ * nearest words here (trigram similarity) before asking the full-text index again.
+ */
+export const searchWords = pgTable('search_words', { word: text('word').primaryKey() }, (table) => [
+  // GiST, not GIN: it answers "the nearest words" (`order by word <-> $1 limit 3`) without a threshold.
+  index('search_words_trgm_idx').using('gist', sql`${table.word} gist_trgm_ops`),
+])
+
+/** Every column but the generated `search_vector`, which only the search's WHERE and rank read. */
+const { searchVector: _searchVector, ...serviceColumns } = getTableColumns(services)
+export { serviceColumns }
+
+export type ServiceRow = Omit<typeof services.$inferSelect, 'searchVector'>
 export type ServicePackageRow = typeof servicePackages.$inferSelect
 export type ServiceExtraRow = typeof serviceExtras.$inferSelect

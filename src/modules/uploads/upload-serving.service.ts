@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream'
+import type { AnyColumn, SQL } from 'drizzle-orm'
 import { can, type Actor } from '../../access/access.ts'
 import type { Executor } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -7,7 +8,7 @@ import type { FileToSend } from '../../platform/files.ts'
 import { StorageNotFoundError, type ByteRange, type StorageDriver } from '../../platform/storage/storage.ts'
 import type { UrlSigner } from './signed-urls.ts'
 import { isRaster, TAG_RULES } from './upload-rules.ts'
-import { createUploadsRepository } from './uploads.repository.ts'
+import { createUploadsRepository, publicFilesJsonSql, publicFileUrlSql } from './uploads.repository.ts'
 import type { UploadObjectType, UploadRow, UploadTag } from './uploads.table.ts'
 
 /** Decides whether an actor may see the private files of one object (an order, a conversation). */
@@ -50,9 +51,29 @@ export function createUploadServing(deps: ServingDeps & { db: Executor }) {
     createdAt: row.createdAt.toISOString(),
   })
 
+  /** Public tags only: their URLs need no signature, so PostgreSQL can build them. */
+  function publicOnly(tag: UploadTag): void {
+    if (!TAG_RULES[tag].isPublic) throw new Error(`${tag} files are private: their URLs are signed per request`)
+  }
+
   return {
     urlOf,
     toUpload,
+
+    /**
+     * For another module's one-statement reads: the URL of the first file of a public tag of the
+     * object in column `objectId` (null when none), as `urlOf` would give it.
+     */
+    publicFileUrlSql(objectType: UploadObjectType, objectId: AnyColumn | SQL, tag: UploadTag): SQL<string | null> {
+      publicOnly(tag)
+      return publicFileUrlSql(deps.filesBaseUrl, objectType, objectId, tag)
+    },
+
+    /** The same for every file of the tag, as a JSON array of `{ id, url, order }` in their order. */
+    publicFilesJsonSql(objectType: UploadObjectType, objectId: AnyColumn | SQL, tag: UploadTag): SQL<{ id: string; url: string; order: number }[]> {
+      publicOnly(tag)
+      return publicFilesJsonSql(deps.filesBaseUrl, objectType, objectId, tag)
+    },
 
     /** Other modules declare who may see their objects' private files (order or chat participants). */
     registerAccessPolicy(objectType: UploadObjectType, policy: AccessPolicy): void {

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, isNull, lt, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { uploads, type UploadObjectType, type UploadRow, type UploadTag } from './uploads.table.ts'
 
@@ -97,3 +97,15 @@ export function createUploadsRepository(db: Executor) {
     },
   }
 }
+
+// Public files' URLs built by PostgreSQL (`<filesBaseUrl>/<path>`, as `urlOf` builds them), for
+// other modules' one-statement reads; in the order `listByObject` gives.
+const ofObject = (objectType: UploadObjectType, objectId: AnyColumn | SQL, tag: UploadTag) =>
+  sql`${uploads.objectType} = ${objectType} and ${uploads.objectId} = ${objectId} and ${uploads.tag} = ${tag}`
+const urlSql = (filesBaseUrl: string) => sql`${`${filesBaseUrl}/`}::text || ${uploads.path}`
+
+export const publicFileUrlSql = (filesBaseUrl: string, objectType: UploadObjectType, objectId: AnyColumn | SQL, tag: UploadTag) =>
+  sql<string | null>`(select ${urlSql(filesBaseUrl)} from ${uploads} where ${ofObject(objectType, objectId, tag)} order by ${uploads.order}, ${uploads.createdAt} limit 1)`
+
+export const publicFilesJsonSql = (filesBaseUrl: string, objectType: UploadObjectType, objectId: AnyColumn | SQL, tag: UploadTag) =>
+  sql<{ id: string; url: string; order: number }[]>`coalesce((select json_agg(json_build_object('id', ${uploads.id}, 'url', ${urlSql(filesBaseUrl)}, 'order', ${uploads.order}) order by ${uploads.order}, ${uploads.createdAt}) from ${uploads} where ${ofObject(objectType, objectId, tag)}), '[]'::json)`

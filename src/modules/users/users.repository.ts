@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gte, ilike, inArray, isNotNull, isNull, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, eq, gte, ilike, inArray, isNotNull, isNull, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { users, type NewUserRow, type UserRow } from './users.table.ts'
 
@@ -99,3 +99,7 @@ export function createUsersRepository(db: Executor) {
 }
 
 export type UsersRepository = ReturnType<typeof createUsersRepository>
+
+/** The public summary of the user in column `userId` as a JSON object, for one-statement reads of other modules. */
+export const publicSummarySql = (userId: AnyColumn | SQL, avatarOf: (id: AnyColumn) => SQL<string | null>) =>
+  sql<{ id: string; fullName: string; username: string; avatar: string | null }>`(select json_build_object('id', ${users.id}, 'fullName', ${users.fullName}, 'username', ${users.username}, 'avatar', ${avatarOf(users.id)}) from ${users} where ${users.id} = ${userId})`

@@ -12,7 +12,8 @@ import type { StagedFile } from '../../platform/files.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { PortfolioService } from '../portfolio/portfolio.module.ts'
 import { roleOf, type Actor, type Permission } from '../../access/access.ts'
-import { createUsersRepository, type UserListFilter } from './users.repository.ts'
+import type { AnyColumn, SQL } from 'drizzle-orm'
+import { createUsersRepository, publicSummarySql, type UserListFilter } from './users.repository.ts'
 import type { UserRow } from './users.table.ts'
 
 export interface NewAccount {
@@ -71,7 +72,7 @@ const UNIQUE_FIELDS: Record<string, string> = { users_email_unique: 'email', use
 /** Maps a unique-constraint race on users to the field it concerns. */
 const uniqueViolationField = (error: unknown): string | undefined => UNIQUE_FIELDS[uniqueViolation(error) ?? '']
 
-type AvatarUploads = Pick<UploadsService, 'filesOf' | 'urlOf' | 'bindUpload' | 'clearSlot' | 'attachFile'>
+type AvatarUploads = Pick<UploadsService, 'filesOf' | 'urlOf' | 'bindUpload' | 'clearSlot' | 'attachFile' | 'publicFileUrlSql'>
 
 const avatarSlot = (userId: string) => ({ objectType: 'user', objectId: userId, tag: 'avatar' }) as const
 
@@ -196,6 +197,13 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
       const figure = (name: string) => counters.get(name) ?? 0
       return { total: figure('total'), active: figure('active'), staff: figure('staff'), suspended: figure('suspended'), newLast7Days, newLast30Days }
     }),
+    /**
+     * For another module's one-statement reads: what `publicSummariesOf` gives for the user in
+     * column `userId`, as a JSON object built by PostgreSQL.
+     */
+    publicSummarySql(userId: AnyColumn | SQL): SQL<{ id: string; fullName: string; username: string; avatar: string | null }> {
+      return publicSummarySql(userId, (id) => uploads.publicFileUrlSql('user', id, 'avatar'))
+    },
 
     /** What other modules show of users (sellers on services): public fields and avatar, in two queries. */
     async publicSummariesOf(executor: Executor, userIds: string[]): Promise<Map<string, { id: string; fullName: string; username: string; avatar: string | null }>> {

@@ -1,0 +1,336 @@
+/**
+ * `npm run bench [-- --duration 3 --rounds 3 --connections 100 --search-connections 10]`
+ *
+ * The catalogue's read routes side by side with a bare Fastify 5 + `pg` server that answers the
+ * same JSON with the best SQL we can write for it (one prepared statement per answer, JSON built
+ * by PostgreSQL, counts kept by the triggers, search ranking a bounded candidate set). Both
+ * servers listen on 127.0.0.1 in this process; the load comes from a separate process
+ * (bench/load-worker.ts) over loopback HTTP with keep-alive. Each route is run on both sides,
+ * interleaved (project first in odd rounds, bare first in even ones), for `--rounds` rounds of
+ * `--duration` seconds; then a login storm: POST /auth/login at full tilt while
+ * GET /services/{id} is measured, with argon2 bounded (PASSWORD_HASH_CONCURRENCY) and unbounded.
+ *
+ * PostgreSQL when DATABASE_URL is set (the bare server gets its own pool of the same size), the
+ * embedded PGlite under DATA_DIR otherwise (both servers share the one PGlite connection). Seed
+ * first: `npm run seed -- --services 100000`. Results go to bench/results/ as JSON and Markdown.
+ * Before measuring, each bare answer is compared with the project's: a route whose answers
+ * differ is reported as such.
+ */
+import { fork, type ChildProcess } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { availableParallelism, cpus, totalmem } from 'node:os'
+import { isDeepStrictEqual, parseArgs } from 'node:util'
+import Fastify from 'fastify'
+import pg from 'pg'
+import { buildApp } from '../src/app.ts'
+import { loadConfig } from '../src/config.ts'
+import { openDatabase } from '../src/db/client.ts'
+import { runMigrations } from '../src/db/migrate.ts'
+import { defaultHashConcurrency, hashPassword, limitPasswordHashing } from '../src/lib/passwords.ts'
+import { API_PREFIX } from '../src/http/prefix.ts'
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '100' },
+    'search-connections': { type: 'string', default: '10' },
+    storm: { type: 'string', default: '5' },
+  },
+})
+const durationMs = Number(values.duration) * 1000
+const rounds = Number(values.rounds)
+const connections = Number(values.connections)
+const searchConnections = Number(values['search-connections'])
+const stormMs = Number(values.storm) * 1000
+if (![durationMs, rounds, connections, searchConnections, stormMs].every((value) => Number.isFinite(value) && value > 0) || rounds < 1) {
+  console.error('--duration, --rounds, --connections, --search-connections and --storm must be positive numbers')
+  process.exit(2)
+}
+
+const loaded = loadConfig()
+// Rate limits would answer 429; the worker has no part in reads.
+const config = {
+  ...loaded,
+  rateLimit: { ...loaded.rateLimit, general: 100_000_000, auth: 100_000_000 },
+  runWorker: false,
+  logLevel: 'error' as const,
+}
+const database = openDatabase(config.database)
+await runMigrations(database)
+const app = await buildApp({ config, database })
+await app.listen({ host: '127.0.0.1', port: 0 })
+const projectBase = `http://127.0.0.1:${(app.server.address() as { port: number }).port}${API_PREFIX}`
+
+/** One query runner for the bare server: its own pg pool, or the shared PGlite. */
+type Run = (name: string, text: string, params: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>
+let run: Run
+let closeBare = async () => undefined as void
+if (database.kind === 'postgres') {
+  const pool = new pg.Pool({ connectionString: config.database.kind === 'postgres' ? config.database.url : '', max: 10 })
+  run = (name, text, params) => pool.query({ name, text, values: params })
+  closeBare = () => pool.end()
+} else {
+  const client = database.client
+  run = (_name, text, params) => client.query(text, params)
+}
+
+const filesBase = `${config.publicUrl}${API_PREFIX}/uploads/`
+const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+const fileUrl = (objectType: string, objectId: string, tag: string) =>
+  `(select $FILES || f.path from uploads f where f.object_type = '${objectType}' and f.object_id = ${objectId} and f.tag = '${tag}' order by f."order" limit 1)`
+const money = (cents: string) => `round(${cents} / 100.0, 2)`
+const cursorOf = (json: string) => `rtrim(translate(replace(encode(convert_to(${json}, 'UTF8'), 'base64'), E'\\n', ''), '+/', '-_'), '=')`
+const summary = (s: string) => `json_build_object(
+  'id', ${s}.id, 'title', ${s}.title, 'shortDescription', ${s}.short_description,
+  'startingPrice', ${money(`${s}.starting_price_cents`)},
+  'rating', json_build_object('average', ${s}.rating_average, 'count', ${s}.rating_count),
+  'ordersCount', ${s}.orders_count, 'createdAt', ${iso(`${s}.created_at`)},
+  'banner', ${fileUrl('service', `${s}.id`, 'service_banner')},
+  'seller', (select json_build_object('id', u.id, 'fullName', u.full_name, 'username', u.username, 'avatar', ${fileUrl('user', 'u.id', 'avatar')}) from users u where u.id = ${s}.seller_id),
+  'category', (select json_build_object('id', c.id, 'name', c.name, 'slug', c.slug) from categories c where c.id = ${s}.category_id))`
+
+/** The bare statements; `$FILES` is the uploads base URL, always the last parameter. */
+const BARE_SQL = {
+  service: `
+    select json_build_object('success', true, 'data', json_build_object(
+      'id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'description', s.description, 'tags', s.tags,
+      'status', s.status, 'rejectionReason', null,
+      'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug),
+      'seller', json_build_object('id', u.id, 'fullName', u.full_name, 'username', u.username, 'avatar', ${fileUrl('user', 'u.id', 'avatar')}),
+      'packages', coalesce((select json_agg(json_build_object('id', p.id, 'name', p.name, 'description', p.description, 'price', ${money('p.price_cents')},
+          'deliveryDays', p.delivery_days, 'revisions', coalesce(to_json(p.revisions), '"unlimited"'::json), 'features', p.features) order by p.position)
+        from service_packages p where p.service_id = s.id), '[]'::json),
+      'extras', coalesce((select json_agg(json_build_object('id', e.id, 'title', e.title, 'price', ${money('e.price_cents')}, 'additionalDays', e.additional_days) order by e.position)
+        from service_extras e where e.service_id = s.id), '[]'::json),
+      'banner', ${fileUrl('service', 's.id', 'service_banner')},
+      'images', coalesce((select json_agg(json_build_object('id', f.id, 'url', $FILES || f.path, 'order', f."order") order by f."order")
+        from uploads f where f.object_type = 'service' and f.object_id = s.id and f.tag = 'service_gallery'), '[]'::json),
+      'startingPrice', ${money('s.starting_price_cents')},
+      'rating', json_build_object('average', s.rating_average, 'count', s.rating_count),
+      'ordersCount', s.orders_count, 'createdAt', ${iso('s.created_at')}, 'updatedAt', ${iso('s.updated_at')}))::text as body
+    from services s join categories c on c.id = s.category_id join users u on u.id = s.seller_id
+    where s.id = $1 and s.status = 'active' and s.deleted_at is null`,
+
+  // The category by slug and its subcategories; a page of 20 by price, the total from the kept counts.
+  categoryByPrice: `
+    with wanted as (select array_agg(id) as ids from categories where slug = $1 or parent_id = (select id from categories where slug = $1)),
+    page as (
+      select s.* from services s
+      where s.category_id = any((select ids from wanted)::uuid[]) and s.status = 'active' and s.deleted_at is null
+      order by s.starting_price_cents, s.id limit 21),
+    total as (select coalesce(sum(active_services), 0)::int as total from category_service_counts where category_id = any((select ids from wanted)::uuid[])),
+    shown as (select * from page order by starting_price_cents, id limit 20)
+    select json_build_object('success', true, 'data', json_build_object(
+      'items', coalesce((select json_agg(${summary('shown')} order by shown.starting_price_cents, shown.id) from shown), '[]'::json),
+      'pagination', json_build_object('page', 1, 'limit', 20, 'total', total.total, 'pages', ceil(total.total / 20.0)::int,
+        'hasNext', (select count(*) from page) > 20, 'hasPrev', false, 'totalIsExact', true,
+        'nextCursor', case when (select count(*) from page) > 20
+          then ${cursorOf(`'{"sortBy":"price","sortOrder":"asc","id":"' || (select id from shown order by starting_price_cents desc, id desc limit 1) || '"}'`)} end)))::text as body
+    from total`,
+
+  // Full text, at most 1,001 candidates by ts_rank, the best 100 re-ranked with the title's word similarity.
+  search: `
+    with candidates as (
+      select s.id, s.title, ts_rank(s.search_vector, websearch_to_tsquery('english', $1)) as cheap from services s
+      where s.status = 'active' and s.deleted_at is null and s.search_vector @@ websearch_to_tsquery('english', $1) limit 1001),
+    best as (select id, cheap + word_similarity(lower($1), lower(title)) as rank from (select * from candidates order by cheap desc, id desc limit 100) as top),
+    ranked as (
+      select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank
+      from candidates left join best on best.id = candidates.id order by reranked desc, rank desc, candidates.id desc limit 21),
+    shown as (select s.*, ranked.reranked, ranked.rank from ranked join services s on s.id = ranked.id order by ranked.reranked desc, ranked.rank desc, s.id desc limit 20),
+    counted as (select count(*)::int as total from candidates)
+    select json_build_object('success', true, 'data', json_build_object(
+      'items', coalesce((select json_agg(${summary('shown')} order by shown.reranked desc, shown.rank desc, shown.id desc) from shown), '[]'::json),
+      'pagination', json_build_object('page', 1, 'limit', 20, 'total', least(counted.total, 1000), 'pages', ceil(least(counted.total, 1000) / 20.0)::int,
+        'hasNext', (select count(*) from ranked) > 20, 'hasPrev', false, 'totalIsExact', counted.total <= 1000,
+        'nextCursor', case when (select count(*) from ranked) > 20 then ${cursorOf(`'{"sortBy":"relevance","sortOrder":"desc","offset":20}'`)} end)))::text as body
+    from counted`,
+
+  categories: `
+    select json_build_object('success', true, 'data', coalesce(json_agg(node order by position, name, id), '[]'::json))::text as body from (
+      select p.position, p.name, p.id, json_build_object('id', p.id, 'name', p.name, 'slug', p.slug, 'description', p.description, 'parentId', null, 'position', p.position,
+        'servicesCount', coalesce(pc.active_services, 0) + coalesce((select sum(cc.active_services) from categories ch join category_service_counts cc on cc.category_id = ch.id where ch.parent_id = p.id), 0),
+        'subcategories', coalesce((select json_agg(json_build_object('id', ch.id, 'name', ch.name, 'slug', ch.slug, 'description', ch.description, 'parentId', ch.parent_id,
+            'position', ch.position, 'servicesCount', coalesce(cc.active_services, 0)) order by ch.position, ch.name, ch.id)
+          from categories ch left join category_service_counts cc on cc.category_id = ch.id where ch.parent_id = p.id), '[]'::json)) as node
+      from categories p left join category_service_counts pc on pc.category_id = p.id where p.parent_id is null) as tree`,
+}
+
+/** `$FILES` becomes the statement's last parameter. */
+function prepare(name: keyof typeof BARE_SQL, params: number) {
+  const usesFiles = BARE_SQL[name].includes('$FILES')
+  const text = BARE_SQL[name].replaceAll('$FILES', `$${params + 1}`)
+  return async (...args: unknown[]) => (await run(`bare_${name}`, text, usesFiles ? [...args, filesBase] : args)).rows[0]?.body as string | undefined
+}
+const bareService = prepare('service', 1)
+const bareCategory = prepare('categoryByPrice', 1)
+const bareSearch = prepare('search', 1)
+const bareCategories = prepare('categories', 0)
+
+const bare = Fastify({ logger: false })
+const send = (reply: { header: (name: string, value: string) => unknown; code: (status: number) => { send: (body: string) => unknown } }, body: string | undefined) => {
+  reply.header('content-type', 'application/json; charset=utf-8')
+  return body === undefined ? reply.code(404).send('{"success":false}') : reply.code(200).send(body)
+}
+bare.get<{ Params: { id: string } }>(`${API_PREFIX}/services/:id`, async (request, reply) => send(reply, await bareService(request.params.id)))
+bare.get<{ Querystring: { category?: string; search?: string } }>(`${API_PREFIX}/services`, async (request, reply) =>
+  send(reply, request.query.search !== undefined ? await bareSearch(request.query.search) : await bareCategory(request.query.category ?? '')),
+)
+bare.get(`${API_PREFIX}/categories`, async (_request, reply) => send(reply, await bareCategories()))
+await bare.listen({ host: '127.0.0.1', port: 0 })
+const bareBase = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}${API_PREFIX}`
+
+// The sample: the newest active service, its title's words as a narrow search, a top-level category.
+const [sample] = (
+  await run('bench_sample', `select id, title from services where status = 'active' and deleted_at is null order by created_at desc, id desc limit 1`, [])
+).rows as { id: string; title: string }[]
+if (!sample) throw new Error('no active service: seed first (npm run seed -- --services 100000)')
+const narrow = sample.title
+  .replace(/^I will /, '')
+  .replace(/\ba\b/g, '')
+  .replace(/\s+/g, ' ')
+  .trim()
+const [{ total: servicesTotal } = { total: 0 }] = (await run('bench_total', `select count(*)::int as total from services where status = 'active' and deleted_at is null`, [])).rows as { total: number }[]
+
+interface Route {
+  name: string
+  path: string
+  connections: number
+}
+const ROUTES: Route[] = [
+  { name: 'GET /services/{id}', path: `/services/${sample.id}`, connections },
+  { name: 'GET /services?category=graphics-design&sortBy=price', path: '/services?category=graphics-design&sortBy=price', connections },
+  { name: `GET /services?search=${narrow} (narrow)`, path: `/services?search=${encodeURIComponent(narrow)}`, connections },
+  { name: 'GET /services?search=logo design (broad)', path: '/services?search=logo%20design', connections: searchConnections },
+  { name: 'GET /categories', path: '/categories', connections },
+]
+
+const workers: ChildProcess[] = []
+function loader() {
+  const child = fork(new URL('./load-worker.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] })
+  workers.push(child)
+  let next = 0
+  return (job: { url: string; method?: 'GET' | 'POST'; body?: string; connections: number; durationMs: number }) =>
+    new Promise<{ rps: number; p50: number; p99: number; errors: number; requests: number; statuses: Record<number, number> }>((resolve) => {
+      const id = ++next
+      const listener = (message: { id: number }) => {
+        if (message.id !== id) return
+        child.off('message', listener)
+        resolve(message as never)
+      }
+      child.on('message', listener)
+      child.send({ id, ...job })
+    })
+}
+const load = loader()
+
+interface Sample {
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+}
+const results = ROUTES.map((route) => ({ route, same: false, project: [] as Sample[], bare: [] as Sample[] }))
+const median = (numbers: number[]) => {
+  const sorted = [...numbers].sort((a, b) => a - b)
+  return sorted.length === 0 ? 0 : sorted[Math.floor((sorted.length - 1) / 2)]!
+}
+
+try {
+  for (const result of results) {
+    const [mine, theirs] = await Promise.all([fetch(`${projectBase}${result.route.path}`), fetch(`${bareBase}${result.route.path}`)])
+    const [a, b] = [await mine.json(), await theirs.json()]
+    result.same = mine.status === 200 && theirs.status === 200 && isDeepStrictEqual(a, b)
+    if (!result.same) console.warn(`answers differ for ${result.route.name}:\n project ${JSON.stringify(a).slice(0, 600)}\n bare    ${JSON.stringify(b).slice(0, 600)}`)
+    // Warm-up: plans, prepared statements, JIT.
+    for (const base of [projectBase, bareBase]) await load({ url: `${base}${result.route.path}`, connections: result.route.connections, durationMs: 1000 })
+  }
+
+  for (let round = 0; round < rounds; round++) {
+    for (const result of results) {
+      const order = round % 2 === 0 ? (['project', 'bare'] as const) : (['bare', 'project'] as const)
+      for (const side of order) {
+        const measured = await load({ url: `${side === 'project' ? projectBase : bareBase}${result.route.path}`, connections: result.route.connections, durationMs })
+        result[side].push({ rps: measured.rps, p50: measured.p50, p99: measured.p99, errors: measured.errors })
+        console.log(`round ${round + 1} ${result.route.name} ${side}: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50.toFixed(1)} ms, p99 ${measured.p99.toFixed(1)} ms${measured.errors ? `, ${measured.errors} errors` : ''}`)
+      }
+    }
+  }
+
+  // Login storm: logins at full tilt beside reads of one service, argon2 bounded then unbounded.
+  const email = `bench-login-${Date.now()}@bench.marketplace.test`
+  const password = 'Bench-login-1'
+  await run('bench_user', `insert into users (id, email, username, full_name, password_hash, is_active, title, description, activated_at, created_at, updated_at)
+      values (gen_random_uuid(), $1, $2, 'Bench Login', $3, true, '', '', now(), now(), now())`, [email, `bench_${Date.now()}`, await hashPassword(password)])
+  const storm = loader()
+  const storms: { hashConcurrency: number; loginsPerSecond: number; loginP99: number; readRps: number; readP50: number; readP99: number; loginErrors: number }[] = []
+  try {
+    for (const hashConcurrency of [config.passwordHashConcurrency, 64]) {
+      limitPasswordHashing(hashConcurrency)
+      const [logins, reads] = await Promise.all([
+        storm({ url: `${projectBase}/auth/login`, method: 'POST', body: JSON.stringify({ email, password }), connections: 32, durationMs: stormMs }),
+        load({ url: `${projectBase}${ROUTES[0]!.path}`, connections, durationMs: stormMs }),
+      ])
+      storms.push({ hashConcurrency, loginsPerSecond: logins.rps, loginP99: logins.p99, readRps: reads.rps, readP50: reads.p50, readP99: reads.p99, loginErrors: logins.errors })
+      console.log(`login storm, ${hashConcurrency} hashes at once: ${logins.rps.toFixed(0)} logins/s (p99 ${logins.p99.toFixed(0)} ms); GET /services/{id} ${reads.rps.toFixed(0)} req/s, p99 ${reads.p99.toFixed(1)} ms`)
+    }
+  } finally {
+    limitPasswordHashing(defaultHashConcurrency())
+    await run('bench_user_gone', `delete from users where email = $1`, [email])
+  }
+
+  const summaryRows = results.map(({ route, same, project, bare: bareSamples }) => {
+    const ratios = project.map((sample, index) => sample.rps / bareSamples[index]!.rps)
+    return {
+      route: route.name,
+      connections: route.connections,
+      sameAnswer: same,
+      project: { rps: median(project.map((s) => s.rps)), p50: median(project.map((s) => s.p50)), p99: median(project.map((s) => s.p99)), errors: project.reduce((sum, s) => sum + s.errors, 0) },
+      bare: { rps: median(bareSamples.map((s) => s.rps)), p50: median(bareSamples.map((s) => s.p50)), p99: median(bareSamples.map((s) => s.p99)), errors: bareSamples.reduce((sum, s) => sum + s.errors, 0) },
+      ratio: median(ratios),
+      ratioRange: [Math.min(...ratios), Math.max(...ratios)],
+      rounds: { project, bare: bareSamples },
+    }
+  })
+  const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
+  const report = {
+    date: new Date().toISOString(),
+    database: database.kind,
+    activeServices: servicesTotal,
+    machine,
+    durationSeconds: durationMs / 1000,
+    rounds,
+    routes: summaryRows,
+    loginStorm: storms,
+  }
+  const stamp = report.date.slice(0, 16).replace(/[:T]/g, '-')
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true })
+  writeFileSync(new URL(`./results/${stamp}-${database.kind}.json`, import.meta.url), `${JSON.stringify(report, null, 2)}\n`)
+  const f = (value: number) => value.toFixed(value >= 100 ? 0 : 1)
+  const markdown = [
+    `# Catalogue benchmark, ${report.date.slice(0, 16).replace('T', ' ')} UTC, ${database.kind}`,
+    '',
+    `${servicesTotal} active services; ${machine}; ${rounds} interleaved rounds of ${durationMs / 1000} s per side.`,
+    '',
+    '| route | conns | same answer | project req/s | p50 ms | p99 ms | bare req/s | p50 ms | p99 ms | project / bare (range) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+    ...summaryRows.map(
+      (row) =>
+        `| \`${row.route}\` | ${row.connections} | ${row.sameAnswer ? 'yes' : 'NO'} | ${f(row.project.rps)} | ${f(row.project.p50)} | ${f(row.project.p99)} | ${f(row.bare.rps)} | ${f(row.bare.p50)} | ${f(row.bare.p99)} | ${row.ratio.toFixed(2)} (${row.ratioRange.map((value) => value.toFixed(2)).join('-')}) |`,
+    ),
+    '',
+    '| login storm: hashes at once | logins/s | login p99 ms | GET /services/{id} req/s | p50 ms | p99 ms |',
+    '|---|---|---|---|---|---|',
+    ...storms.map((row) => `| ${row.hashConcurrency} | ${f(row.loginsPerSecond)} | ${f(row.loginP99)} | ${f(row.readRps)} | ${f(row.readP50)} | ${f(row.readP99)} |`),
+    '',
+  ].join('\n')
+  writeFileSync(new URL(`./results/${stamp}-${database.kind}.md`, import.meta.url), markdown)
+  console.log(`\n${markdown}`)
+} finally {
+  for (const worker of workers) worker.kill()
+  await bare.close()
+  await app.close()
+  await closeBare()
+  await database.close()
+}
