@@ -640,7 +640,7 @@ export interface paths {
         };
         /**
          * Browse and search active services
-         * @description `search` ranks by full text (title first) and forgives typos; any text is accepted. `relevance` sorting needs `search`.
+         * @description `search` ranks by full text (title first) and forgives typos; any text is accepted. `relevance` sorting needs `search`; it ranks the first 1,000 matches the index yields. Follow `nextCursor` for deep pages.
          */
         get: operations["getServices"];
         put?: never;
@@ -695,7 +695,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a service
-         * @description A soft delete: the service disappears everywhere. Only the service's owner: anyone else's id answers 404, as an unknown one does.
+         * @description A soft delete: the service disappears everywhere; refused while it has open orders. Only the service's owner: anyone else's id answers 404, as an unknown one does.
          */
         delete: operations["deleteServicesByServiceId"];
         options?: never;
@@ -1297,6 +1297,346 @@ export interface paths {
          * @description pending_review -> rejected with a reason the user is e-mailed; `kyc.rejected` is emitted. The user may submit again.
          */
         post: operations["postAdminKycBySubmissionIdReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/messages/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's conversations
+         * @description Newest activity first, each with the other participant, the last message and the unread count. Page with `page`, or with `cursor` (the previous answer’s `pagination.nextCursor`), which stays stable while conversations move.
+         */
+        get: operations["getMessagesConversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/messages/conversations/{conversationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Messages of a conversation
+         * @description Newest first (default limit 50), and marks the conversation read (the other participant gets a `read` frame). Page with `page`, or with `cursor` (the previous answer’s `pagination.nextCursor`), which stays stable while new messages arrive. A conversation the caller is not part of is 404.
+         */
+        get: operations["getMessagesConversationsByConversationId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/messages/conversations/{conversationId}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a conversation read
+         * @description Without listing its messages.
+         */
+        post: operations["postMessagesConversationsByConversationIdRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a message
+         * @description To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read", data }` and is closed with code 4401 when its session ends (logout, suspension).
+         */
+        post: operations["postMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/messages/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a file
+         * @description multipart/form-data with `conversationId`, one `file` (any type, at most 10 MB) and an optional `content` caption. The file is private to the participants; the answer carries a signed link to it.
+         */
+        post: operations["postMessagesFiles"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Order a package of a service
+         * @description The total (package plus extras, priced now and copied onto the order) moves from the available balance into escrow. The service must be active (404 otherwise) and not your own. Send an `Idempotency-Key` header to make a retry safe.
+         */
+        post: operations["postOrders"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/purchases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's orders as buyer
+         * @description Newest first; optional `status`.
+         */
+        get: operations["getOrdersPurchases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/sales": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's orders as seller
+         * @description Newest first; optional `status`.
+         */
+        get: operations["getOrdersSales"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One order
+         * @description Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404.
+         */
+        get: operations["getOrdersByOrderId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Move an order
+         * @description Accept, cancel, ask for a revision, complete, dispute, or (staff) cancel and resolve disputes, as the table in the body's description allows; `allowedActions` on the order lists the caller's moves. Staff without the move's permission get 403. Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404.
+         */
+        put: operations["putOrdersByOrderIdStatus"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}/deliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver an order (seller)
+         * @description multipart/form-data: `message` (1 to 1000 characters) and 1 to 10 `files` (any type, 10 MB each), while the order is in progress. The files are private to the two parties and staff with view_orders. The order completes by itself ORDER_AUTO_COMPLETE_DAYS after the latest delivery unless the buyer acts. Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404.
+         */
+        post: operations["postOrdersByOrderIdDeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Orders for staff (view_orders)
+         * @description Newest first; filters `status`, `buyerId`, `sellerId`.
+         */
+        get: operations["getAdminOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/orders/{orderId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an order (manage_orders)
+         * @description A pending or in-progress order: the buyer is refunded. Disputes are resolved through `PUT /orders/{orderId}/status` (resolve_disputes).
+         */
+        post: operations["postAdminOrdersByOrderIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Review a completed order (buyer)
+         * @description Once per order. The rating joins the service's and the seller's averages at once. Another user's order is 404.
+         */
+        post: operations["postReviews"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reviews/{reviewId}/reply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reply to a review (the reviewed seller, once)
+         * @description Anyone but the seller of the reviewed order gets 404.
+         */
+        post: operations["postReviewsByReviewIdReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/services/{serviceId}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reviews of a service
+         * @description Newest first, 10 per page by default. A service that is not active is 404 except to its owner and staff with view_services.
+         */
+        get: operations["getServicesByServiceIdReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{userId}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Extended statistics of a user
+         * @description Spec 2.4, as a seller: services, orders, completion rate, ratings. Inactive or unknown users are 404.
+         */
+        get: operations["getUsersByUserIdStats"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2009,6 +2349,496 @@ export interface webhooks {
                             submissionId: string;
                             /** Format: uuid */
                             userId: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.created
+         * @description A buyer placed an order; its total is in escrow.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.created";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            /** Format: uuid */
+                            serviceId: string;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.status_changed
+         * @description An order moved from one status to another (every move, besides the more specific event).
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.status_changed";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            /** Format: uuid */
+                            serviceId: string;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            from: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            to: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            by: string | "system";
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.delivered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.delivered
+         * @description The seller delivered (or redelivered) an order.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.delivered";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            /** Format: uuid */
+                            serviceId: string;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: uuid */
+                            deliveryId: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.completed
+         * @description An order completed: the seller was paid its total minus the platform fee.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.completed";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            /** Format: uuid */
+                            serviceId: string;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            total: number;
+                            platformFee: number;
+                            sellerEarning: number;
+                            automatic: boolean;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.cancelled
+         * @description An order was cancelled: its total went back to the buyer.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.cancelled";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            /** Format: uuid */
+                            serviceId: string;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.disputed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.disputed
+         * @description A party opened a dispute; staff with resolve_disputes decide it.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.disputed";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            /** Format: uuid */
+                            serviceId: string;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            reason: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * review.created
+         * @description A buyer reviewed a completed order.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "review.created";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        data: {
+                            /** Format: uuid */
+                            reviewId: string;
+                            /** Format: uuid */
+                            orderId: string;
+                            /** Format: uuid */
+                            serviceId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: int32 */
+                            rating: number;
                         };
                     };
                 };
@@ -7398,6 +8228,23 @@ export interface operations {
                                     description: string;
                                 }[];
                             };
+                            /** @description Spec 2.4: the public profile’s statistics (`GET /users/{userId}/stats` has the extended record). */
+                            stats: {
+                                /**
+                                 * Format: int64
+                                 * @description Active services.
+                                 */
+                                servicesCount: number;
+                                /**
+                                 * Format: int64
+                                 * @description Orders completed as seller.
+                                 */
+                                completedOrdersCount: number;
+                                /** @description Average rating of the reviews of the user’s services, two decimals; 0 without reviews. */
+                                averageRating: number;
+                                /** Format: int64 */
+                                reviewsCount: number;
+                            };
                         };
                     };
                 };
@@ -10145,6 +10992,8 @@ export interface operations {
                 limit?: number;
                 /** @description A category id or slug; includes its subcategories. */
                 category?: string;
+                /** @description The previous page's `pagination.nextCursor`, with the same `sortBy` and `sortOrder`: the next page, without counting the pages before it (use it instead of `page` for deep pages). */
+                cursor?: string;
                 /** @description Words to look for; typos are forgiven. Any text is accepted. */
                 search?: string;
                 /** @description Lowest starting price. 0 to 1000000. */
@@ -10236,6 +11085,10 @@ export interface operations {
                                 pages: number;
                                 hasNext: boolean;
                                 hasPrev: boolean;
+                                /** @description False when `total` is a floor: filters other than category (price, seller, tags) and searches count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+". */
+                                totalIsExact: boolean;
+                                /** @description Pass as `cursor` for the next page; null on the last page. */
+                                nextCursor: string | null;
                             };
                         };
                     };
@@ -10608,6 +11461,8 @@ export interface operations {
                 page?: number;
                 /** @description Items per page, at most 100. */
                 limit?: number;
+                /** @description The previous page's `pagination.nextCursor`, with the same `sortBy` and `sortOrder`: the next page, without counting the pages before it (use it instead of `page` for deep pages). */
+                cursor?: string;
                 /** @description Words to look for; typos are forgiven. Any text is accepted. */
                 search?: string;
                 /** @description Lowest starting price. 0 to 1000000. */
@@ -10702,6 +11557,10 @@ export interface operations {
                                 pages: number;
                                 hasNext: boolean;
                                 hasPrev: boolean;
+                                /** @description False when `total` is a floor: filters other than category (price, seller, tags) and searches count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+". */
+                                totalIsExact: boolean;
+                                /** @description Pass as `cursor` for the next page; null on the last page. */
+                                nextCursor: string | null;
                             };
                         };
                     };
@@ -11399,6 +12258,37 @@ export interface operations {
             };
             /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
             404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `SERVICE_HAS_OPEN_ORDERS`: The service has orders under way (pending, in progress, delivered or disputed), so it cannot be deleted yet; pause it instead. */
+            422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
                     "X-RateLimit-Limit"?: number;
@@ -19277,6 +20167,4794 @@ export interface operations {
             };
         };
     };
+    getMessagesConversations: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100 (default 20). */
+                limit?: number;
+                /** @description Continue after this position: the `nextCursor` of the previous page. Takes precedence over `page`. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string | null;
+                                otherParticipant: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                lastMessage: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    conversationId: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    senderId: string;
+                                    /** @description Empty for a file sent without a caption. */
+                                    content: string;
+                                    attachment: {
+                                        /**
+                                         * Format: uuid
+                                         * @description UUIDv7 identifier.
+                                         */
+                                        id: string;
+                                        filename: string;
+                                        /**
+                                         * Format: int64
+                                         * @description Bytes.
+                                         */
+                                        size: number;
+                                        /** @description Detected from the bytes. */
+                                        mimetype: string;
+                                        /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                        url: string;
+                                    } | null;
+                                    /** @description Whether the recipient has read it. */
+                                    isRead: boolean;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                } | null;
+                                /**
+                                 * Format: int64
+                                 * @description Messages from the other participant the caller has not read.
+                                 */
+                                unreadCount: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                lastActivityAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                                /** @description Send as `cursor` for the next (older) page; null on the last page. */
+                                nextCursor: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getMessagesConversationsByConversationId: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100 (default 50). */
+                limit?: number;
+                /** @description Continue after this position: the `nextCursor` of the previous page. Takes precedence over `page`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                conversationId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                senderId: string;
+                                /** @description Empty for a file sent without a caption. */
+                                content: string;
+                                attachment: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    filename: string;
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
+                                    size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                    url: string;
+                                } | null;
+                                /** @description Whether the recipient has read it. */
+                                isRead: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                                /** @description Send as `cursor` for the next (older) page; null on the last page. */
+                                nextCursor: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postMessagesConversationsByConversationIdRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            conversationId: string;
+                            /** Format: int64 */
+                            unreadCount: number;
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postMessages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description A conversation of the caller. Send this or `recipientId`.
+                     */
+                    conversationId?: string;
+                    /**
+                     * Format: uuid
+                     * @description Starts, or continues, the direct conversation with this user. Send this or `conversationId`.
+                     */
+                    recipientId?: string;
+                    /** @description The text, 1 to 5000 characters. */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            senderId: string;
+                            /** @description Empty for a file sent without a caption. */
+                            content: string;
+                            attachment: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                filename: string;
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
+                                size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                url: string;
+                            } | null;
+                            /** @description Whether the recipient has read it. */
+                            isRead: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_RECIPIENT`: A message cannot be sent to yourself. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postMessagesFiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description multipart/form-data */
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The conversation.
+                     */
+                    conversationId?: string;
+                    /**
+                     * Format: binary
+                     * @description The file (exactly one).
+                     */
+                    file?: string;
+                    /**
+                     * Format: binary
+                     * @description Optional caption, at most 5000 characters.
+                     */
+                    content?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            senderId: string;
+                            /** @description Empty for a file sent without a caption. */
+                            content: string;
+                            attachment: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                filename: string;
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
+                                size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                url: string;
+                            } | null;
+                            /** @description Whether the recipient has read it. */
+                            isRead: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description This content type is not accepted here (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOrders: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1 to 255 visible ASCII characters chosen by the client, e.g. a UUID. A retry with the same key and body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) instead of repeating the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    serviceId: string;
+                    /** Format: uuid */
+                    packageId: string;
+                    /** @description What the seller needs to start, at most 5000 characters. */
+                    requirements?: string;
+                    /** @description Ids of the service’s extras to add, each once. */
+                    extras?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            serviceId: string;
+                            /** @description As it was when the order was placed. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            packageId: string;
+                            packageName: string;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given for the latest dispute or cancellation. */
+                            statusReason: string | null;
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    filename: string;
+                                    /** Format: int64 */
+                                    size: number;
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with this `Idempotency-Key` is still being processed; retry once it has finished to get its answer. */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: This `Idempotency-Key` was used in the last 24 hours for a different request (another route or body); use a new key. `OWN_SERVICE`: A seller cannot order their own service. `INSUFFICIENT_FUNDS`: The available balance does not cover the amount; nothing was moved. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getOrdersPurchases: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100. */
+                limit?: number;
+                status?: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                serviceId: string;
+                                /** @description As it was when the order was placed. */
+                                serviceTitle: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                packageId: string;
+                                packageName: string;
+                                buyer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                seller: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                requirements: string;
+                                extras: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    title: string;
+                                    price: number;
+                                    /** Format: int64 */
+                                    additionalDays: number;
+                                }[];
+                                /** @description The package price at placement. Two decimals, in the platform currency. */
+                                price: number;
+                                /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                                total: number;
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                                platformFee: number;
+                                /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                                sellerEarning: number;
+                                /**
+                                 * Format: int64
+                                 * @description The package’s delivery days plus the extras’ additional days.
+                                 */
+                                deliveryDays: number;
+                                /**
+                                 * Format: date-time
+                                 * @description Set when the seller accepts: then plus `deliveryDays`.
+                                 */
+                                dueAt: string | null;
+                                /** @description In progress past its due date. */
+                                late: boolean;
+                                revisionsLeft: number | "unlimited";
+                                /** @description The reason given for the latest dispute or cancellation. */
+                                statusReason: string | null;
+                                /** @description Oldest first. */
+                                deliveries: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    message: string;
+                                    files: {
+                                        /**
+                                         * Format: uuid
+                                         * @description UUIDv7 identifier.
+                                         */
+                                        id: string;
+                                        filename: string;
+                                        /** Format: int64 */
+                                        size: number;
+                                        mimetype: string;
+                                        /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                        url: string;
+                                    }[];
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description While delivered: when the order completes by itself unless the buyer acts.
+                                 */
+                                autoCompleteAt: string | null;
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                                allowedActions: {
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    action: string;
+                                    status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                    reasonRequired: boolean;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                completedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                cancelledAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getOrdersSales: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100. */
+                limit?: number;
+                status?: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                serviceId: string;
+                                /** @description As it was when the order was placed. */
+                                serviceTitle: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                packageId: string;
+                                packageName: string;
+                                buyer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                seller: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                requirements: string;
+                                extras: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    title: string;
+                                    price: number;
+                                    /** Format: int64 */
+                                    additionalDays: number;
+                                }[];
+                                /** @description The package price at placement. Two decimals, in the platform currency. */
+                                price: number;
+                                /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                                total: number;
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                                platformFee: number;
+                                /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                                sellerEarning: number;
+                                /**
+                                 * Format: int64
+                                 * @description The package’s delivery days plus the extras’ additional days.
+                                 */
+                                deliveryDays: number;
+                                /**
+                                 * Format: date-time
+                                 * @description Set when the seller accepts: then plus `deliveryDays`.
+                                 */
+                                dueAt: string | null;
+                                /** @description In progress past its due date. */
+                                late: boolean;
+                                revisionsLeft: number | "unlimited";
+                                /** @description The reason given for the latest dispute or cancellation. */
+                                statusReason: string | null;
+                                /** @description Oldest first. */
+                                deliveries: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    message: string;
+                                    files: {
+                                        /**
+                                         * Format: uuid
+                                         * @description UUIDv7 identifier.
+                                         */
+                                        id: string;
+                                        filename: string;
+                                        /** Format: int64 */
+                                        size: number;
+                                        mimetype: string;
+                                        /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                        url: string;
+                                    }[];
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description While delivered: when the order completes by itself unless the buyer acts.
+                                 */
+                                autoCompleteAt: string | null;
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                                allowedActions: {
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    action: string;
+                                    status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                    reasonRequired: boolean;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                completedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                cancelledAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getOrdersByOrderId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            serviceId: string;
+                            /** @description As it was when the order was placed. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            packageId: string;
+                            packageName: string;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given for the latest dispute or cancellation. */
+                            statusReason: string | null;
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    filename: string;
+                                    /** Format: int64 */
+                                    size: number;
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putOrdersByOrderIdStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * @description Moves an order (DESIGN.md "Orders"). The moves:
+         *
+         *     | from | to | who | action | how | effect |
+         *     |---|---|---|---|---|---|
+         *     | pending | in_progress | seller | `accept` | `PUT /orders/{id}/status` `in_progress` | due date = now + delivery days (package and extras) |
+         *     | pending | cancelled | buyer | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         *     | pending | cancelled | seller | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         *     | in_progress | delivered | seller | `deliver` | only through `POST /orders/{id}/deliver` | delivery recorded; auto-complete after ORDER_AUTO_COMPLETE_DAYS |
+         *     | delivered | in_progress | buyer | `request_revision` | `PUT /orders/{id}/status` `in_progress`, while revisions remain | a revision is used |
+         *     | delivered | completed | buyer | `complete` | `PUT /orders/{id}/status` `completed` | escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed` |
+         *     | delivered | completed | the system (worker) | `complete` | - | ORDER_AUTO_COMPLETE_DAYS after the latest delivery: escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed` |
+         *     | in_progress | disputed | buyer | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
+         *     | in_progress | disputed | seller | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
+         *     | delivered | disputed | buyer | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
+         *     | delivered | disputed | seller | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
+         *     | disputed | completed | staff with resolve_disputes | `resolve_completed` | `PUT /orders/{id}/status` `completed` | escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed` |
+         *     | disputed | cancelled | staff with resolve_disputes | `resolve_cancelled` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         *     | pending | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         *     | in_progress | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         */
+        requestBody: {
+            content: {
+                "application/json": {
+                    status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                    /** @description Required to open a dispute; kept with a cancellation. */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            serviceId: string;
+                            /** @description As it was when the order was placed. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            packageId: string;
+                            packageName: string;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given for the latest dispute or cancellation. */
+                            statusReason: string | null;
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    filename: string;
+                                    /** Format: int64 */
+                                    size: number;
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOrdersByOrderIdDeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        /** @description multipart/form-data */
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The delivery note (a text field).
+                     */
+                    message?: string;
+                    /**
+                     * Format: binary
+                     * @description The delivered files.
+                     */
+                    files?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            serviceId: string;
+                            /** @description As it was when the order was placed. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            packageId: string;
+                            packageName: string;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given for the latest dispute or cancellation. */
+                            statusReason: string | null;
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    filename: string;
+                                    /** Format: int64 */
+                                    size: number;
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description This content type is not accepted here (`UNSUPPORTED_MEDIA_TYPE`). */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAdminOrders: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100. */
+                limit?: number;
+                status?: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                buyerId?: string;
+                sellerId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                serviceId: string;
+                                /** @description As it was when the order was placed. */
+                                serviceTitle: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                packageId: string;
+                                packageName: string;
+                                buyer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                seller: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                requirements: string;
+                                extras: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    title: string;
+                                    price: number;
+                                    /** Format: int64 */
+                                    additionalDays: number;
+                                }[];
+                                /** @description The package price at placement. Two decimals, in the platform currency. */
+                                price: number;
+                                /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                                total: number;
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                                platformFee: number;
+                                /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                                sellerEarning: number;
+                                /**
+                                 * Format: int64
+                                 * @description The package’s delivery days plus the extras’ additional days.
+                                 */
+                                deliveryDays: number;
+                                /**
+                                 * Format: date-time
+                                 * @description Set when the seller accepts: then plus `deliveryDays`.
+                                 */
+                                dueAt: string | null;
+                                /** @description In progress past its due date. */
+                                late: boolean;
+                                revisionsLeft: number | "unlimited";
+                                /** @description The reason given for the latest dispute or cancellation. */
+                                statusReason: string | null;
+                                /** @description Oldest first. */
+                                deliveries: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    message: string;
+                                    files: {
+                                        /**
+                                         * Format: uuid
+                                         * @description UUIDv7 identifier.
+                                         */
+                                        id: string;
+                                        filename: string;
+                                        /** Format: int64 */
+                                        size: number;
+                                        mimetype: string;
+                                        /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                        url: string;
+                                    }[];
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description While delivered: when the order completes by itself unless the buyer acts.
+                                 */
+                                autoCompleteAt: string | null;
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                                allowedActions: {
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    action: string;
+                                    status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                    reasonRequired: boolean;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                completedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                cancelledAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAdminOrdersByOrderIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Why staff cancel the order; shown to both parties. */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            serviceId: string;
+                            /** @description As it was when the order was placed. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            packageId: string;
+                            packageName: string;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given for the latest dispute or cancellation. */
+                            statusReason: string | null;
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    filename: string;
+                                    /** Format: int64 */
+                                    size: number;
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postReviews: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    orderId: string;
+                    /**
+                     * Format: int32
+                     * @description Overall, 1 to 5.
+                     */
+                    rating: number;
+                    /** @description At most 2,000 characters. */
+                    comment?: string;
+                    /** @description Optional; when sent, all three scores. */
+                    criteria?: {
+                        /**
+                         * Format: int32
+                         * @description 1 to 5.
+                         */
+                        communication: number;
+                        /**
+                         * Format: int32
+                         * @description 1 to 5.
+                         */
+                        quality: number;
+                        /**
+                         * Format: int32
+                         * @description 1 to 5.
+                         */
+                        delivery: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description A buyer’s review of a completed order. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            orderId: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            serviceId: string;
+                            /** Format: int64 */
+                            rating: number;
+                            criteria: {
+                                /** Format: int64 */
+                                communication: number;
+                                /** Format: int64 */
+                                quality: number;
+                                /** Format: int64 */
+                                delivery: number;
+                            } | null;
+                            comment: string;
+                            /** @description The buyer’s public fields. */
+                            reviewer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            reply: {
+                                text: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `NOT_REVIEWABLE`: Only the buyer reviews an order, and only once it is completed. `ALREADY_REVIEWED`: The order already has its review. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postReviewsByReviewIdReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                reviewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The seller’s public answer, once. */
+                    reply: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description A buyer’s review of a completed order. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            orderId: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            serviceId: string;
+                            /** Format: int64 */
+                            rating: number;
+                            criteria: {
+                                /** Format: int64 */
+                                communication: number;
+                                /** Format: int64 */
+                                quality: number;
+                                /** Format: int64 */
+                                delivery: number;
+                            } | null;
+                            comment: string;
+                            /** @description The buyer’s public fields. */
+                            reviewer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            reply: {
+                                text: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `ALREADY_REPLIED`: The seller already replied to this review. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getServicesByServiceIdReviews: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page: 10 by default (spec section 8), at most 100. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                serviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                serviceId: string;
+                                /** Format: int64 */
+                                rating: number;
+                                criteria: {
+                                    /** Format: int64 */
+                                    communication: number;
+                                    /** Format: int64 */
+                                    quality: number;
+                                    /** Format: int64 */
+                                    delivery: number;
+                                } | null;
+                                comment: string;
+                                /** @description The buyer’s public fields. */
+                                reviewer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                reply: {
+                                    text: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getUsersByUserIdStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description Spec 2.4: the extended statistics of a user as a seller. */
+                        data: {
+                            /**
+                             * Format: int64
+                             * @description Services that are not deleted, in any status.
+                             */
+                            totalServices: number;
+                            /** Format: int64 */
+                            activeServices: number;
+                            /** @description Average starting price of the active services; 0 without any. */
+                            averageServicePrice: number;
+                            /**
+                             * Format: int64
+                             * @description Orders received as seller, in any status.
+                             */
+                            totalOrders: number;
+                            /** Format: int64 */
+                            completedOrders: number;
+                            /** @description completed / (completed + cancelled) x 100, two decimals; 0 when no order has ended. */
+                            completionRate: number;
+                            /** Format: int64 */
+                            totalReviews: number;
+                            /** @description Average rating, two decimals; 0 without reviews. */
+                            averageRating: number;
+                            ratingDistribution: {
+                                /** Format: int64 */
+                                1: number;
+                                /** Format: int64 */
+                                2: number;
+                                /** Format: int64 */
+                                3: number;
+                                /** Format: int64 */
+                                4: number;
+                                /** Format: int64 */
+                                5: number;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            memberSince: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            lastLogin: string | null;
+                            isKYCVerified: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     postAdminStaff: {
         parameters: {
             query?: never;
@@ -21367,6 +27045,30 @@ export interface operations {
                                  * @description Submissions awaiting a staff decision.
                                  */
                                 pendingReview: number;
+                            };
+                            orders: {
+                                /**
+                                 * Format: int64
+                                 * @description Orders ever placed.
+                                 */
+                                total: number;
+                                /** @description Orders by their current status. */
+                                byStatus: {
+                                    /** Format: int64 */
+                                    pending: number;
+                                    /** Format: int64 */
+                                    in_progress: number;
+                                    /** Format: int64 */
+                                    delivered: number;
+                                    /** Format: int64 */
+                                    completed: number;
+                                    /** Format: int64 */
+                                    cancelled: number;
+                                    /** Format: int64 */
+                                    disputed: number;
+                                };
+                                /** @description The totals of completed orders: what buyers paid for work they accepted. Two decimals, in the platform currency. */
+                                grossVolume: number;
                             };
                         };
                     };
