@@ -15,6 +15,7 @@ import { createWorker } from './platform/outbox/worker.ts'
 import { outboxGauges } from './platform/outbox/outbox-metrics.ts'
 import { createMetrics } from './platform/metrics/metrics.ts'
 import { createStatisticsRegistry, foldStatCounters } from './platform/statistics/statistics.ts'
+import { statisticsGauges } from './platform/statistics/statistics-metrics.ts'
 import type { RealtimeHub } from './platform/realtime/realtime.ts'
 import type { StorageDriver } from './platform/storage/storage.ts'
 
@@ -56,6 +57,7 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
   const handlers = each((module, api) => module.jobs?.(api)).flat()
   const metrics = createMetrics()
   metrics.addGauges(outboxGauges(db, base.clock))
+  metrics.addGauges(statisticsGauges(statistics, db))
   const worker = createWorker({
     db,
     clock: base.clock,

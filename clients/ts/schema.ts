@@ -27070,6 +27070,33 @@ export interface operations {
                                 /** @description The totals of completed orders: what buyers paid for work they accepted. Two decimals, in the platform currency. */
                                 grossVolume: number;
                             };
+                            webhooks: {
+                                /** @description Registered endpoints (the static one not included). */
+                                endpoints: {
+                                    /** Format: int64 */
+                                    enabled: number;
+                                    /** Format: int64 */
+                                    disabled: number;
+                                };
+                                /** @description Deliveries to every endpoint. */
+                                deliveries: {
+                                    /**
+                                     * Format: int64
+                                     * @description Not delivered yet: due, in flight or waiting for a retry.
+                                     */
+                                    waiting: number;
+                                    /**
+                                     * Format: int64
+                                     * @description Among them, those whose last attempt failed.
+                                     */
+                                    retrying: number;
+                                    /**
+                                     * Format: int64
+                                     * @description Gave up after a day of failures, or their endpoint was disabled.
+                                     */
+                                    failed: number;
+                                };
+                            };
                         };
                     };
                 };

@@ -177,10 +177,12 @@ describe('admin console', () => {
   describe('GET /admin/stats', () => {
     it('answers every module’s section to any staff member', async () => {
       const data = await stats()
-      expect(Object.keys(data).sort()).toEqual(['kyc', 'services', 'users', 'wallet'])
+      expect(Object.keys(data).sort()).toEqual(['kyc', 'orders', 'services', 'users', 'wallet', 'webhooks'])
       expect(data.users).toEqual({ total: expect.any(Number), active: expect.any(Number), staff: expect.any(Number), suspended: expect.any(Number), newLast7Days: expect.any(Number), newLast30Days: expect.any(Number) })
       expect(data.services).toEqual({ total: expect.any(Number), byStatus: { pending: expect.any(Number), active: expect.any(Number), rejected: expect.any(Number), paused: expect.any(Number) } })
       expect(data.wallet).toEqual({ platformRevenue: expect.any(Number), escrowHeld: expect.any(Number), payoutsPending: { count: expect.any(Number), amount: expect.any(Number) }, currency: 'USD' })
+      expect(data.orders).toEqual({ total: expect.any(Number), byStatus: { pending: expect.any(Number), in_progress: expect.any(Number), delivered: expect.any(Number), completed: expect.any(Number), cancelled: expect.any(Number), disputed: expect.any(Number) }, grossVolume: expect.any(Number) })
+      expect(data.webhooks).toEqual({ endpoints: { enabled: expect.any(Number), disabled: expect.any(Number) }, deliveries: { waiting: expect.any(Number), retrying: expect.any(Number), failed: expect.any(Number) } })
       expect(data.kyc).toEqual({ pendingReview: expect.any(Number) })
       expect((await request(ctx.app, { method: 'GET', url: '/admin/stats', token: admin.accessToken })).statusCode).toBe(200)
     })

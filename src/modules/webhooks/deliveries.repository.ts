@@ -6,6 +6,29 @@ type DeliveryPatch = Partial<Pick<DeliveryRow, 'status' | 'scheduleStep' | 'next
 
 export function createDeliveriesRepository(db: Executor) {
   return {
+    /** Deliveries not finished, those among them retrying after a failure, and those that gave up; through the status index. */
+    async stateCounts(): Promise<{ waiting: number; retrying: number; failed: number }> {
+      const [row] = await db
+        .select({
+          waiting: sql<number>`count(*) filter (where ${webhookDeliveries.status} in ('pending', 'delivering'))`.mapWith(Number),
+          retrying: sql<number>`count(*) filter (where ${webhookDeliveries.status} = 'pending' and ${webhookDeliveries.scheduleStep} > 0)`.mapWith(Number),
+          failed: sql<number>`count(*) filter (where ${webhookDeliveries.status} = 'failed')`.mapWith(Number),
+        })
+        .from(webhookDeliveries)
+        .where(inArray(webhookDeliveries.status, ['pending', 'delivering', 'failed']))
+      return row ?? { waiting: 0, retrying: 0, failed: 0 }
+    },
+
+    async countEndpoints(): Promise<{ enabled: number; disabled: number }> {
+      const [row] = await db
+        .select({
+          enabled: sql<number>`count(*) filter (where ${webhookEndpoints.enabled})`.mapWith(Number),
+          disabled: sql<number>`count(*) filter (where not ${webhookEndpoints.enabled})`.mapWith(Number),
+        })
+        .from(webhookEndpoints)
+      return row ?? { enabled: 0, disabled: 0 }
+    },
+
     async insertMany(rows: (typeof webhookDeliveries.$inferInsert)[]): Promise<void> {
       if (rows.length === 0) return
       await db.insert(webhookDeliveries).values(rows).onConflictDoNothing({ target: [webhookDeliveries.endpointId, webhookDeliveries.messageId] })

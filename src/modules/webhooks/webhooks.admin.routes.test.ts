@@ -202,6 +202,22 @@ describe('webhook administration', () => {
   })
 
   describe('deliveries, test sends and retries', () => {
+    it('counts endpoints and waiting deliveries in the admin statistics, and the metrics show the same figures', async () => {
+      const stats = async () => (await request(ctx.app, { method: 'GET', url: '/admin/stats', token: admin.accessToken })).json().data.webhooks
+      const waitingRows = async () => (await ctx.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.status, 'pending'))).length
+      const before = await stats()
+      const rowsBefore = await waitingRows()
+      await createEndpoint()
+      await emit('approved')
+      const after = await stats()
+      expect(after.endpoints).toEqual({ enabled: before.endpoints.enabled + 1, disabled: before.endpoints.disabled })
+      expect(after.deliveries.waiting - before.deliveries.waiting).toBe((await waitingRows()) - rowsBefore)
+      expect(after.deliveries.waiting).toBeGreaterThan(before.deliveries.waiting)
+      const metrics = (await ctx.app.inject({ method: 'GET', url: '/metrics' })).body
+      expect(metrics).toContain(`marketplace_statistic{section="webhooks",figure="endpoints.enabled"} ${after.endpoints.enabled}`)
+      expect(metrics).toContain(`marketplace_statistic{section="webhooks",figure="deliveries.waiting"} ${after.deliveries.waiting}`)
+    })
+
     it('creates deliveries only for endpoints subscribed to the event', async () => {
       const payouts = await createEndpoint({ events: ['payout.processed'] })
       const everything = await createEndpoint()

@@ -30,6 +30,7 @@ export const webhooksModule = defineModule({
   // Each worker delivers: every second it claims what is due; deliveries run in the background
   // and the worker's stop waits for the ones in flight.
   periodic: (api) => [{ name: 'deliver-webhooks', everyMs: SECOND, run: api.dispatcher.tick, stop: api.dispatcher.settle }],
+  statistics: (api) => api.statistics,
   errors: webhooksErrors,
 })
 

@@ -108,3 +108,15 @@ export const EventLogPage = Type.Object({
   nextCursor: Type.String({ description: 'The `after` of the next call (the last cursor here, or the one given when there is nothing new).' }),
   hasMore: Type.Boolean({ description: 'True when the page is full: ask again at once.' }),
 })
+
+export const WebhooksStats = Type.Object({
+  endpoints: Type.Object({ enabled: Type.Integer(), disabled: Type.Integer() }, { description: 'Registered endpoints (the static one not included).' }),
+  deliveries: Type.Object(
+    {
+      waiting: Type.Integer({ description: 'Not delivered yet: due, in flight or waiting for a retry.' }),
+      retrying: Type.Integer({ description: 'Among them, those whose last attempt failed.' }),
+      failed: Type.Integer({ description: 'Gave up after a day of failures, or their endpoint was disabled.' }),
+    },
+    { description: 'Deliveries to every endpoint.' },
+  ),
+})

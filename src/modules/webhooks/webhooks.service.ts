@@ -5,12 +5,15 @@ import type { Clock } from '../../lib/clock.ts'
 import type { Mailer } from '../../platform/mail/mailer.ts'
 import type { EventType } from '../../platform/outbox/events.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
+import { defineStats } from '../../platform/statistics/statistics.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { systemResolver, type Resolver } from './destinations.ts'
 import { createEndpointsService } from './endpoints.service.ts'
+import { createDeliveriesRepository } from './deliveries.repository.ts'
 import { createEndpointsRepository } from './endpoints.repository.ts'
 import { createEventLog } from './event-log.service.ts'
 import { createWebhookDispatcher } from './webhook-dispatcher.ts'
+import { WebhooksStats } from './webhooks.schemas.ts'
 
 function disabledNotice(to: { email: string; fullName: string }, endpoint: { id: string; url: string }, reason: string, appUrl: string) {
   const text = [
@@ -55,6 +58,13 @@ export function createWebhooksService(deps: {
     ...createEndpointsService({ db, clock, eventNames: () => deps.events.map((event) => event.name), allowPrivateNetworks, resolve }),
     ...createEventLog({ db, clock, configured }),
     dispatcher: createWebhookDispatcher({ db, clock, outbox, logger: logger.child({ component: 'webhooks' }), allowPrivateNetworks, resolve, configured }),
+
+    /** The webhooks section of `GET /admin/stats` (and of the metrics): endpoints, and deliveries by state. */
+    statistics: defineStats('webhooks', WebhooksStats, async (executor) => {
+      const repository = createDeliveriesRepository(executor)
+      const [endpoints, deliveries] = await Promise.all([repository.countEndpoints(), repository.stateCounts()])
+      return { endpoints, deliveries }
+    }),
 
     /** Job `mail.webhook_disabled`: one e-mail to each active superuser. */
     async sendDisabledNotice(payload: { endpointId: string; reason: string }): Promise<void> {
