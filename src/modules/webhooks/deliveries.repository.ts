@@ -66,10 +66,14 @@ export function createDeliveriesRepository(db: Executor) {
           from ${webhookDeliveries} d join ${webhookEndpoints} e on e.id = d.endpoint_id and e.enabled
           where ((d.status = 'pending' and d.next_attempt_at <= ${now}) or (d.status = 'delivering' and d.locked_until < ${now})) ${notBusy}
         ) ranked where position <= ${perEndpoint}`
+      // The status test is repeated on the locked rows themselves: when a row another worker has
+      // just claimed and committed is locked here, PostgreSQL rechecks only this level's conditions
+      // against the new row version, not the subquery's, and the row would be claimed twice.
+      const stillDue = sql`((${webhookDeliveries.status} = 'pending' and ${webhookDeliveries.nextAttemptAt} <= ${now}) or (${webhookDeliveries.status} = 'delivering' and ${webhookDeliveries.lockedUntil} < ${now}))`
       const due = db
         .select({ id: webhookDeliveries.id })
         .from(webhookDeliveries)
-        .where(sql`${webhookDeliveries.id} in (${candidates})`)
+        .where(and(sql`${webhookDeliveries.id} in (${candidates})`, stillDue))
         .orderBy(asc(webhookDeliveries.nextAttemptAt))
         .limit(limit)
         .for('update', { skipLocked: true })

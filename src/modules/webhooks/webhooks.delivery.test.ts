@@ -9,6 +9,7 @@ import { DAY, HOUR, MINUTE, SECOND } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
 import { catalogueEvents } from '../catalogue/catalogue.events.ts'
+import { createDeliveriesRepository } from './deliveries.repository.ts'
 import { systemResolver } from './destinations.ts'
 import { STATIC_ENDPOINT_ID } from './event-log.service.ts'
 import { createWebhookDispatcher, RETRY_DELAYS, MAX_ATTEMPTS } from './webhook-dispatcher.ts'
@@ -426,6 +427,29 @@ describe('webhook delivery to real receivers', () => {
       for (const message of hook.received) verifyWebhook(endpoints[index]!.secret, message, ctx.clock.now())
     }
     for (const endpoint of endpoints) expect((await deliveriesOf(endpoint.id)).every((delivery) => delivery.status === 'succeeded' && delivery.attempts === 1)).toBe(true)
+  })
+
+  // Many small claims racing over one queue: a claimer that locks a row another has just claimed
+  // and committed must see it is no longer due, whatever its snapshot said.
+  it.runIf(inject('pgTemplate') !== '')('never hands one delivery to two claimers racing on PostgreSQL', async () => {
+    const endpoint = await register('http://127.0.0.1:9/in')
+    const now = ctx.clock.now()
+    const ids = Array.from({ length: 300 }, () => newId())
+    await ctx.database.db.insert(webhookDeliveries).values(
+      ids.map((id) => ({ id, endpointId: endpoint.id, messageId: newId(), event: 'service.published', body: '{}', status: 'pending' as const, nextAttemptAt: now, createdAt: now })),
+    )
+    const deliveries = createDeliveriesRepository(ctx.database.db)
+    const claimed: string[] = []
+    const claimer = async () => {
+      for (;;) {
+        const rows = await deliveries.claimDue({ now, leaseUntil: new Date(now.getTime() + MINUTE), limit: 3, perEndpoint: 1000, busy: [] })
+        if (rows.length === 0) return
+        claimed.push(...rows.map((row) => row.id))
+      }
+    }
+    await Promise.all(Array.from({ length: 8 }, claimer))
+    expect(claimed).toHaveLength(ids.length)
+    expect(new Set(claimed).size).toBe(ids.length)
   })
 
   it('sends a test message to one endpoint alone, and replays a delivered message with the same webhook-id', async () => {
