@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { fileForm, png } from '../factories/files.ts'
 import { withDatabase } from '../setup/global-setup.ts'
 import { startS3, type TestS3 } from '../setup/s3.ts'
+import { openSocket } from '../setup/sockets.ts'
 import { TEST_REDIS_URL } from '../setup/test-app.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -34,6 +35,15 @@ async function untilReady(port: number, timeoutMs = 90_000): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   throw new Error(`the instance on port ${port} did not become ready`)
+}
+
+/** The promise, or a failure naming what did not happen once `ms` have passed. */
+function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
 /** A round-robin load balancer on loopback that says which upstream answered (`x-upstream`). */
@@ -66,6 +76,7 @@ describe.runIf(url && TEST_REDIS_URL)('three API instances, one worker, behind a
   let s3: TestS3
   let smtp: SMTPServer
   let proxy: { port: number; server: Server }
+  let ports: number[]
   const children: ChildProcess[] = []
   const inbox: string[] = []
   const dataDirs: string[] = []
@@ -114,7 +125,7 @@ describe.runIf(url && TEST_REDIS_URL)('three API instances, one worker, behind a
     await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve))
     const smtpPort = (smtp.server.address() as AddressInfo).port
 
-    const ports = await Promise.all([freePort(), freePort(), freePort()])
+    ports = await Promise.all([freePort(), freePort(), freePort()])
     for (const port of ports) {
       children.push(spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, stdio: 'ignore', env: { ...env(smtpPort), PORT: String(port), RUN_WORKER: 'false' } }))
     }
@@ -134,11 +145,12 @@ describe.runIf(url && TEST_REDIS_URL)('three API instances, one worker, behind a
     for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true })
   }, 60_000)
 
-  const call = async (method: string, path: string, options: { token?: string; json?: unknown; body?: Buffer; headers?: Record<string, string> } = {}) => {
+  /** A request through the load balancer, or straight to one instance when `port` is given. */
+  const call = async (method: string, path: string, options: { token?: string; json?: unknown; body?: Buffer; headers?: Record<string, string>; port?: number } = {}) => {
     const headers: Record<string, string> = { ...options.headers }
     if (options.token) headers.authorization = `Bearer ${options.token}`
     if (options.json !== undefined) headers['content-type'] = 'application/json'
-    const response = await fetch(`http://127.0.0.1:${proxy.port}${path}`, {
+    const response = await fetch(`http://127.0.0.1:${options.port ?? proxy.port}${path}`, {
       method,
       headers,
       body: options.json !== undefined ? JSON.stringify(options.json) : options.body,
@@ -147,9 +159,15 @@ describe.runIf(url && TEST_REDIS_URL)('three API instances, one worker, behind a
   }
   const json = (answer: { body: Buffer }) => JSON.parse(answer.body.toString('utf8'))
 
-  it('registers on one instance, has the worker mail the link, activates on another, logs in on a third and uses the token on the first', async () => {
+  /**
+   * Registers through the load balancer, waits for the worker to mail the activation link,
+   * activates and logs in. `client` is the address the proxy reports (authentication routes are
+   * limited per address).
+   */
+  async function signUp(fullName: string, client = '127.0.0.1') {
     const email = `scale-${randomBytes(4).toString('hex')}@example.test`
-    const registered = await call('POST', '/api/v1/auth/register', { json: { email, password: 'Secret123', fullName: 'Scale Out' } })
+    const headers = { 'x-forwarded-for': client }
+    const registered = await call('POST', '/api/v1/auth/register', { json: { email, password: 'Secret123', fullName }, headers })
     expect(registered.status, registered.body.toString()).toBe(201)
 
     // The API instances run no worker: the mail can only come from the worker process.
@@ -161,10 +179,16 @@ describe.runIf(url && TEST_REDIS_URL)('three API instances, one worker, behind a
       .replace(/=([0-9A-F]{2})/g, (_escape, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
     const token = /token=([\w.-]+)/.exec(mail)![1]!
 
-    const activated = await call('POST', '/api/v1/auth/activate', { json: { token } })
+    const activated = await call('POST', '/api/v1/auth/activate', { json: { token }, headers })
     expect(activated.status, activated.body.toString()).toBe(200)
-    const loggedIn = await call('POST', '/api/v1/auth/login', { json: { email, password: 'Secret123' } })
+    const loggedIn = await call('POST', '/api/v1/auth/login', { json: { email, password: 'Secret123' }, headers })
     expect(loggedIn.status).toBe(200)
+    const session = json(loggedIn).data as { accessToken: string; user: { id: string } }
+    return { email, registered, activated, loggedIn, accessToken: session.accessToken, userId: session.user.id }
+  }
+
+  it('registers on one instance, has the worker mail the link, activates on another, logs in on a third and uses the token on the first', async () => {
+    const { email, registered, activated, loggedIn } = await signUp('Scale Out')
     const me = await call('GET', '/api/v1/users/me', { token: json(loggedIn).data.accessToken })
     expect(me.status).toBe(200)
     expect(json(me).data.email).toBe(email)
@@ -191,5 +215,24 @@ describe.runIf(url && TEST_REDIS_URL)('three API instances, one worker, behind a
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 429])
     expect(new Set(answers.map((answer) => answer.upstream)).size).toBe(3)
     expect(answers[4]!.headers.get('x-ratelimit-remaining')).toBe('0')
+  })
+
+  it('pushes a chat message sent through one instance to the recipient’s socket on another (Redis fan-out)', async () => {
+    // Each user from its own address: six authentication requests from one would pass the limit.
+    const subnet = `198.51.${Math.floor(Math.random() * 256)}`
+    const recipient = await signUp('Chat Recipient', `${subnet}.1`)
+    const sender = await signUp('Chat Sender', `${subnet}.2`)
+
+    const socket = await within(10_000, 'opening the socket', openSocket(`ws://127.0.0.1:${ports[0]}/api/v1/messages/ws`, { header: recipient.accessToken }))
+    try {
+      const sent = await call('POST', '/api/v1/messages', { port: ports[1], token: sender.accessToken, json: { recipientId: recipient.userId, content: 'Hello from another instance' } })
+      expect(sent.status, sent.body.toString()).toBe(201)
+      const message = json(sent).data as { id: string; conversationId: string }
+
+      const frame = await within(10_000, 'the message frame on the socket of instance 0', socket.message(message.id))
+      expect(frame).toMatchObject({ type: 'message', data: { id: message.id, conversationId: message.conversationId, senderId: sender.userId, content: 'Hello from another instance' } })
+    } finally {
+      socket.close()
+    }
   })
 })

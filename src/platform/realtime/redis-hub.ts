@@ -5,6 +5,8 @@ import { LocalSockets } from './local-sockets.ts'
 import type { Frame, RealtimeHub } from './realtime.ts'
 
 const CHANNEL = 'marketplace:realtime'
+
+const untilReady = (client: Redis): Promise<void> => (client.status === 'ready' ? Promise.resolve() : new Promise((resolve) => client.once('ready', () => resolve())))
 const presenceKey = (userId: string) => `marketplace:presence:${userId}`
 
 /** What instances tell each other on the channel. */
@@ -99,9 +101,13 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; logg
       timer ??= setInterval(() => void heartbeat(), heartbeatMs).unref()
       // Serve at once even if Redis is down; frames then reach this instance's sockets only.
       let wait: NodeJS.Timeout | undefined
-      const publisherReady = publisher.status === 'ready' ? Promise.resolve() : new Promise<void>((resolve) => publisher.once('ready', () => resolve()))
+      // Subscribe only once the connection is ready: ioredis 5 writes a SUBSCRIBE issued between
+      // connect and ready ahead of its ready check, whose INFO Redis then refuses in subscriber
+      // mode; the connection is dropped and comes back without the subscription, so this instance
+      // would never hear another's frames (redis/ioredis#2037).
+      const subscribed = untilReady(subscriber).then(() => subscriber.subscribe(CHANNEL)).catch(warn('subscribe'))
       await Promise.race([
-        Promise.all([subscriber.subscribe(CHANNEL).catch(warn('subscribe')), publisherReady]),
+        Promise.all([subscribed, untilReady(publisher)]),
         new Promise((resolve) => {
           wait = setTimeout(resolve, 5000)
         }),
