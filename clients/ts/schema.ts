@@ -3070,6 +3070,11 @@ export interface operations {
         /** @description multipart/form-data */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "tag": "service_gallery"
+                 *     }
+                 */
                 "multipart/form-data": {
                     /**
                      * Format: binary
@@ -3573,6 +3578,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Adobe Illustrator",
+                 *       "level": "expert",
+                 *       "yearsOfExperience": 8
+                 *     }
+                 */
                 "application/json": {
                     /** @description e.g. `TypeScript`. */
                     name: string;
@@ -3781,6 +3793,12 @@ export interface operations {
         /** @description Only the fields sent change; at least one is required. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "level": "expert",
+                 *       "yearsOfExperience": 9.5
+                 *     }
+                 */
                 "application/json": {
                     /** @description e.g. `TypeScript`. */
                     name?: string;
@@ -4132,6 +4150,12 @@ export interface operations {
         /** @description Only the fields sent change; at least one is required. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "level": "expert",
+                 *       "yearsOfExperience": 9.5
+                 *     }
+                 */
                 "application/json": {
                     /** @description e.g. `TypeScript`. */
                     name?: string;
@@ -4478,6 +4502,19 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Rebrand of Panadería Sol",
+                 *       "description": "New logo, colour palette and packaging for a family bakery with three shops in Valencia.",
+                 *       "url": "https://www.behance.net/gallery/184512337/panaderia-sol-rebrand",
+                 *       "startDate": "2024-02-05",
+                 *       "endDate": "2024-04-19",
+                 *       "technologies": [
+                 *         "Adobe Illustrator",
+                 *         "Figma"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description The project name. */
                     title: string;
@@ -4721,6 +4758,16 @@ export interface operations {
         /** @description Only the fields sent change; at least one is required. The stored record with these changes must still end no earlier than it starts. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "endDate": "2024-05-03",
+                 *       "technologies": [
+                 *         "Adobe Illustrator",
+                 *         "Figma",
+                 *         "Procreate"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description The project name. */
                     title?: string;
@@ -5099,6 +5146,16 @@ export interface operations {
         /** @description Only the fields sent change; at least one is required. The stored record with these changes must still end no earlier than it starts. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "endDate": "2024-05-03",
+                 *       "technologies": [
+                 *         "Adobe Illustrator",
+                 *         "Figma",
+                 *         "Procreate"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description The project name. */
                     title?: string;
@@ -5472,6 +5529,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "company": "Estudio Norte",
+                 *       "position": "Senior brand designer",
+                 *       "description": "Led identity projects for hospitality clients, from discovery workshops to brand guidelines.",
+                 *       "location": "Madrid, Spain",
+                 *       "startDate": "2019-09-02",
+                 *       "endDate": "2023-12-22"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The employer or client. */
                     company: string;
@@ -5711,6 +5778,12 @@ export interface operations {
         /** @description Only the fields sent change; at least one is required. The stored record with these changes must still end no earlier than it starts. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "position": "Lead brand designer",
+                 *       "location": "Remote"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The employer or client. */
                     company?: string;
@@ -6086,6 +6159,12 @@ export interface operations {
         /** @description Only the fields sent change; at least one is required. The stored record with these changes must still end no earlier than it starts. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "position": "Lead brand designer",
+                 *       "location": "Remote"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The employer or client. */
                     company?: string;
@@ -6457,6 +6536,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "institution": "Universidad Complutense de Madrid",
+                 *       "degree": "BA",
+                 *       "fieldOfStudy": "Graphic Design",
+                 *       "startDate": "2013-09-16",
+                 *       "endDate": "2017-06-30",
+                 *       "grade": "8.7/10",
+                 *       "description": "Thesis on wayfinding systems for public transport."
+                 *     }
+                 */
                 "application/json": {
                     /** @description The school or university. */
                     institution: string;
@@ -6699,6 +6789,12 @@ export interface operations {
         /** @description Only the fields sent change; at least one is required. The stored record with these changes must still end no earlier than it starts. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "grade": "9.1/10",
+                 *       "description": "Graduated with honours; thesis on wayfinding systems for public transport."
+                 *     }
+                 */
                 "application/json": {
                     /** @description The school or university. */
                     institution?: string;
@@ -7077,6 +7173,12 @@ export interface operations {
         /** @description Only the fields sent change; at least one is required. The stored record with these changes must still end no earlier than it starts. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "grade": "9.1/10",
+                 *       "description": "Graduated with honours; thesis on wayfinding systems for public transport."
+                 *     }
+                 */
                 "application/json": {
                     /** @description The school or university. */
                     institution?: string;
@@ -7667,6 +7769,14 @@ export interface operations {
         /** @description Either spelling is accepted; at least one field; fields not listed here (such as `isStaff` or `email`) are refused. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "fullName": "María González",
+                 *       "title": "Brand identity designer",
+                 *       "description": "I help cafés, bakeries and small shops look as good as what they sell: logos, packaging and brand guides.",
+                 *       "phone": "+34 612 345 678"
+                 *     }
+                 */
                 "application/json": {
                     fullName?: string;
                     /** @description Also accepted for `fullName`. */
@@ -7861,6 +7971,14 @@ export interface operations {
         /** @description Either spelling is accepted; at least one field; fields not listed here (such as `isStaff` or `email`) are refused. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "fullName": "María González",
+                 *       "title": "Brand identity designer",
+                 *       "description": "I help cafés, bakeries and small shops look as good as what they sell: logos, packaging and brand guides.",
+                 *       "phone": "+34 612 345 678"
+                 *     }
+                 */
                 "application/json": {
                     fullName?: string;
                     /** @description Also accepted for `fullName`. */
@@ -8721,6 +8839,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Support agents",
+                 *       "permissions": [
+                 *         "view_users",
+                 *         "view_orders",
+                 *         "view_services"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     permissions: ("view_users" | "manage_users" | "view_services" | "approve_services" | "view_orders" | "manage_orders" | "resolve_disputes" | "view_kyc" | "manage_kyc" | "view_accounts" | "approve_withdrawals")[];
@@ -9108,6 +9236,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Senior support agents",
+                 *       "permissions": [
+                 *         "view_users",
+                 *         "view_orders",
+                 *         "manage_orders",
+                 *         "resolve_disputes"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     name?: string;
                     permissions?: ("view_users" | "manage_users" | "view_services" | "approve_services" | "view_orders" | "manage_orders" | "resolve_disputes" | "view_kyc" | "manage_kyc" | "view_accounts" | "approve_withdrawals")[];
@@ -9507,6 +9646,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "maria.gonzalez@example.com",
+                 *       "password": "Brand-Studio-42",
+                 *       "fullName": "María González",
+                 *       "username": "mariagonzalez"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
                     email: string;
@@ -9662,6 +9809,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIwMTk1NjQyYy03M2RiLTc3N2YtODY4ZS01NzEyNjUwMDljMDYiLCJpYXQiOjE3NTEzNjA0MDAsImV4cCI6MTc1MTQ0NjgwMH0.PgkYVeni-cR8-ntRnGPWy5OzQLidBYnJyWEoBjdnJq0"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                 };
@@ -9810,6 +9962,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "maria.gonzalez@example.com"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
                     email: string;
@@ -9926,6 +10083,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "lena.hoffmann@example.com",
+                 *       "password": "Watercolour-Fox-7"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
                     email: string;
@@ -10115,6 +10278,11 @@ export interface operations {
         /** @description Send the refresh token as `refreshToken` or `refresh`. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIwMTk1NjQyYy03M2RiLTc3N2YtODY4ZS01NzEyNjUwMDljMDYiLCJqdGkiOiIwMTk1OTc1Ni1kZTBjLTczNWUtYTYxMS0xOWU5YzEwYzIyYjAiLCJpYXQiOjE3NTEzNjA0MDAsImV4cCI6MTc1MTk2NTIwMH0.G38ni1H8D6LzybHs8UlrnHnNhDW3FoLAHk14x6sgHJw"
+                 *     }
+                 */
                 "application/json": {
                     /** @description The refresh token (also accepted as `refresh`). */
                     refreshToken?: string;
@@ -10267,6 +10435,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIwMTk1NjQyYy03M2RiLTc3N2YtODY4ZS01NzEyNjUwMDljMDYiLCJqdGkiOiIwMTk1OTc1Ni1kZTBjLTczNWUtYTYxMS0xOWU5YzEwYzIyYjAiLCJpYXQiOjE3NTEzNjA0MDAsImV4cCI6MTc1MTk2NTIwMH0.G38ni1H8D6LzybHs8UlrnHnNhDW3FoLAHk14x6sgHJw"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Also end the session of this refresh token. */
                     refreshToken?: string;
@@ -10415,6 +10588,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "maria.gonzalez@example.com"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
                     email: string;
@@ -10531,6 +10709,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "email": "maria.gonzalez@example.com"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
                     email: string;
@@ -10647,6 +10830,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIwMTk1NjQyYy03M2RiLTc3N2YtODY4ZS01NzEyNjUwMDljMDYiLCJlbWFpbCI6Im1hcmlhLmdvbnphbGV6QGV4YW1wbGUuY29tIiwiaWF0IjoxNzUxMzYwNDAwLCJleHAiOjE3NTEzNjQwMDB9.FpBM51dR-_yWdaMzKsB6VTm_Hi6xHGyDG8YkPFmci5U",
+                 *       "password": "New-Palette-77"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                     password: string;
@@ -10763,6 +10952,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIwMTk1NjQyYy03M2RiLTc3N2YtODY4ZS01NzEyNjUwMDljMDYiLCJlbWFpbCI6Im1hcmlhLmdvbnphbGV6QGV4YW1wbGUuY29tIiwiaWF0IjoxNzUxMzYwNDAwLCJleHAiOjE3NTEzNjQwMDB9.FpBM51dR-_yWdaMzKsB6VTm_Hi6xHGyDG8YkPFmci5U",
+                 *       "password": "New-Palette-77"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                     password: string;
@@ -11181,6 +11376,75 @@ export interface operations {
         /** @description Creating or editing a service (re)submits it for review: its status becomes `pending`. PUT replaces every field, packages and extras included. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "I will design a minimalist logo for your small business",
+                 *       "shortDescription": "Hand-crafted logo concepts with vector files and a mini brand guide.",
+                 *       "description": "I am a brand designer with ten years of experience with cafés, bakeries and independent shops. You fill in a short questionnaire, I sketch ideas, and you get polished concepts to choose from. Every package includes transparent PNG and high-resolution JPG files; Standard and Premium add vector files and a one-page brand guide.",
+                 *       "categoryId": "01959e59-18b8-7425-aba0-3277c393a99c",
+                 *       "tags": [
+                 *         "logo design",
+                 *         "minimalist",
+                 *         "branding"
+                 *       ],
+                 *       "packages": [
+                 *         {
+                 *           "name": "Basic",
+                 *           "description": "One logo concept, PNG and JPG files.",
+                 *           "price": 45,
+                 *           "deliveryDays": 3,
+                 *           "revisions": 2,
+                 *           "features": [
+                 *             "1 concept",
+                 *             "Transparent PNG",
+                 *             "High-resolution JPG"
+                 *           ]
+                 *         },
+                 *         {
+                 *           "name": "Standard",
+                 *           "description": "Three concepts with vector files.",
+                 *           "price": 120,
+                 *           "deliveryDays": 5,
+                 *           "revisions": 5,
+                 *           "features": [
+                 *             "3 concepts",
+                 *             "Vector files (AI, SVG, PDF)",
+                 *             "Social media kit"
+                 *           ]
+                 *         },
+                 *         {
+                 *           "name": "Premium",
+                 *           "description": "Full logo suite and a one-page brand guide.",
+                 *           "price": 260,
+                 *           "deliveryDays": 7,
+                 *           "revisions": "unlimited",
+                 *           "features": [
+                 *             "5 concepts",
+                 *             "Vector files (AI, SVG, PDF)",
+                 *             "Colour palette and fonts",
+                 *             "One-page brand guide"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "extras": [
+                 *         {
+                 *           "title": "Source files (AI, EPS)",
+                 *           "price": 25,
+                 *           "additionalDays": 1
+                 *         },
+                 *         {
+                 *           "title": "Express delivery in 24 hours",
+                 *           "price": 40,
+                 *           "additionalDays": 0
+                 *         }
+                 *       ],
+                 *       "bannerId": "0195abd0-32a0-74da-803b-0112d19facce",
+                 *       "imageIds": [
+                 *         "0195b922-787a-7b13-a9ab-c278c945705f",
+                 *         "0195ca1b-ecaf-7803-a1d0-a488cae2d33f"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description 5 to 100 characters, plain text. */
                     title: string;
@@ -11886,6 +12150,75 @@ export interface operations {
         /** @description Creating or editing a service (re)submits it for review: its status becomes `pending`. PUT replaces every field, packages and extras included. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "I will design a minimalist logo for your small business",
+                 *       "shortDescription": "Hand-crafted logo concepts with vector files and a mini brand guide.",
+                 *       "description": "I am a brand designer with ten years of experience with cafés, bakeries and independent shops. You fill in a short questionnaire, I sketch ideas, and you get polished concepts to choose from. Every package includes transparent PNG and high-resolution JPG files; Standard and Premium add vector files and a one-page brand guide.",
+                 *       "categoryId": "01959e59-18b8-7425-aba0-3277c393a99c",
+                 *       "tags": [
+                 *         "logo design",
+                 *         "minimalist",
+                 *         "branding"
+                 *       ],
+                 *       "packages": [
+                 *         {
+                 *           "name": "Basic",
+                 *           "description": "One logo concept, PNG and JPG files.",
+                 *           "price": 45,
+                 *           "deliveryDays": 3,
+                 *           "revisions": 2,
+                 *           "features": [
+                 *             "1 concept",
+                 *             "Transparent PNG",
+                 *             "High-resolution JPG"
+                 *           ]
+                 *         },
+                 *         {
+                 *           "name": "Standard",
+                 *           "description": "Three concepts with vector files.",
+                 *           "price": 120,
+                 *           "deliveryDays": 5,
+                 *           "revisions": 5,
+                 *           "features": [
+                 *             "3 concepts",
+                 *             "Vector files (AI, SVG, PDF)",
+                 *             "Social media kit"
+                 *           ]
+                 *         },
+                 *         {
+                 *           "name": "Premium",
+                 *           "description": "Full logo suite and a one-page brand guide.",
+                 *           "price": 260,
+                 *           "deliveryDays": 7,
+                 *           "revisions": "unlimited",
+                 *           "features": [
+                 *             "5 concepts",
+                 *             "Vector files (AI, SVG, PDF)",
+                 *             "Colour palette and fonts",
+                 *             "One-page brand guide"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "extras": [
+                 *         {
+                 *           "title": "Source files (AI, EPS)",
+                 *           "price": 25,
+                 *           "additionalDays": 1
+                 *         },
+                 *         {
+                 *           "title": "Express delivery in 24 hours",
+                 *           "price": 40,
+                 *           "additionalDays": 0
+                 *         }
+                 *       ],
+                 *       "bannerId": "0195abd0-32a0-74da-803b-0112d19facce",
+                 *       "imageIds": [
+                 *         "0195b922-787a-7b13-a9ab-c278c945705f",
+                 *         "0195ca1b-ecaf-7803-a1d0-a488cae2d33f"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description 5 to 100 characters, plain text. */
                     title: string;
@@ -13433,6 +13766,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "imageIds": [
+                 *         "0195ca1b-ecaf-7803-a1d0-a488cae2d33f",
+                 *         "0195b922-787a-7b13-a9ab-c278c945705f",
+                 *         "0195d0ac-6d98-7427-9444-23292a68403e"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** @description Every current gallery image id, each once, in the new order. */
                     imageIds: string[];
@@ -14573,6 +14915,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "The gallery shows logos of well-known brands that are not your work. Replace them with your own designs and submit the service again."
+                 *     }
+                 */
                 "application/json": {
                     /** @description Shown to the seller. */
                     reason: string;
@@ -15019,6 +15366,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Packaging Design",
+                 *       "slug": "packaging-design",
+                 *       "description": "Boxes, labels and bags that sell on the shelf.",
+                 *       "parentId": "0196002d-6318-7906-9d18-4f6bfed31c59",
+                 *       "position": 5
+                 *     }
+                 */
                 "application/json": {
                     /** @description Display name, e.g. `Logo Design`. */
                     name: string;
@@ -15430,6 +15786,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Logo & Brand Identity",
+                 *       "description": "Logos, marks and the rules that keep a brand consistent.",
+                 *       "position": 0
+                 *     }
+                 */
                 "application/json": {
                     /** @description Display name, e.g. `Logo Design`. */
                     name?: string;
@@ -16214,6 +16577,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 150
+                 *     }
+                 */
                 "application/json": {
                     /** @description From 0.50 to 10,000.00, at most two decimals. */
                     amount: number;
@@ -17569,6 +17937,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "The bank rejected the transfer: the IBAN does not match the account holder. Check your details and request the payout again."
+                 *     }
+                 */
                 "application/json": {
                     /** @description Shown to the user. */
                     reason: string;
@@ -18023,6 +18396,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount": 15,
+                 *       "reason": "Goodwill credit: the deposit of 2 June was charged twice by the card issuer"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Positive credits, negative debits. */
                     amount: number;
@@ -18428,6 +18807,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "firstName": "María",
+                 *       "lastName": "González Ruiz",
+                 *       "dateOfBirth": "1991-04-23",
+                 *       "country": "ES",
+                 *       "phone": "+34612345678"
+                 *     }
+                 */
                 "application/json": {
                     /** @description As on the identity document. */
                     firstName: string;
@@ -18659,6 +19047,11 @@ export interface operations {
         /** @description multipart/form-data */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "documentType": "passport"
+                 *     }
+                 */
                 "multipart/form-data": {
                     /**
                      * Format: binary
@@ -19866,6 +20259,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "The photo of the document is blurred and the expiry date cannot be read. Please upload a sharper photo."
+                 *     }
+                 */
                 "application/json": {
                     /** @description Shown to the user. */
                     reason: string;
@@ -21062,6 +21460,12 @@ export interface operations {
         /** @description multipart/form-data */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "conversationId": "01962ca2-6b4f-7bf7-984f-8600130ab0a4",
+                 *       "content": "Here is the brand questionnaire, filled in."
+                 *     }
+                 */
                 "multipart/form-data": {
                     /**
                      * Format: binary
@@ -21327,6 +21731,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "serviceId": "01963fdd-1142-7ab5-aaca-f0fc0c8cfd54",
+                 *       "packageId": "01966d40-cdf8-779a-b1a7-4361c834c666",
+                 *       "requirements": "A logo for \"Tostadero Azul\", a small coffee roastery in Bilbao. Blue and cream colours, something hand-drawn; it must work on coffee bags and on a shop sign.",
+                 *       "extras": [
+                 *         "01968c84-bbb0-7036-b802-f7fedec5d7a5"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     serviceId: string;
@@ -22968,6 +23382,11 @@ export interface operations {
         /** @description multipart/form-data */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "message": "Here is your logo: the final mark in colour and in one colour, as SVG, PDF and PNG, with the fonts and colour codes in the brand sheet."
+                 *     }
+                 */
                 "multipart/form-data": {
                     /**
                      * Format: binary
@@ -23677,6 +24096,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "The seller closed their business and cannot deliver; the full amount goes back to the buyer."
+                 *     }
+                 */
                 "application/json": {
                     /** @description Why staff cancel the order; shown to both parties. */
                     reason?: string;
@@ -24050,6 +24474,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "orderId": "0196b576-4b4e-7eba-998b-6c91910e2ad5",
+                 *       "rating": 5,
+                 *       "comment": "María understood our roastery at once. Three strong concepts, quick revisions and files ready for print.",
+                 *       "criteria": {
+                 *         "communication": 5,
+                 *         "quality": 5,
+                 *         "delivery": 4
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     orderId: string;
@@ -24337,6 +24773,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reply": "Thank you! It was a pleasure to work on Tostadero Azul. Enjoy the new bags."
+                 *     }
+                 */
                 "application/json": {
                     /** @description The seller’s public answer, once. */
                     reply: string;
@@ -24964,6 +25405,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "fullName": "Tomás Herrera",
+                 *       "username": "tomas_support",
+                 *       "email": "tomas.herrera@example.com",
+                 *       "password": "Support-Desk-24",
+                 *       "roleId": "0196ba0a-6912-76e0-a77c-8b1c09d3b9dd"
+                 *     }
+                 */
                 "application/json": {
                     fullName: string;
                     username: string;
@@ -25201,6 +25651,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "roleIds": [
+                 *         "0196ba0a-6912-76e0-a77c-8b1c09d3b9dd",
+                 *         "0196ce42-26d4-7dd7-ad5e-9fb366a3c0f7"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     roleIds: string[];
                 };
@@ -26433,6 +26891,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "Asked buyers to pay outside the platform in three conversations (reports 412, 415 and 419)."
+                 *     }
+                 */
                 "application/json": {
                     /** @description Why: kept with the account and in the audit log. */
                     reason: string;
@@ -27444,6 +27907,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/marketplace/orders",
+                 *       "description": "Order sync for the accounting system",
+                 *       "events": [
+                 *         "order.created",
+                 *         "order.completed",
+                 *         "payout.processed"
+                 *       ],
+                 *       "enabled": true
+                 *     }
+                 */
                 "application/json": {
                     /** @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true. */
                     url: string;
@@ -28083,6 +28558,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "order.created",
+                 *         "order.completed",
+                 *         "order.cancelled",
+                 *         "payout.processed"
+                 *       ],
+                 *       "enabled": true
+                 *     }
+                 */
                 "application/json": {
                     /** @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true. */
                     url?: string;

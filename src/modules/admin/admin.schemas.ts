@@ -11,13 +11,16 @@ export const CreateStaffBody = Type.Object(
     password: Password,
     roleId: Type.Optional(Type.String({ format: 'uuid', errorMessage: 'must be a role id' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ fullName: 'Tomás Herrera', username: 'tomas_support', email: 'tomas.herrera@example.com', password: 'Support-Desk-24', roleId: '0196ba0a-6912-76e0-a77c-8b1c09d3b9dd' }],
+  },
 )
 export type CreateStaffBody = Static<typeof CreateStaffBody>
 
 export const SetRolesBody = Type.Object(
   { roleIds: Type.Array(Type.String({ format: 'uuid', errorMessage: 'must be a role id' }), { maxItems: 50 }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ roleIds: ['0196ba0a-6912-76e0-a77c-8b1c09d3b9dd', '0196ce42-26d4-7dd7-ad5e-9fb366a3c0f7'] }] },
 )
 
 export const StaffUser = Type.Composite([User, Type.Object({ roles: Type.Array(Role) })])
@@ -47,5 +50,5 @@ export const AdminUser = Type.Composite([
 
 export const SuspendBody = Type.Object(
   { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Why: kept with the account and in the audit log.' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ reason: 'Asked buyers to pay outside the platform in three conversations (reports 412, 415 and 419).' }] },
 )

@@ -68,7 +68,10 @@ export const CreateCategoryBody = Type.Object(
     parentId: Type.Optional(ParentId),
     position: Type.Optional(Type.Integer({ ...Position, description: 'Defaults to after the last sibling.' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'Packaging Design', slug: 'packaging-design', description: 'Boxes, labels and bags that sell on the shelf.', parentId: '0196002d-6318-7906-9d18-4f6bfed31c59', position: 5 }],
+  },
 )
 export type CreateCategoryBody = Static<typeof CreateCategoryBody>
 
@@ -80,6 +83,6 @@ export const UpdateCategoryBody = Type.Object(
     parentId: Type.Optional(ParentId),
     position: Type.Optional(Position),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ name: 'Logo & Brand Identity', description: 'Logos, marks and the rules that keep a brand consistent.', position: 0 }] },
 )
 export type UpdateCategoryBody = Static<typeof UpdateCategoryBody>

@@ -76,6 +76,27 @@ export const ServiceBody = Type.Object(
   {
     additionalProperties: false,
     description: 'Creating or editing a service (re)submits it for review: its status becomes `pending`. PUT replaces every field, packages and extras included.',
+    examples: [
+      {
+        title: 'I will design a minimalist logo for your small business',
+        shortDescription: 'Hand-crafted logo concepts with vector files and a mini brand guide.',
+        description:
+          'I am a brand designer with ten years of experience with cafés, bakeries and independent shops. You fill in a short questionnaire, I sketch ideas, and you get polished concepts to choose from. Every package includes transparent PNG and high-resolution JPG files; Standard and Premium add vector files and a one-page brand guide.',
+        categoryId: '01959e59-18b8-7425-aba0-3277c393a99c',
+        tags: ['logo design', 'minimalist', 'branding'],
+        packages: [
+          { name: 'Basic', description: 'One logo concept, PNG and JPG files.', price: 45, deliveryDays: 3, revisions: 2, features: ['1 concept', 'Transparent PNG', 'High-resolution JPG'] },
+          { name: 'Standard', description: 'Three concepts with vector files.', price: 120, deliveryDays: 5, revisions: 5, features: ['3 concepts', 'Vector files (AI, SVG, PDF)', 'Social media kit'] },
+          { name: 'Premium', description: 'Full logo suite and a one-page brand guide.', price: 260, deliveryDays: 7, revisions: 'unlimited', features: ['5 concepts', 'Vector files (AI, SVG, PDF)', 'Colour palette and fonts', 'One-page brand guide'] },
+        ],
+        extras: [
+          { title: 'Source files (AI, EPS)', price: 25, additionalDays: 1 },
+          { title: 'Express delivery in 24 hours', price: 40, additionalDays: 0 },
+        ],
+        bannerId: '0195abd0-32a0-74da-803b-0112d19facce',
+        imageIds: ['0195b922-787a-7b13-a9ab-c278c945705f', '0195ca1b-ecaf-7803-a1d0-a488cae2d33f'],
+      },
+    ],
   },
 )
 export type ServiceBody = Static<typeof ServiceBody>
@@ -210,13 +231,16 @@ export const ReorderImagesBody = Type.Object(
       description: 'Every current gallery image id, each once, in the new order.',
     }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ imageIds: ['0195ca1b-ecaf-7803-a1d0-a488cae2d33f', '0195b922-787a-7b13-a9ab-c278c945705f', '0195d0ac-6d98-7427-9444-23292a68403e'] }] },
 )
 export type ReorderImagesBody = Static<typeof ReorderImagesBody>
 
 export const RejectServiceBody = Type.Object(
   { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Shown to the seller.' }) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ reason: 'The gallery shows logos of well-known brands that are not your work. Replace them with your own designs and submit the service again.' }],
+  },
 )
 export type RejectServiceBody = Static<typeof RejectServiceBody>
 

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, MultipartForm, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { kycErrors } from './kyc.errors.ts'
-import { KycStatusView, PersonalDetailsBody } from './kyc.schemas.ts'
+import { DocumentsForm, KycStatusView, PersonalDetailsBody } from './kyc.schemas.ts'
 import { DOCUMENT_FIELDS, type KycService } from './kyc.service.ts'
 
 const tags = ['kyc']
@@ -40,7 +40,7 @@ export const kycRoutes: FastifyPluginAsyncTypebox<{ kyc: KycService; tmpDir: str
         description:
           'multipart/form-data: `documentType` (`passport`, `id_card` or `driving_license`), `documentFront` and `selfie` always, `documentBack` except for a passport; each a JPEG, PNG, WebP, GIF or PDF of at most 10 MB. The files are never public. Before step 1: 422 `INVALID_TRANSITION`.',
         consumes: ['multipart/form-data'],
-        body: MultipartForm({ documentType: 'passport, id_card or driving_license', documentFront: 'The front of the document.', documentBack: 'The back (not for a passport).', selfie: 'A photo of your face.' }),
+        body: DocumentsForm,
         response: responses({ 200: Envelope(KycStatusView) }, 400, 401, 415, kycErrors.INVALID_TRANSITION),
       },
     },

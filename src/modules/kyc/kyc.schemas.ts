@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, IdParams, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { Id, IdParams, MultipartForm, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { documentTypes, kycStatuses } from './kyc.table.ts'
 
 const Name = (description: string) => Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', errorMessage: 'must be 1 to 100 characters', description })
@@ -12,9 +12,14 @@ export const PersonalDetailsBody = Type.Object(
     country: Type.String({ minLength: 2, maxLength: 2, errorMessage: 'must be an ISO 3166-1 alpha-2 country code such as US or FR', description: 'ISO 3166-1 alpha-2 code, e.g. `FR`.' }),
     phone: Type.String({ minLength: 2, maxLength: 30, errorMessage: 'must be a valid phone number in international (E.164) form, such as +442071838750', description: 'International form, e.g. `+442071838750`; stored as E.164.' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ firstName: 'María', lastName: 'González Ruiz', dateOfBirth: '1991-04-23', country: 'ES', phone: '+34612345678' }] },
 )
 export type PersonalDetailsBody = Static<typeof PersonalDetailsBody>
+
+export const DocumentsForm = {
+  ...MultipartForm({ documentType: 'passport, id_card or driving_license', documentFront: 'The front of the document.', documentBack: 'The back (not for a passport).', selfie: 'A photo of your face.' }),
+  examples: [{ documentType: 'passport' }],
+}
 
 const PersonalDetails = Type.Object(
   { firstName: Type.String(), lastName: Type.String(), dateOfBirth: Type.String({ description: '`YYYY-MM-DD`.' }), country: Type.String(), phone: Type.String({ description: 'E.164.' }) },
@@ -72,7 +77,7 @@ export const StaffKycQuery = Type.Composite(
 
 export const RejectKycBody = Type.Object(
   { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Shown to the user.' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ reason: 'The photo of the document is blurred and the expiry date cannot be read. Please upload a sharper photo.' }] },
 )
 
 export const KycStats = Type.Object({ pendingReview: Type.Integer({ description: 'Submissions awaiting a staff decision.' }) })

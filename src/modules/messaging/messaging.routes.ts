@@ -1,13 +1,13 @@
 import type {} from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { actorOf, requireAuth, sessionOf } from '../../http/auth-hooks.ts'
-import { Envelope, MultipartForm, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, ok, responses } from '../../http/common.schemas.ts'
 import { withForm } from '../../http/multipart.ts'
 import { notFound } from '../../lib/errors.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { messagingErrors } from './messaging.errors.ts'
-import { Conversation, ConversationParams, CursorPage, ListQuery, Message, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
+import { AttachmentForm, Conversation, ConversationParams, CursorPage, ListQuery, Message, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
 
 const tags = ['messages']
@@ -84,7 +84,7 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
         summary: 'Send a file',
         description: 'multipart/form-data with `conversationId`, one `file` (any type, at most 10 MB) and an optional `content` caption. The file is private to the participants; the answer carries a signed link to it.',
         consumes: ['multipart/form-data'],
-        body: MultipartForm({ conversationId: 'The conversation.', file: 'The file (exactly one).', content: 'Optional caption, at most 5000 characters.' }),
+        body: AttachmentForm,
         response: responses({ 201: Envelope(Message) }, 400, 401, 404, 415),
       },
     },

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, IdParams, Nullable, Timestamp } from '../../http/common.schemas.ts'
+import { Id, IdParams, MultipartForm, Nullable, Timestamp } from '../../http/common.schemas.ts'
 
 export const MAX_CONTENT = 5000
 
@@ -17,9 +17,20 @@ export const SendMessageBody = Type.Object(
     recipientId: Type.Optional(Type.String({ ...Id, errorMessage: 'must be a user id', description: 'Starts, or continues, the direct conversation with this user. Send this or `conversationId`.' })),
     content: Content,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { recipientId: '01961aea-5692-7f1d-b779-a5b1edf111cd', content: 'Hi María, I love your bakery logos. Could you do something similar for a coffee roastery?' },
+      { conversationId: '01962ca2-6b4f-7bf7-984f-8600130ab0a4', content: 'Thanks! I will send the questionnaire back by Friday.' },
+    ],
+  },
 )
 export type SendMessageBody = Static<typeof SendMessageBody>
+
+export const AttachmentForm = {
+  ...MultipartForm({ conversationId: 'The conversation.', file: 'The file (exactly one).', content: `Optional caption, at most ${MAX_CONTENT} characters.` }),
+  examples: [{ conversationId: '01962ca2-6b4f-7bf7-984f-8600130ab0a4', content: 'Here is the brand questionnaire, filled in.' }],
+}
 
 export const Attachment = Type.Object({
   id: Id,

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, IdParams, MultipartForm, Page, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, IdParams, Page, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
 import { idempotencyErrors } from '../../platform/idempotency/idempotency.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { walletErrors } from '../wallet/wallet.module.ts'
 import { ordersErrors } from './orders.errors.ts'
-import { ChangeStatusBody, Order, OrdersQuery, PlaceOrderBody } from './orders.schemas.ts'
+import { ChangeStatusBody, DeliveryForm, Order, OrdersQuery, PlaceOrderBody } from './orders.schemas.ts'
 import { DELIVERY_FILES_MAX, MESSAGE_MAX, type OrdersService } from './orders.service.ts'
 
 const tags = ['orders']
@@ -79,7 +79,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; tm
         description: `multipart/form-data: \`message\` (1 to ${MESSAGE_MAX} characters) and 1 to ${DELIVERY_FILES_MAX} \`files\` (any type, 10 MB each), while the order is in progress. The files are private to the two parties and staff with view_orders. The order completes by itself ORDER_AUTO_COMPLETE_DAYS after the latest delivery unless the buyer acts. ${VISIBILITY}`,
         consumes: ['multipart/form-data'],
         params: OrderParams,
-        body: MultipartForm({ message: 'The delivery note (a text field).', files: 'The delivered files.' }),
+        body: DeliveryForm,
         response: responses({ 200: Envelope(Order) }, 400, 401, 404, 415, ordersErrors.INVALID_TRANSITION),
       },
     },

@@ -1,5 +1,5 @@
 import { Type, type Static, type TInteger } from '@sinclair/typebox'
-import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { Id, MultipartForm, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { orderStatuses, transitionTable, type OrderStatus } from './order-status.ts'
 
 export const REQUIREMENTS_MAX = 5_000
@@ -18,7 +18,17 @@ export const PlaceOrderBody = Type.Object(
       Type.Array(Type.String({ format: 'uuid', errorMessage: 'must be the id of an extra of the service' }), { maxItems: 5, uniqueItems: true, description: 'Ids of the service’s extras to add, each once.' }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        serviceId: '01963fdd-1142-7ab5-aaca-f0fc0c8cfd54',
+        packageId: '01966d40-cdf8-779a-b1a7-4361c834c666',
+        requirements: 'A logo for "Tostadero Azul", a small coffee roastery in Bilbao. Blue and cream colours, something hand-drawn; it must work on coffee bags and on a shop sign.',
+        extras: ['01968c84-bbb0-7036-b802-f7fedec5d7a5'],
+      },
+    ],
+  },
 )
 export type PlaceOrderBody = Static<typeof PlaceOrderBody>
 
@@ -27,14 +37,23 @@ export const ChangeStatusBody = Type.Object(
     status: StatusSchema,
     reason: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S', errorMessage: 'must be 1 to 1000 characters', description: 'Required to open a dispute; kept with a cancellation.' })),
   },
-  { additionalProperties: false, description: `Moves an order (DESIGN.md "Orders"). The moves:\n\n${transitionTable()}` },
+  {
+    additionalProperties: false,
+    description: `Moves an order (DESIGN.md "Orders"). The moves:\n\n${transitionTable()}`,
+    examples: [{ status: 'in_progress' }, { status: 'disputed', reason: 'The delivered logo uses a stock icon, not the hand-drawn mark we agreed on, and the seller has not answered for four days.' }],
+  },
 )
 export type ChangeStatusBody = Static<typeof ChangeStatusBody>
 
 export const StaffCancelBody = Type.Object(
   { reason: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S', errorMessage: 'must be 1 to 1000 characters', description: 'Why staff cancel the order; shown to both parties.' })) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ reason: 'The seller closed their business and cannot deliver; the full amount goes back to the buyer.' }] },
 )
+
+export const DeliveryForm = {
+  ...MultipartForm({ message: 'The delivery note (a text field).', files: 'The delivered files.' }),
+  examples: [{ message: 'Here is your logo: the final mark in colour and in one colour, as SVG, PDF and PNG, with the fonts and colour codes in the brand sheet.' }],
+}
 
 export const OrdersQuery = Type.Composite([PageQuery, Type.Object({ status: Type.Optional(StatusSchema) })], { additionalProperties: false })
 export type OrdersQuery = Static<typeof OrdersQuery>

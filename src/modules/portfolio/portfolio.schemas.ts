@@ -1,4 +1,4 @@
-import { Type, type Static, type TProperties, type TSchema } from '@sinclair/typebox'
+import { Type, type Static, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { Id, Nullable, Timestamp } from '../../http/common.schemas.ts'
 import { skillLevels } from './portfolio.table.ts'
 
@@ -44,11 +44,12 @@ const owned = {
 const Defaulted = <T extends TSchema>(schema: T, value: Static<T>) => Type.Optional(Type.Unsafe<Static<T>>({ ...schema, default: value }))
 
 /** A partial update body: the same fields, none required and no defaults, so a field left out keeps its value. */
-const UpdateBody = <T extends TProperties>(fields: T, description: string) =>
+const UpdateBody = <T extends TProperties>(fields: T, description: string, examples: Partial<Static<TObject<T>>>[]) =>
   Type.Partial(Type.Object(fields), {
     additionalProperties: false,
     minProperties: 1,
     description: `Only the fields sent change; at least one is required. ${description}`.trim(),
+    examples,
   })
 
 const DATED = 'The stored record with these changes must still end no earlier than it starts.'
@@ -63,9 +64,9 @@ export const Skill = Type.Object(
   { ...owned, name: Type.String(), level: SkillLevel, yearsOfExperience: Type.Number() },
   { description: 'A skill; lists are ordered by name.' },
 )
-export const CreateSkillBody = Type.Object(skillFields, { additionalProperties: false })
+export const CreateSkillBody = Type.Object(skillFields, { additionalProperties: false, examples: [{ name: 'Adobe Illustrator', level: 'expert', yearsOfExperience: 8 }] })
 export type CreateSkillBody = Static<typeof CreateSkillBody>
-export const UpdateSkillBody = UpdateBody(skillFields, '')
+export const UpdateSkillBody = UpdateBody(skillFields, '', [{ level: 'expert', yearsOfExperience: 9.5 }])
 export type UpdateSkillBody = Static<typeof UpdateSkillBody>
 
 const projectFields = {
@@ -97,10 +98,22 @@ export const CreateProjectBody = Type.Object(
     endDate: Defaulted(projectFields.endDate, null),
     technologies: Defaulted(projectFields.technologies, []),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        title: 'Rebrand of Panadería Sol',
+        description: 'New logo, colour palette and packaging for a family bakery with three shops in Valencia.',
+        url: 'https://www.behance.net/gallery/184512337/panaderia-sol-rebrand',
+        startDate: '2024-02-05',
+        endDate: '2024-04-19',
+        technologies: ['Adobe Illustrator', 'Figma'],
+      },
+    ],
+  },
 )
 export type CreateProjectBody = Static<typeof CreateProjectBody>
-export const UpdateProjectBody = UpdateBody(projectFields, DATED)
+export const UpdateProjectBody = UpdateBody(projectFields, DATED, [{ endDate: '2024-05-03', technologies: ['Adobe Illustrator', 'Figma', 'Procreate'] }])
 export type UpdateProjectBody = Static<typeof UpdateProjectBody>
 
 const experienceFields = {
@@ -131,10 +144,22 @@ export const CreateExperienceBody = Type.Object(
     location: Defaulted(experienceFields.location, ''),
     endDate: Defaulted(experienceFields.endDate, null),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        company: 'Estudio Norte',
+        position: 'Senior brand designer',
+        description: 'Led identity projects for hospitality clients, from discovery workshops to brand guidelines.',
+        location: 'Madrid, Spain',
+        startDate: '2019-09-02',
+        endDate: '2023-12-22',
+      },
+    ],
+  },
 )
 export type CreateExperienceBody = Static<typeof CreateExperienceBody>
-export const UpdateExperienceBody = UpdateBody(experienceFields, DATED)
+export const UpdateExperienceBody = UpdateBody(experienceFields, DATED, [{ position: 'Lead brand designer', location: 'Remote' }])
 export type UpdateExperienceBody = Static<typeof UpdateExperienceBody>
 
 const educationFields = {
@@ -167,10 +192,23 @@ export const CreateEducationBody = Type.Object(
     grade: Defaulted(educationFields.grade, null),
     description: Defaulted(educationFields.description, ''),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        institution: 'Universidad Complutense de Madrid',
+        degree: 'BA',
+        fieldOfStudy: 'Graphic Design',
+        startDate: '2013-09-16',
+        endDate: '2017-06-30',
+        grade: '8.7/10',
+        description: 'Thesis on wayfinding systems for public transport.',
+      },
+    ],
+  },
 )
 export type CreateEducationBody = Static<typeof CreateEducationBody>
-export const UpdateEducationBody = UpdateBody(educationFields, DATED)
+export const UpdateEducationBody = UpdateBody(educationFields, DATED, [{ grade: '9.1/10', description: 'Graduated with honours; thesis on wayfinding systems for public transport.' }])
 export type UpdateEducationBody = Static<typeof UpdateEducationBody>
 
 export const Portfolio = Type.Object(

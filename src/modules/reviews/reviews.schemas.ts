@@ -15,13 +15,23 @@ export const CreateReviewBody = Type.Object(
       ),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        orderId: '0196b576-4b4e-7eba-998b-6c91910e2ad5',
+        rating: 5,
+        comment: 'María understood our roastery at once. Three strong concepts, quick revisions and files ready for print.',
+        criteria: { communication: 5, quality: 5, delivery: 4 },
+      },
+    ],
+  },
 )
 export type CreateReviewBody = Static<typeof CreateReviewBody>
 
 export const ReplyBody = Type.Object(
   { reply: Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S', errorMessage: 'must be 1 to 1000 characters', description: 'The seller’s public answer, once.' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ reply: 'Thank you! It was a pleasure to work on Tostadero Azul. Enjoy the new bags.' }] },
 )
 
 export const ServiceReviewsQuery = Type.Object(

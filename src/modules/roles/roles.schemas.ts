@@ -18,11 +18,14 @@ export const Role = Type.Object({
   updatedAt: Timestamp,
 })
 
-export const CreateRoleBody = Type.Object({ name: RoleName, permissions: Permissions }, { additionalProperties: false })
+export const CreateRoleBody = Type.Object(
+  { name: RoleName, permissions: Permissions },
+  { additionalProperties: false, examples: [{ name: 'Support agents', permissions: ['view_users', 'view_orders', 'view_services'] }] },
+)
 export type CreateRoleBody = Static<typeof CreateRoleBody>
 
 export const UpdateRoleBody = Type.Object(
   { name: Type.Optional(RoleName), permissions: Type.Optional(Permissions) },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ name: 'Senior support agents', permissions: ['view_users', 'view_orders', 'manage_orders', 'resolve_disputes'] }] },
 )
 export type UpdateRoleBody = Static<typeof UpdateRoleBody>

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, MultipartForm, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { sendFile } from '../../http/file-response.ts'
 import { withForm } from '../../http/multipart.ts'
 import { MAX_UPLOAD_BYTES } from './upload-rules.ts'
 import type { UploadsService } from './uploads.service.ts'
-import { FileBody, FileParams, FileQuery, Upload } from './uploads.schemas.ts'
+import { FileBody, FileParams, FileQuery, Upload, UploadForm } from './uploads.schemas.ts'
 
 const tags = ['uploads']
 
@@ -22,7 +22,7 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox<{ uploads: UploadsService;
         description:
           'multipart/form-data with one `file` and an optional `tag`. The file is kept unattached until its id is sent in a field such as `avatar`; unattached files are deleted after 24 hours. Limits per tag: avatar 5 MB JPEG or PNG; service images 10 MB images; documents 10 MB images or PDF; deliveries and chat attachments 10 MB, any type.',
         consumes: ['multipart/form-data'],
-        body: MultipartForm({ file: 'The file (exactly one).', tag: 'Optional: avatar, service_banner, service_gallery, id_document, business_document, order_delivery or chat_attachment.' }),
+        body: UploadForm,
         response: responses({ 201: Envelope(Upload) }, 400, 401, 415),
       },
     },

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Id, Nullable, Timestamp } from '../../http/common.schemas.ts'
+import { Id, MultipartForm, Nullable, Timestamp } from '../../http/common.schemas.ts'
 import { uploadObjectTypes, uploadTags } from './uploads.table.ts'
 
 export const UploadTagSchema = Type.Union(
@@ -26,5 +26,10 @@ export const FileQuery = Type.Object({
 })
 
 export const FileParams = Type.Object({ '*': Type.String({ maxLength: 500 }) })
+
+export const UploadForm = {
+  ...MultipartForm({ file: 'The file (exactly one).', tag: 'Optional: avatar, service_banner, service_gallery, id_document, business_document, order_delivery or chat_attachment.' }),
+  examples: [{ tag: 'service_gallery' }],
+}
 
 export const FileBody = Type.Unsafe<unknown>({ type: 'string', format: 'binary', description: 'The file bytes.' })

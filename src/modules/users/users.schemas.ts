@@ -85,6 +85,14 @@ export const UpdateMeBody = Type.Object(
     additionalProperties: false,
     minProperties: 1,
     description: 'Either spelling is accepted; at least one field; fields not listed here (such as `isStaff` or `email`) are refused.',
+    examples: [
+      {
+        fullName: 'María González',
+        title: 'Brand identity designer',
+        description: 'I help cafés, bakeries and small shops look as good as what they sell: logos, packaging and brand guides.',
+        phone: '+34 612 345 678',
+      },
+    ],
   },
 )
 export type UpdateMeBody = Static<typeof UpdateMeBody>

@@ -37,7 +37,7 @@ export const DepositBody = Type.Object(
       description: 'From 0.50 to 10,000.00, at most two decimals.',
     }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ amount: 150 }] },
 )
 export type DepositBody = Static<typeof DepositBody>
 
@@ -77,7 +77,13 @@ export const PayoutBody = Type.Object(
       { additionalProperties: false, description: '`bank_transfer` needs `accountNumber` and `bankName`; `paypal` needs `email`.' },
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      { amount: 120.5, method: 'bank_transfer', details: { accountNumber: 'ES9121000418450200051332', bankName: 'CaixaBank', accountHolder: 'María González' } },
+      { amount: 75, method: 'paypal', details: { email: 'maria.gonzalez@example.com' } },
+    ],
+  },
 )
 export type PayoutBody = Static<typeof PayoutBody>
 
@@ -103,7 +109,7 @@ export const StaffPayoutsQuery = Type.Composite(
 
 export const RejectPayoutBody = Type.Object(
   { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Shown to the user.' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ reason: 'The bank rejected the transfer: the IBAN does not match the account holder. Check your details and request the payout again.' }] },
 )
 
 export const AdjustmentBody = Type.Object(
@@ -111,7 +117,7 @@ export const AdjustmentBody = Type.Object(
     amount: Type.Number({ minimum: -1_000_000, maximum: 1_000_000, not: { const: 0 }, errorMessage: 'must be a non-zero number from -1000000 to 1000000 with at most two decimals', description: 'Positive credits, negative debits.' }),
     reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Why: it becomes the statement line.' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ amount: 15, reason: 'Goodwill credit: the deposit of 2 June was charged twice by the card issuer' }] },
 )
 
 export const WalletStats = Type.Object({

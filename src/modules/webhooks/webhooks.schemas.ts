@@ -19,7 +19,10 @@ export const CreateEndpointBody = Type.Object(
     events: Type.Optional(EventNames),
     enabled: Type.Optional(Type.Boolean({ default: true })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ url: 'https://hooks.example.com/marketplace/orders', description: 'Order sync for the accounting system', events: ['order.created', 'order.completed', 'payout.processed'], enabled: true }],
+  },
 )
 export type CreateEndpointBody = Static<typeof CreateEndpointBody>
 
@@ -30,7 +33,7 @@ export const UpdateEndpointBody = Type.Object(
     events: Type.Optional(EventNames),
     enabled: Type.Optional(Type.Boolean({ description: 'true enables a disabled endpoint again (its pending deliveries resume).' })),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false, minProperties: 1, examples: [{ events: ['order.created', 'order.completed', 'order.cancelled', 'payout.processed'], enabled: true }] },
 )
 export type UpdateEndpointBody = Static<typeof UpdateEndpointBody>
 
