@@ -82,8 +82,9 @@ describe('loadConfig defaults', () => {
 
   it('selects PostgreSQL when DATABASE_URL is set', () => {
     const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgres://user:pass@db.internal:5432/marketplace' })
-    expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://user:pass@db.internal:5432/marketplace' })
-    expect(loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgresql://db/marketplace' }).database.kind).toBe('postgres')
+    expect(config.database).toEqual({ kind: 'postgres', url: 'postgres://user:pass@db.internal:5432/marketplace', poolSize: 10 })
+    expect(loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgresql://db/marketplace', DATABASE_POOL_SIZE: '6' }).database).toMatchObject({ kind: 'postgres', poolSize: 6 })
+    expect(variablesOf(configError({ DATA_DIR: dataDir, DATABASE_URL: 'postgresql://db/marketplace', DATABASE_POOL_SIZE: '0' }))).toEqual(['DATABASE_POOL_SIZE'])
   })
 
   it('reads the boolean switches, the rate limits and the SMTP URL', () => {

@@ -18,6 +18,7 @@ const EnvSchema = Type.Object({
   APP_URL: Type.Optional(Url('https?')),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_URL: Type.Optional(Url('postgres|postgresql')),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   REDIS_URL: Type.Optional(Url('redis|rediss')),
   JWT_ACCESS_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   JWT_REFRESH_SECRET: Type.Optional(Type.String({ minLength: 32 })),
@@ -63,7 +64,7 @@ export type StorageConfig =
   | { kind: 'local'; dir: string }
   | { kind: 's3'; bucket: string; region: string; endpoint?: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean }
 
-export type DatabaseConfig = { kind: 'postgres'; url: string } | { kind: 'pglite'; dataDir: string }
+export type DatabaseConfig = { kind: 'postgres'; url: string; poolSize: number } | { kind: 'pglite'; dataDir: string }
 
 export interface Config {
   env: Env['NODE_ENV']
@@ -174,7 +175,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     publicUrl,
     appUrl: (env.APP_URL ?? publicUrl).replace(/\/+$/, ''),
     dataDir,
-    database: env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL } : { kind: 'pglite', dataDir: join(dataDir, 'db') },
+    database: env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE } : { kind: 'pglite', dataDir: join(dataDir, 'db') },
     redisUrl: env.REDIS_URL,
     jwt,
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM, dir: join(dataDir, 'mail') },

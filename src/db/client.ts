@@ -33,7 +33,7 @@ export interface DatabaseLog {
 
 export function openDatabase(config: DatabaseConfig, log?: DatabaseLog): Database {
   if (config.kind === 'postgres') {
-    const pool = new pg.Pool({ connectionString: config.url, max: 10 })
+    const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize })
     return fromPool(pool, log)
   }
   mkdirSync(config.dataDir, { recursive: true })
@@ -76,6 +76,13 @@ export function fromPool(pool: pg.Pool, log?: DatabaseLog): Database {
   // An idle connection that PostgreSQL closes (restart, failover) is dropped and replaced by the
   // pool; without a listener its error event would crash the process.
   pool.on('error', (error) => log?.warn({ err: error }, 'idle PostgreSQL connection lost; the pool replaces it'))
+  // The named statements (db/statements.ts) are written to run well on one generic plan; left to
+  // itself PostgreSQL may re-plan some on every call (an OFFSET parameter makes its estimates
+  // look worse than they are). Unnamed statements are always planned for their values. The SET
+  // is queued on the new connection before any query the pool hands it.
+  pool.on('connect', (client) => {
+    client.query('set plan_cache_mode = force_generic_plan').catch((error: unknown) => log?.warn({ err: error }, 'could not set plan_cache_mode on a PostgreSQL connection'))
+  })
   const db = drizzlePg(pool) as unknown as Db
   return { kind: 'postgres', db, pool, close: () => pool.end() }
 }

@@ -20,6 +20,10 @@ export class OuterDatabaseInTransactionError extends Error {
 export function guardTransactions(db: Db): Db {
   return new Proxy(db, {
     get(target, property, receiver) {
+      // `_.session` is how prepared statements (db/statements.ts) reach the driver.
+      if (property === '_' && openTransaction.getStore()) {
+        throw new OuterDatabaseInTransactionError('a statement was run on the outer database inside a transaction: pass the transaction (tx) as its executor')
+      }
       const value: unknown = Reflect.get(target, property, receiver)
       if (typeof property !== 'string' || !QUERY_METHODS.has(property) || typeof value !== 'function') return value
       const method = value as (...args: unknown[]) => unknown

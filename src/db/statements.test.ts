@@ -1,0 +1,76 @@
+import { eq, sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openTestDatabase } from '../../test/setup/test-app.ts'
+import { newId } from '../lib/ids.ts'
+import { users } from '../modules/users/users.table.ts'
+import type { Database } from './client.ts'
+import { placeholders, prepared, preparedSql } from './statements.ts'
+import { guardTransactions, OuterDatabaseInTransactionError } from './transaction-guard.ts'
+
+const userById = prepared('test_users_by_id', (db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))))
+const insertUser = prepared('test_users_insert', (db) => db.insert(users).values(placeholders('id', 'email', 'username', 'fullName', 'passwordHash', 'createdAt', 'updatedAt')).returning())
+const emailsLike = preparedSql<{ pattern: string }, { email: string; created_at: string | Date }>('test_users_emails', sql`select email, created_at from users where email like ${sql.placeholder('pattern')} order by email`)
+
+describe('statements built once and run on any executor', () => {
+  let database: Database
+  let drop: () => Promise<void>
+  beforeAll(async () => {
+    ;({ database, drop } = await openTestDatabase())
+  })
+  afterAll(() => drop())
+
+  const newUser = (label: string) => {
+    const id = newId()
+    const now = new Date('2026-11-24T10:00:00.000Z')
+    return { id, email: `${label}-${id}@statements.test`, username: `${label}${id.slice(-12)}`, fullName: label, passwordHash: 'x', createdAt: now, updatedAt: now }
+  }
+
+  it('runs on the pool and maps rows as the query builder does (dates, booleans)', async () => {
+    const user = newUser('pool')
+    const [inserted] = await insertUser(database.db, user)
+    expect(inserted).toMatchObject({ id: user.id, email: user.email, isActive: false, createdAt: user.createdAt })
+    const [found] = await userById(database.db, { id: user.id })
+    expect(found?.createdAt).toBeInstanceOf(Date)
+    expect(found).toEqual(inserted)
+    expect(await userById(database.db, { id: newId() })).toEqual([])
+  })
+
+  it('runs inside a transaction on its connection: it sees the transaction’s rows, and they go with a rollback', async () => {
+    const user = newUser('rollback')
+    const seenInside = await database.db
+      .transaction(async (tx) => {
+        await insertUser(tx, user)
+        const rows = await userById(tx, { id: user.id })
+        tx.rollback()
+        return rows
+      })
+      .catch((error: unknown) => error)
+    expect(seenInside).toBeInstanceOf(Error)
+    expect(await userById(database.db, { id: user.id })).toEqual([])
+
+    const committed = newUser('commit')
+    const inside = await database.db.transaction(async (tx) => {
+      await insertUser(tx, committed)
+      return userById(tx, { id: committed.id })
+    })
+    expect(inside.map((row) => row.id)).toEqual([committed.id])
+  })
+
+  it('answers hand-written SQL with the driver’s rows', async () => {
+    const user = newUser('rawsql')
+    await insertUser(database.db, user)
+    const rows = await emailsLike(database.db, { pattern: 'rawsql-%' })
+    expect(rows.map((row) => row.email)).toEqual([user.email])
+    expect(new Date(rows[0]!.created_at).toISOString()).toBe('2026-11-24T10:00:00.000Z')
+  })
+
+  it('refuses a second statement under a name another statement has, and accepts the same one again', () => {
+    expect(() => preparedSql('test_users_emails', sql`select 1`)).toThrow(/taken by another statement/)
+    expect(() => preparedSql('test_users_emails', sql`select email, created_at from users where email like ${sql.placeholder('pattern')} order by email`)).not.toThrow()
+  })
+
+  it('is refused on the guarded outer database inside a transaction, as any query is', async () => {
+    const guarded = guardTransactions(database.db)
+    await expect(guarded.transaction(() => userById(guarded, { id: newId() }))).rejects.toThrow(OuterDatabaseInTransactionError)
+  })
+})
