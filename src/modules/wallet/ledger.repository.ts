@@ -1,6 +1,82 @@
-import { and, asc, count, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm'
+import { and, count, desc, eq, isNull, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
-import { ledgerAccounts, ledgerEntries, ledgerTransactions, type AccountKind, type LedgerAccountRow, type UserAccountKind } from './ledger.table.ts'
+import { preparedSql } from '../../db/statements.ts'
+import { ledgerAccounts, ledgerEntries, ledgerTransactions, type AccountKind, type LedgerAccountRow, type LedgerTransactionType, type UserAccountKind } from './ledger.table.ts'
+
+/** One side of a transfer: a user's account (by owner and kind) or one of the platform's (by kind). */
+export interface AccountKey {
+  ownerId: string | null
+  kind: AccountKind
+}
+
+export interface TransferRecord {
+  from: AccountKey
+  to: AccountKey
+  /** More than zero; a user's source account must hold it, the platform's may go below zero. */
+  amountCents: number
+  transactionId: string
+  sourceEntryId: string
+  targetEntryId: string
+  type: LedgerTransactionType
+  description: string
+  orderId: string | null
+  payoutId: string | null
+  depositId: string | null
+  createdAt: Date
+}
+
+/** What `ledger_transfer` answered: whether both accounts exist, the source's balance before, whether money moved. */
+export interface TransferOutcome {
+  accountsFound: boolean
+  sourceBalanceCents: number
+  moved: boolean
+}
+
+/** The columns `ledger_transfer` answers, as the driver gives them. */
+export interface TransferColumns {
+  accounts_found: boolean | null
+  source_balance: number | string | null
+  moved: boolean | null
+}
+
+const p = (name: string) => sql.placeholder(name)
+
+/**
+ * The call of `ledger_transfer` (migration 0020), for statements that move money: it locks both
+ * accounts in id order, checks a user's balance under the lock, moves both balances and inserts
+ * the transaction with its entries, or writes nothing and says why. Its placeholders are filled
+ * by `transferValues`; a statement that shares one (`payoutId`, `createdAt`) gets the same value.
+ */
+export const transferCallSql = sql`ledger_transfer(${p('fromOwner')}::uuid, ${p('fromKind')}::text, ${p('toOwner')}::uuid, ${p('toKind')}::text, ${p('amountCents')}::bigint,
+  ${p('transactionId')}::uuid, ${p('sourceEntryId')}::uuid, ${p('targetEntryId')}::uuid, ${p('type')}::text, ${p('description')}::text,
+  ${p('orderId')}::uuid, ${p('payoutId')}::uuid, ${p('depositId')}::uuid, ${p('createdAt')}::timestamptz)`
+
+export type TransferValues = ReturnType<typeof transferValues>
+
+export const transferValues = (record: TransferRecord) => ({
+  fromOwner: record.from.ownerId,
+  fromKind: record.from.kind,
+  toOwner: record.to.ownerId,
+  toKind: record.to.kind,
+  amountCents: record.amountCents,
+  transactionId: record.transactionId,
+  sourceEntryId: record.sourceEntryId,
+  targetEntryId: record.targetEntryId,
+  type: record.type,
+  description: record.description,
+  orderId: record.orderId,
+  payoutId: record.payoutId,
+  depositId: record.depositId,
+  createdAt: record.createdAt.toISOString(),
+})
+
+export const transferOutcomeOf = (row: TransferColumns | undefined): TransferOutcome => ({
+  accountsFound: row?.accounts_found === true,
+  sourceBalanceCents: Number(row?.source_balance ?? 0),
+  moved: row?.moved === true,
+})
+
+const transferStatement = preparedSql<TransferValues, TransferColumns>('ledger_transfer', sql`select accounts_found, source_balance, moved from ${transferCallSql}`)
 
 export function createLedgerRepository(db: Executor) {
   return {
@@ -29,36 +105,10 @@ export function createLedgerRepository(db: Executor) {
       return row
     },
 
-    /**
-     * Finds and locks the accounts of the given owners and kinds (owner null: the platform's) in
-     * one round trip, in id order, so two transfers over the same pair of accounts cannot deadlock.
-     */
-    lockAccounts(refs: { ownerId: string | null; kind: AccountKind }[]): Promise<LedgerAccountRow[]> {
-      const matches = refs.map((ref) => and(ref.ownerId === null ? isNull(ledgerAccounts.ownerId) : eq(ledgerAccounts.ownerId, ref.ownerId), eq(ledgerAccounts.kind, ref.kind)))
-      return db
-        .select()
-        .from(ledgerAccounts)
-        .where(or(...matches))
-        .orderBy(asc(ledgerAccounts.id))
-        .for('update')
-    },
-
-    /** Moves `amountCents` from one account's balance to the other's in one statement; the new balances by id. */
-    async moveBalance(fromId: string, toId: string, amountCents: number): Promise<Map<string, number>> {
-      const rows = await db
-        .update(ledgerAccounts)
-        .set({ balanceCents: sql`${ledgerAccounts.balanceCents} + case when ${ledgerAccounts.id} = ${fromId} then ${-amountCents}::bigint else ${amountCents}::bigint end` })
-        .where(inArray(ledgerAccounts.id, [fromId, toId]))
-        .returning({ id: ledgerAccounts.id, balanceCents: ledgerAccounts.balanceCents })
-      return new Map(rows.map((row) => [row.id, row.balanceCents]))
-    },
-
-    async insertTransaction(row: typeof ledgerTransactions.$inferInsert): Promise<void> {
-      await db.insert(ledgerTransactions).values(row)
-    },
-
-    async insertEntries(rows: (typeof ledgerEntries.$inferInsert)[]): Promise<void> {
-      await db.insert(ledgerEntries).values(rows)
+    /** One transfer on its own (see `transferCallSql`). */
+    async recordTransfer(values: TransferValues): Promise<TransferColumns | undefined> {
+      const [row] = await transferStatement(db, values)
+      return row
     },
 
     /** One account's entries with their transaction, newest first. */

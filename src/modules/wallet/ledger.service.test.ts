@@ -1,7 +1,8 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createUser } from '../../../test/factories/users.ts'
 import { expectBooksBalance } from '../../../test/setup/ledger.ts'
+import { untilAQueryWaitsForALock } from '../../../test/setup/locks.ts'
 import { createTestApp, type TestContext } from '../../../test/setup/test-app.ts'
 import { AppError } from '../../lib/errors.ts'
 import { ledgerAccounts, ledgerEntries } from './ledger.table.ts'
@@ -78,5 +79,31 @@ describe('the ledger', () => {
       .innerJoin(ledgerAccounts, eq(ledgerAccounts.id, ledgerEntries.accountId))
       .where(eq(ledgerAccounts.ownerId, user.id))
     expect(balancesAfter.every((row) => row.after >= 0)).toBe(true)
+  })
+
+  // A transfer that waited on a lock must check and move the balance the other transfer left, not
+  // the one it saw when its statement began (a single data-modifying CTE gets this wrong).
+  it.runIf(inject('pgTemplate') !== '')('checks and moves the balance a concurrent transfer committed while it waited for the lock', async () => {
+    const { user } = await createUser(ctx)
+    await fund(user.id, 500)
+    let releaseDeposit: () => void = () => undefined
+    let depositLocked: () => void = () => undefined
+    const depositHeld = new Promise<void>((resolve) => (releaseDeposit = resolve))
+    const locked = new Promise<void>((resolve) => (depositLocked = resolve))
+    const deposit = db().transaction(async (tx) => {
+      await ledger().transfer(tx, { from: { platform: 'external' }, to: { userId: user.id, kind: 'available' }, amountCents: 1500, type: 'deposit', description: 'slow deposit' })
+      depositLocked()
+      await depositHeld
+    })
+    // The payout starts once the deposit holds the account's lock, so it has to wait for it.
+    await locked
+    const payout = db().transaction((tx) =>
+      ledger().transfer(tx, { from: { userId: user.id, kind: 'available' }, to: { userId: user.id, kind: 'payout_pending' }, amountCents: 2000, type: 'payout', description: 'needs the deposit' }),
+    )
+    await untilAQueryWaitsForALock(ctx.database.db)
+    releaseDeposit()
+    await deposit
+    await payout
+    expect(await ledger().balancesOf(db(), user.id)).toEqual({ available: 0, escrow: 0, payout_pending: 2000 })
   })
 })

@@ -1,7 +1,7 @@
 import type { Executor, Tx } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
-import { createLedgerRepository } from './ledger.repository.ts'
+import { createLedgerRepository, transferCallSql, transferOutcomeOf, transferValues, type AccountKey, type TransferColumns, type TransferRecord, type TransferValues } from './ledger.repository.ts'
 import { userAccountKinds, type LedgerAccountRow, type LedgerTransactionType, type PlatformAccountKind, type UserAccountKind } from './ledger.table.ts'
 import { insufficientFunds } from './wallet.errors.ts'
 
@@ -37,59 +37,64 @@ const describeRef = (ref: AccountRef) => ('platform' in ref ? `platform ${ref.pl
 export function createLedgerService(deps: { clock: Clock }) {
   const { clock } = deps
 
-  const keyOf = (ref: AccountRef) => ('platform' in ref ? { ownerId: null, kind: ref.platform } : { ownerId: ref.userId, kind: ref.kind })
-  const isAccount = (row: LedgerAccountRow, ref: AccountRef) => row.ownerId === keyOf(ref).ownerId && row.kind === keyOf(ref).kind
+  const keyOf = (ref: AccountRef): AccountKey => ('platform' in ref ? { ownerId: null, kind: ref.platform } : { ownerId: ref.userId, kind: ref.kind })
 
-  /** Finds and locks both accounts in one round trip, opening a user's accounts on first use. */
-  async function lockPair(tx: Tx, from: AccountRef, to: AccountRef): Promise<[LedgerAccountRow, LedgerAccountRow]> {
-    const ledger = createLedgerRepository(tx)
-    let locked = await ledger.lockAccounts([keyOf(from), keyOf(to)])
-    const missing = [from, to].filter((ref) => !locked.some((row) => isAccount(row, ref)))
-    if (missing.length > 0) {
-      for (const ref of missing) {
-        if ('platform' in ref) throw new Error(`the platform ${ref.platform} account is missing (migrations not applied?)`)
-        await ensureUserAccounts(tx, ref.userId)
-      }
-      locked = await ledger.lockAccounts([keyOf(from), keyOf(to)])
-    }
-    return [locked.find((row) => isAccount(row, from))!, locked.find((row) => isAccount(row, to))!]
+  async function ensureUserAccounts(executor: Executor, userId: string): Promise<void> {
+    const now = clock.now()
+    await createLedgerRepository(executor).ensureUserAccounts(userAccountKinds.map((kind) => ({ id: newId(), ownerId: userId, kind, balanceCents: 0, createdAt: now })))
   }
 
-  async function ensureUserAccounts(tx: Tx, userId: string): Promise<void> {
-    const now = clock.now()
-    await createLedgerRepository(tx).ensureUserAccounts(userAccountKinds.map((kind) => ({ id: newId(), ownerId: userId, kind, balanceCents: 0, createdAt: now })))
+  function recordOf(transfer: Transfer): TransferRecord {
+    if (!Number.isSafeInteger(transfer.amountCents) || transfer.amountCents <= 0) throw new Error(`a transfer moves a positive whole number of cents (got ${transfer.amountCents})`)
+    const from = keyOf(transfer.from)
+    const to = keyOf(transfer.to)
+    if (from.ownerId === to.ownerId && from.kind === to.kind) throw new Error(`a transfer needs two accounts (${describeRef(transfer.from)} twice)`)
+    return {
+      from,
+      to,
+      amountCents: transfer.amountCents,
+      transactionId: newId(),
+      sourceEntryId: newId(),
+      targetEntryId: newId(),
+      type: transfer.type,
+      description: transfer.description,
+      orderId: transfer.orderId ?? null,
+      payoutId: transfer.payoutId ?? null,
+      depositId: transfer.depositId ?? null,
+      createdAt: clock.now(),
+    }
+  }
+
+  /**
+   * Runs a statement that includes the transfer (`transferSql`, its placeholders filled by the
+   * values `run` receives): a user's accounts open on their first movement (the platform's come
+   * with the migrations), and a user's balance that does not cover the amount refuses with 422
+   * INSUFFICIENT_FUNDS, having moved nothing (the database's CHECK is the second line). `run`
+   * answers the transfer's columns of its statement's row, or throws for reasons of its own.
+   */
+  async function book(executor: Executor, transfer: Transfer, run: (values: TransferValues) => Promise<TransferColumns | undefined>): Promise<{ transactionId: string; createdAt: Date }> {
+    const record = recordOf(transfer)
+    const values = transferValues(record)
+    let outcome = transferOutcomeOf(await run(values))
+    if (!outcome.accountsFound) {
+      for (const ref of [transfer.from, transfer.to]) if (!('platform' in ref)) await ensureUserAccounts(executor, ref.userId)
+      outcome = transferOutcomeOf(await run(values))
+      if (!outcome.accountsFound) throw new Error(`an account of ${describeRef(transfer.from)} -> ${describeRef(transfer.to)} is missing (migrations not applied?)`)
+    }
+    if (!outcome.moved) throw insufficientFunds(outcome.sourceBalanceCents, transfer.amountCents)
+    return { transactionId: record.transactionId, createdAt: record.createdAt }
   }
 
   return {
-    /**
-     * Moves `amountCents` from one account to another in the caller's transaction. A user's
-     * account that would go below zero refuses with 422 INSUFFICIENT_FUNDS and nothing moves
-     * (the caller's transaction rolls back); the database's CHECK is the second line.
-     */
+    /** Moves `amountCents` from one account to another in the caller's transaction (see `book`). */
     async transfer(tx: Tx, transfer: Transfer): Promise<{ transactionId: string }> {
-      if (!Number.isSafeInteger(transfer.amountCents) || transfer.amountCents <= 0) throw new Error(`a transfer moves a positive whole number of cents (got ${transfer.amountCents})`)
-      const [source, target] = await lockPair(tx, transfer.from, transfer.to)
-      if (source.id === target.id) throw new Error(`a transfer needs two accounts (${describeRef(transfer.from)} twice)`)
-      if (source.ownerId !== null && source.balanceCents < transfer.amountCents) throw insufficientFunds(source.balanceCents, transfer.amountCents)
-      const ledger = createLedgerRepository(tx)
-      const now = clock.now()
-      const transactionId = newId()
-      await ledger.insertTransaction({
-        id: transactionId,
-        type: transfer.type,
-        description: transfer.description,
-        orderId: transfer.orderId ?? null,
-        payoutId: transfer.payoutId ?? null,
-        depositId: transfer.depositId ?? null,
-        createdAt: now,
-      })
-      const balances = await ledger.moveBalance(source.id, target.id, transfer.amountCents)
-      await ledger.insertEntries([
-        { id: newId(), transactionId, accountId: source.id, amountCents: -transfer.amountCents, balanceAfterCents: balances.get(source.id)!, createdAt: now },
-        { id: newId(), transactionId, accountId: target.id, amountCents: transfer.amountCents, balanceAfterCents: balances.get(target.id)!, createdAt: now },
-      ])
+      const { transactionId } = await book(tx, transfer, (values) => createLedgerRepository(tx).recordTransfer(values))
       return { transactionId }
     },
+
+    book,
+    /** For another module's one-statement writes: the call of `ledger_transfer`, whose columns `book` reads. */
+    transferSql: transferCallSql,
 
     /** A user's balances in cents; accounts not opened yet count as zero. */
     async balancesOf(executor: Executor, userId: string): Promise<Record<UserAccountKind, number>> {

@@ -1,12 +1,50 @@
-import { and, asc, count, desc, eq, sql } from 'drizzle-orm'
+import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { preparedSql } from '../../db/statements.ts'
+import { transferCallSql, type TransferColumns, type TransferValues } from './ledger.repository.ts'
 import { payouts, type PayoutRow, type PayoutStatus } from './payouts.table.ts'
+
+/** What a payout request needs besides the transfer's own values (`transferValues`, which fill `payoutId`, `amountCents` and `createdAt`). */
+export interface PayoutRequestValues {
+  userId: string
+  currency: string
+  method: string
+  /** JSON text. */
+  details: string
+}
+
+/**
+ * A payout request in one statement, so in one round trip and atomic without BEGIN and COMMIT:
+ * the user's KYC flag (a users-module fragment), then, only for a verified user (a one-time
+ * filter: the call never runs otherwise), the transfer from `available` to `payout_pending`, then
+ * the payout row, only when the money moved.
+ */
+export function preparePayoutRequest(kycVerified: (userId: SQL) => SQL<boolean>) {
+  const placeholder = (name: keyof PayoutRequestValues | 'payoutId' | 'amountCents' | 'createdAt') => sql.placeholder(name)
+  return preparedSql<TransferValues & PayoutRequestValues, PayoutRequestRow>(
+    'payouts_request',
+    sql`with kyc as (select ${kycVerified(sql`${placeholder('userId')}::uuid`)} as verified),
+    transfer as (select t.accounts_found, t.source_balance, t.moved from ${transferCallSql} t where (select verified from kyc)),
+    inserted as (
+      insert into ${payouts} (id, user_id, amount_cents, currency, method, details, status, created_at)
+      select ${placeholder('payoutId')}::uuid, ${placeholder('userId')}::uuid, ${placeholder('amountCents')}::bigint, ${placeholder('currency')}::text,
+        ${placeholder('method')}::text, ${placeholder('details')}::jsonb, 'pending', ${placeholder('createdAt')}::timestamptz
+      from transfer where transfer.moved
+      returning 1
+    )
+    select kyc.verified as kyc_verified, transfer.accounts_found, transfer.source_balance, transfer.moved, (select count(*) from inserted)::int as inserted
+    from kyc left join transfer on true`,
+  )
+}
+
+export type PayoutRequestRow = TransferColumns & { kyc_verified: boolean; inserted: number }
 
 export function createPayoutsRepository(db: Executor) {
   return {
-    async insert(row: typeof payouts.$inferInsert): Promise<PayoutRow> {
-      const [inserted] = await db.insert(payouts).values(row).returning()
-      return inserted!
+    /** Runs a statement of `preparePayoutRequest` with the transfer's values and the payout's. */
+    async request(statement: ReturnType<typeof preparePayoutRequest>, values: TransferValues & PayoutRequestValues): Promise<PayoutRequestRow | undefined> {
+      const [row] = await statement(db, values)
+      return row
     },
 
     async lockById(id: string): Promise<PayoutRow | undefined> {

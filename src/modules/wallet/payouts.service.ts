@@ -10,7 +10,7 @@ import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { LedgerService } from './ledger.service.ts'
-import { createPayoutsRepository } from './payouts.repository.ts'
+import { createPayoutsRepository, preparePayoutRequest } from './payouts.repository.ts'
 import type { PayoutMethod, PayoutRow, PayoutStatus } from './payouts.table.ts'
 import { kycRequired, payoutNotPending } from './wallet.errors.ts'
 import { walletEvents } from './wallet.events.ts'
@@ -57,12 +57,13 @@ export function createPayoutsService(deps: {
   clock: Clock
   outbox: Outbox
   ledger: LedgerService
-  users: Pick<UsersService, 'findAccountById'>
+  users: Pick<UsersService, 'kycVerifiedSql'>
   audit: Pick<AuditService, 'record'>
   currency: string
   minPayoutCents: number
 }) {
   const { db, clock, outbox, ledger, users, audit, currency, minPayoutCents } = deps
+  const requestStatement = preparePayoutRequest(users.kycVerifiedSql)
 
   function checkDetails(request: PayoutRequest): Record<string, string> {
     const fields = METHOD_FIELDS[request.method]
@@ -123,14 +124,16 @@ export function createPayoutsService(deps: {
       if (amountCents === undefined) throw fieldError('amount', 'must have at most two decimals')
       if (amountCents < minPayoutCents) throw fieldError('amount', `must be at least ${fromCents(minPayoutCents).toFixed(2)} (the minimum payout)`)
       const details = checkDetails(request)
-      const row = await db.transaction(async (tx) => {
-        const account = await users.findAccountById(tx, actor.id)
-        if (!account?.isKycVerified) throw kycRequired()
-        const id = newId()
-        // The transfer checks the balance under its lock: 422 INSUFFICIENT_FUNDS rolls the request back.
-        await ledger.transfer(tx, { from: { userId: actor.id, kind: 'available' }, to: { userId: actor.id, kind: 'payout_pending' }, amountCents, type: 'payout', description: 'Payout requested', payoutId: id })
-        return createPayoutsRepository(tx).insert({ id, userId: actor.id, amountCents, currency, method: request.method, details, status: 'pending', createdAt: clock.now() })
+      const id = newId()
+      const values = { userId: actor.id, currency, method: request.method, details: JSON.stringify(details) }
+      // One statement: the KYC check, the transfer (its balance check under the lock) and the payout row.
+      const transfer = { from: { userId: actor.id, kind: 'available' }, to: { userId: actor.id, kind: 'payout_pending' }, amountCents, type: 'payout', description: 'Payout requested', payoutId: id } as const
+      const { createdAt } = await ledger.book(db, transfer, async (transferValues) => {
+        const row = await createPayoutsRepository(db).request(requestStatement, { ...transferValues, ...values })
+        if (!row?.kyc_verified) throw kycRequired()
+        return row
       })
+      const row: PayoutRow = { id, userId: actor.id, amountCents, currency, method: request.method, details, status: 'pending', rejectionReason: null, decidedBy: null, createdAt, decidedAt: null }
       return toPayout(row, true)
     },
 
