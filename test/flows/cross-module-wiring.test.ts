@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sendMessage } from '../factories/messages.ts'
 import { placeOrder } from '../factories/orders.ts'
 import { createUser, type TestUser } from '../factories/users.ts'
 import { expectBooksBalance } from '../setup/ledger.ts'
 import { listen, openSocket, type TestSocket } from '../setup/sockets.ts'
-import { createTestApp, request, type TestContext } from '../setup/test-app.ts'
+import { createTestApp, expectError, request, type TestContext } from '../setup/test-app.ts'
 
 /** What one module does because of another: the order's conversation, and lock-outs that reach open sockets. */
 describe('across modules', () => {
@@ -28,13 +29,21 @@ describe('across modules', () => {
 
   it('opens the order’s conversation with the order, for its buyer and seller only', async () => {
     const placed = await placeOrder(ctx)
-    const conversationsOf = async (token: string) => (await request(ctx.app, { method: 'GET', url: '/messages/conversations', token })).json().data.items as { orderId: string | null; otherParticipant: { id: string } }[]
+    const conversationsOf = async (token: string) => (await request(ctx.app, { method: 'GET', url: '/messages/conversations', token })).json().data.items as { id: string; orderId: string | null; otherParticipant: { id: string } }[]
     const buyerSide = (await conversationsOf(placed.buyer.accessToken)).find((conversation) => conversation.orderId === placed.orderId)
     const sellerSide = (await conversationsOf(placed.seller.accessToken)).find((conversation) => conversation.orderId === placed.orderId)
     expect(buyerSide?.otherParticipant.id).toBe(placed.seller.user.id)
     expect(sellerSide?.otherParticipant.id).toBe(placed.buyer.user.id)
     const stranger = await createUser(ctx)
     expect((await conversationsOf(stranger.accessToken)).some((conversation) => conversation.orderId === placed.orderId)).toBe(false)
+    const conversationId = buyerSide!.id
+    expectError(await request(ctx.app, { method: 'GET', url: `/messages/conversations/${conversationId}`, token: stranger.accessToken }), 404, 'NOT_FOUND')
+
+    // The parties write in it; their direct conversation is another one.
+    const inOrder = await sendMessage(ctx, placed.buyer, { conversationId }, 'About my order')
+    const direct = await sendMessage(ctx, placed.buyer, { recipientId: placed.seller.user.id }, 'Unrelated')
+    expect(inOrder.conversationId).toBe(conversationId)
+    expect(direct.conversationId).not.toBe(conversationId)
     await expectBooksBalance(ctx)
   })
 

@@ -11,7 +11,7 @@ import type { UsersService } from '../users/users.module.ts'
 import type { ConversationAccess } from './conversation-access.service.ts'
 import { EMAIL_EVERY, MESSAGING_JOBS } from './message-emails.service.ts'
 import { invalidRecipient } from './messaging.errors.ts'
-import { createMessagingRepository } from './messaging.repository.ts'
+import { createMessagingRepository, orderConversationCtes, orderConversationValues } from './messaging.repository.ts'
 import type { MessageRow } from './messaging.table.ts'
 
 export interface SendMessage {
@@ -83,18 +83,9 @@ export function createMessageSending(deps: {
   }
 
   return {
-    /**
-     * Opens the conversation of an order between its buyer and seller, in the caller's
-     * transaction (order placement). Idempotent: a second call answers the same conversation.
-     */
-    async openOrderConversation(tx: Tx, order: { orderId: string; buyerId: string; sellerId: string }): Promise<{ id: string }> {
-      if (order.buyerId === order.sellerId) throw invalidRecipient()
-      const repository = createMessagingRepository(tx)
-      const now = clock.now()
-      const conversation = await repository.upsertConversation({ id: newId(), directKey: null, orderId: order.orderId, createdAt: now })
-      await repository.insertParticipants(conversation.id, [order.buyerId, order.sellerId], now)
-      return { id: conversation.id }
-    },
+    /** For order placement: the CTEs that open the order's conversation in the placing statement, and their values. */
+    orderConversationCtes,
+    orderConversationValues,
 
     /** The conversation of an order, if it was opened. */
     async conversationOfOrder(executor: Executor, orderId: string): Promise<{ id: string } | undefined> {

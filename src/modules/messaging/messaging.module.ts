@@ -26,7 +26,7 @@ export const messagingModule = defineModule({
 })
 
 /**
- * For the orders module: `openOrderConversation(tx, { orderId, buyerId, sellerId })` opens the
- * order's conversation in the order's transaction (idempotent).
+ * For the orders module: `orderConversationCtes(placed)` and `orderConversationValues()` open the
+ * order's conversation in the statement that places the order.
  */
 export type { MessagingService } from './messaging.service.ts'

@@ -1,6 +1,29 @@
 import { and, asc, count, desc, eq, gt, inArray, lt, lte, ne, or, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { newId } from '../../lib/ids.ts'
 import { conversationParticipants, conversations, messages, type ConversationRow, type MessageRow, type ParticipantRow } from './messaging.table.ts'
+
+/**
+ * For the orders module's one-statement placement, two CTEs: when the CTE named `placed` (the new
+ * order's id, buyer_id, seller_id and created_at) has a row, the order's conversation and its two
+ * participants, so the conversation exists if and only if the order does. Their one placeholder
+ * is filled by `orderConversationValues`.
+ */
+export function orderConversationCtes(placed: string) {
+  const order = sql.identifier(placed)
+  return sql`order_conversation as (
+    insert into ${conversations} (id, order_id, created_at)
+    select ${sql.placeholder('orderConversationId')}::uuid, o.id, o.created_at from ${order} o
+    returning id, created_at
+  ),
+  order_participants as (
+    insert into ${conversationParticipants} (conversation_id, user_id, activity_at)
+    select c.id, parties.user_id, c.created_at
+    from order_conversation c cross join (select buyer_id as user_id from ${order} union all select seller_id from ${order}) parties
+  )`
+}
+
+export const orderConversationValues = () => ({ orderConversationId: newId() })
 
 /** A position in a user's conversation list: the conversation's activity time, then its id. */
 export interface ConversationCursor {

@@ -6,7 +6,7 @@ import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { allowedMoves } from './order-status.ts'
 import { createOrdersRepository } from './orders.repository.ts'
-import type { OrderRow } from './orders.table.ts'
+import type { OrderDeliveryRow, OrderRow } from './orders.table.ts'
 
 /** The seller's share: the total minus the platform fee. */
 export const sellerEarningCents = (row: Pick<OrderRow, 'totalCents' | 'platformFeeCents'>): number => row.totalCents - row.platformFeeCents
@@ -24,17 +24,12 @@ export interface AnswerDeps {
 export function createOrderAnswers(deps: AnswerDeps) {
   const { clock, users, uploads } = deps
 
-  /** The answers for many orders in four queries whatever their number (lists never query per row). */
-  async function describeAll(executor: Executor, rows: OrderRow[], viewer: Actor) {
-    const ids = rows.map((row) => row.id)
-    const [people, deliveries, files] = await Promise.all([
-      users.publicSummariesOf(executor, [...new Set(rows.flatMap((row) => [row.buyerId, row.sellerId]))]),
-      createOrdersRepository(executor).deliveriesOf(ids),
-      uploads.filesOf(executor, 'order', ids, 'order_delivery'),
-    ])
-    const fileById = new Map(files.map((file) => [file.id, file]))
-    const now = clock.now()
-    return rows.map((row) => ({
+  type Party = { id: string; fullName: string; username: string; avatar: string | null }
+  type OrderFile = Awaited<ReturnType<AnswerDeps['uploads']['filesOf']>>[number]
+
+  /** One order's answer from what was read for it: its parties, deliveries and their files. */
+  function answerOf(row: OrderRow, people: Map<string, Party>, deliveries: OrderDeliveryRow[], fileById: Map<string, OrderFile>, viewer: Actor, now: Date) {
+    return {
       id: row.id,
       serviceId: row.serviceId,
       serviceTitle: row.serviceTitle,
@@ -72,12 +67,27 @@ export function createOrderAnswers(deps: AnswerDeps) {
       cancelledAt: row.cancelledAt?.toISOString() ?? null,
       createdAt: row.createdAt.toISOString(),
       updatedAt: row.updatedAt.toISOString(),
-    }))
+    }
+  }
+
+  /** The answers for many orders in four queries whatever their number (lists never query per row). */
+  async function describeAll(executor: Executor, rows: OrderRow[], viewer: Actor) {
+    const ids = rows.map((row) => row.id)
+    const [people, deliveries, files] = await Promise.all([
+      users.publicSummariesOf(executor, [...new Set(rows.flatMap((row) => [row.buyerId, row.sellerId]))]),
+      createOrdersRepository(executor).deliveriesOf(ids),
+      uploads.filesOf(executor, 'order', ids, 'order_delivery'),
+    ])
+    const fileById = new Map(files.map((file) => [file.id, file]))
+    const now = clock.now()
+    return rows.map((row) => answerOf(row, people, deliveries, fileById, viewer, now))
   }
 
   return {
     describeAll,
     describe: async (executor: Executor, row: OrderRow, viewer: Actor) => (await describeAll(executor, [row], viewer))[0]!,
+    /** A just-placed order's answer, from the parties already read: it has no deliveries yet. */
+    describeNew: (row: OrderRow, parties: Party[], viewer: Actor) => answerOf(row, new Map(parties.map((party) => [party.id, party])), [], new Map(), viewer, clock.now()),
   }
 }
 

@@ -1,11 +1,15 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { createActiveService, createFundedBuyer, orderIn, placeOrder, renewSessions } from '../../../test/factories/orders.ts'
 import { expectBooksBalance } from '../../../test/setup/ledger.ts'
+import { untilAQueryWaitsForALock } from '../../../test/setup/locks.ts'
 import { createTestApp, request, type TestContext } from '../../../test/setup/test-app.ts'
 import { DAY } from '../../lib/clock.ts'
 import { outboxJobs } from '../../platform/outbox/outbox.table.ts'
+import { services } from '../catalogue/services.table.ts'
+import { conversations } from '../messaging/messaging.table.ts'
 import { ledgerTransactions } from '../wallet/ledger.table.ts'
+import { orders } from './orders.table.ts'
 
 const wallet = async (ctx: TestContext, token: string) => (await request(ctx.app, { method: 'GET', url: '/wallet', token })).json().data as { balance: number; escrow: number }
 
@@ -70,5 +74,54 @@ describe('orders under concurrency', () => {
       return payload.event === 'order.completed' && payload.data.orderId === placed.orderId
     })
     expect(completed).toHaveLength(1)
+  })
+
+  // PostgreSQL only: these need a second connection holding the service's row lock.
+  describe.runIf(inject('pgTemplate') !== '')('placing while the service changes', () => {
+    const place = (service: Awaited<ReturnType<typeof createActiveService>>, buyer: Awaited<ReturnType<typeof createFundedBuyer>>) =>
+      request(ctx.app, { method: 'POST', url: '/orders', token: buyer.accessToken, payload: { serviceId: service.serviceId, packageId: service.packageIds.basic } })
+
+    it('an order that waited for a pause to commit is 404 and moves and writes nothing', async () => {
+      const service = await createActiveService(ctx)
+      const buyer = await createFundedBuyer(ctx, 500)
+      let commitPause: () => void = () => undefined
+      let pauseWritten: () => void = () => undefined
+      const pauseHeld = new Promise<void>((resolve) => (commitPause = resolve))
+      const written = new Promise<void>((resolve) => (pauseWritten = resolve))
+      const pausing = ctx.database.db.transaction(async (tx) => {
+        await tx.update(services).set({ status: 'paused' }).where(eq(services.id, service.serviceId))
+        pauseWritten()
+        await pauseHeld
+      })
+      // The order is sent once the pause holds the service's row, so its share lock has to wait.
+      await written
+      const placing = place(service, buyer)
+      await untilAQueryWaitsForALock(ctx.database.db)
+      commitPause()
+      await pausing
+      const answer = await placing
+      expect(answer.statusCode, answer.body).toBe(404)
+      expect(await wallet(ctx, buyer.accessToken)).toMatchObject({ balance: 500, escrow: 0 })
+      expect(await ctx.database.db.select().from(orders).where(eq(orders.buyerId, buyer.user.id))).toEqual([])
+    })
+
+    it('a delete and an order at the same moment: the order is placed and the delete refused, or the delete wins and the order is 404', async () => {
+      for (let round = 0; round < 3; round++) {
+        const service = await createActiveService(ctx)
+        const buyer = await createFundedBuyer(ctx, 500)
+        const [placed, removed] = await Promise.all([place(service, buyer), request(ctx.app, { method: 'DELETE', url: `/services/${service.serviceId}`, token: service.seller.accessToken })])
+        const ordersOfBuyer = await ctx.database.db.select().from(orders).where(eq(orders.buyerId, buyer.user.id))
+        if (placed.statusCode === 201) {
+          expect(removed.statusCode, removed.body).toBe(422)
+          expect(ordersOfBuyer).toHaveLength(1)
+          expect(await ctx.database.db.select().from(conversations).where(eq(conversations.orderId, ordersOfBuyer[0]!.id))).toHaveLength(1)
+        } else {
+          expect(placed.statusCode, placed.body).toBe(404)
+          expect(removed.statusCode, removed.body).toBe(200)
+          expect(ordersOfBuyer).toEqual([])
+          expect(await wallet(ctx, buyer.accessToken)).toMatchObject({ balance: 500, escrow: 0 })
+        }
+      }
+    })
   })
 })

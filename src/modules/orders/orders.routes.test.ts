@@ -5,6 +5,7 @@ import { createUser } from '../../../test/factories/users.ts'
 import { expectBooksBalance } from '../../../test/setup/ledger.ts'
 import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
 import { outboxJobs } from '../../platform/outbox/outbox.table.ts'
+import { conversations } from '../messaging/messaging.table.ts'
 import { orders } from './orders.table.ts'
 
 const wallet = async (ctx: TestContext, token: string) => (await request(ctx.app, { method: 'GET', url: '/wallet', token })).json().data as { balance: number; escrow: number }
@@ -101,14 +102,19 @@ describe('orders: placing, reading, staff', () => {
     describe('bad input: a clear 4xx and nothing changed', () => {
       let service: Awaited<ReturnType<typeof createActiveService>>
       let buyer: Awaited<ReturnType<typeof createFundedBuyer>>
-      let before: number
+      let before: { orders: number; conversations: number; events: number }
+      const counts = async () => ({
+        orders: (await ctx.database.db.select().from(orders)).length,
+        conversations: (await ctx.database.db.select().from(conversations)).length,
+        events: (await ctx.database.db.select().from(outboxJobs).where(eq(outboxJobs.topic, 'event'))).filter((row) => (row.payload as { event: string }).event === 'order.created').length,
+      })
       beforeAll(async () => {
         service = await createActiveService(ctx)
         buyer = await createFundedBuyer(ctx, 50)
-        before = (await ctx.database.db.select().from(orders)).length
+        before = await counts()
       })
       afterEach(async () => {
-        expect((await ctx.database.db.select().from(orders)).length).toBe(before)
+        expect(await counts()).toEqual(before)
         expect(await wallet(ctx, buyer.accessToken)).toMatchObject({ balance: 50, escrow: 0 })
       })
       const place = (payload: Record<string, unknown>, token = buyer.accessToken) => request(ctx.app, { method: 'POST', url: '/orders', token, payload })

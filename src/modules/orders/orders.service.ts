@@ -6,7 +6,7 @@ import { newId } from '../../lib/ids.ts'
 import { fromCents } from '../../lib/money.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { StagedFile } from '../../platform/files.ts'
-import { emitEvent } from '../../platform/outbox/events.ts'
+import { emitEvent, eventJobValues } from '../../platform/outbox/events.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import { defineStats, readCounters } from '../../platform/statistics/statistics.ts'
 import type { AuditService } from '../audit/audit.module.ts'
@@ -19,7 +19,7 @@ import { createOrderAnswers, mayView, sellerEarningCents } from './order-answers
 import { allowedMoves, decide, orderStatuses, systemMove, type OrderStatus, type Transition } from './order-status.ts'
 import { invalidTransition, ownService } from './orders.errors.ts'
 import { ordersEvents } from './orders.events.ts'
-import { createOrdersRepository, type OrderFilter } from './orders.repository.ts'
+import { createOrdersRepository, prepareOfferRead, preparePlacement, type OrderFilter } from './orders.repository.ts'
 import { OrdersStats } from './orders.schemas.ts'
 import type { OrderedExtra, OrderRow } from './orders.table.ts'
 
@@ -34,11 +34,11 @@ export interface OrdersDeps {
   db: Db
   clock: Clock
   outbox: Outbox
-  ledger: Pick<LedgerService, 'transfer'>
-  catalogue: Pick<CatalogueService, 'orderableService' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
-  users: Pick<UsersService, 'publicSummariesOf'>
+  ledger: Pick<LedgerService, 'transfer' | 'book' | 'transferSql'>
+  catalogue: Pick<CatalogueService, 'offerSql' | 'lockOrderableSql' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
+  users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql'>
   audit: Pick<AuditService, 'record'>
-  messaging: Pick<MessagingService, 'openOrderConversation'>
+  messaging: Pick<MessagingService, 'orderConversationCtes' | 'orderConversationValues'>
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'registerAccessPolicy'>
   /** The platform's share in basis points (10 % = 1000). */
   platformFeeBasisPoints: number
@@ -69,8 +69,10 @@ const mayActOn = (row: OrderRow, actor: Actor) => mayView(row, actor) || can(act
  * and writes its events in the same transaction.
  */
 export function createOrdersService(deps: OrdersDeps) {
-  const { db, clock, outbox, ledger, catalogue, uploads, audit, messaging, platformFeeBasisPoints, autoCompleteAfterMs } = deps
+  const { db, clock, outbox, ledger, catalogue, users, uploads, audit, messaging, platformFeeBasisPoints, autoCompleteAfterMs } = deps
   const answers = createOrderAnswers(deps)
+  const readOffer = prepareOfferRead({ offerSql: catalogue.offerSql, publicSummarySql: users.publicSummarySql })
+  const place = preparePlacement({ transferSql: ledger.transferSql, lockOrderableSql: catalogue.lockOrderableSql, orderConversationCtes: messaging.orderConversationCtes })
 
   // Who may read the delivery files of an order besides staff with view_orders: its two parties.
   uploads.registerAccessPolicy('order', async (orderId, actor) => {
@@ -195,61 +197,63 @@ export function createOrdersService(deps: OrdersDeps) {
 
   return {
     /**
-     * `POST /orders`: prices the package and extras as they are now and copies them onto the
-     * order, then moves the total into the buyer's escrow, writes the order and `order.created`,
-     * all in one transaction (422 INSUFFICIENT_FUNDS moves nothing).
+     * `POST /orders`: reads the offer and prices the package and extras as they are now, then, in
+     * one statement, moves the total into the buyer's escrow and writes the order (the prices
+     * copied onto it), its conversation and `order.created`, provided the service is still live
+     * and active under its share lock (422 INSUFFICIENT_FUNDS and 404 move and write nothing).
      */
     async placeOrder(actor: Actor, input: PlaceOrderInput) {
-      const row = await db.transaction(async (tx) => {
-        const offer = await catalogue.orderableService(tx, input.serviceId)
-        if (!offer || offer.service.status !== 'active') throw notFound('Service')
-        if (offer.service.sellerId === actor.id) throw ownService()
-        const problems: FieldError[] = []
-        const chosen = offer.packages.find((item) => item.id === input.packageId)
-        if (!chosen) problems.push({ field: 'packageId', message: 'is not a package of this service' })
-        const extras: OrderedExtra[] = []
-        for (const [index, extraId] of (input.extras ?? []).entries()) {
-          const extra = offer.extras.find((item) => item.id === extraId)
-          if (!extra) problems.push({ field: `extras.${index}`, message: 'is not an extra of this service' })
-          else extras.push({ id: extra.id, title: extra.title, priceCents: extra.priceCents, additionalDays: extra.additionalDays })
-        }
-        if (problems.length > 0 || !chosen) throw validationError(problems)
-        const totalCents = chosen.priceCents + extras.reduce((sum, extra) => sum + extra.priceCents, 0)
-        const id = newId()
-        const now = clock.now()
-        await ledger.transfer(tx, {
-          from: { userId: actor.id, kind: 'available' },
-          to: { userId: actor.id, kind: 'escrow' },
-          amountCents: totalCents,
-          type: 'order_payment',
-          description: `Order: ${offer.service.title}`,
-          orderId: id,
-        })
-        const order = await createOrdersRepository(tx).insert({
-          id,
-          buyerId: actor.id,
-          sellerId: offer.service.sellerId,
-          serviceId: offer.service.id,
-          packageId: chosen.id,
-          serviceTitle: offer.service.title,
-          packageName: chosen.name,
-          status: 'pending',
-          requirements: input.requirements ?? '',
-          priceCents: chosen.priceCents,
-          extras,
-          totalCents,
-          platformFeeCents: platformFeeCents(totalCents, platformFeeBasisPoints),
-          deliveryDays: chosen.deliveryDays + extras.reduce((sum, extra) => sum + extra.additionalDays, 0),
-          revisionsLeft: chosen.revisions,
-          createdAt: now,
-          updatedAt: now,
-        })
-        // Buyer and seller talk about the order in its own conversation, opened with it.
-        await messaging.openOrderConversation(tx, { orderId: order.id, buyerId: order.buyerId, sellerId: order.sellerId })
-        await emitEvent(outbox, tx, ordersEvents.orderCreated, { ...parties(order), total: fromCents(totalCents) }, now)
-        return order
+      const { offer, buyer, seller } = await readOffer(db, input.serviceId, actor.id)
+      if (!offer || offer.status !== 'active' || !buyer || !seller) throw notFound('Service')
+      if (offer.sellerId === actor.id) throw ownService()
+      const problems: FieldError[] = []
+      const chosen = offer.packages.find((item) => item.id === input.packageId)
+      if (!chosen) problems.push({ field: 'packageId', message: 'is not a package of this service' })
+      const extras: OrderedExtra[] = []
+      for (const [index, extraId] of (input.extras ?? []).entries()) {
+        const extra = offer.extras.find((item) => item.id === extraId)
+        if (!extra) problems.push({ field: `extras.${index}`, message: 'is not an extra of this service' })
+        else extras.push({ id: extra.id, title: extra.title, priceCents: extra.priceCents, additionalDays: extra.additionalDays })
+      }
+      if (problems.length > 0 || !chosen) throw validationError(problems)
+      const totalCents = chosen.priceCents + extras.reduce((sum, extra) => sum + extra.priceCents, 0)
+      const id = newId()
+      const order = {
+        buyerId: actor.id,
+        sellerId: offer.sellerId,
+        serviceId: offer.id,
+        packageId: chosen.id,
+        serviceTitle: offer.title,
+        packageName: chosen.name,
+        requirements: input.requirements ?? '',
+        priceCents: chosen.priceCents,
+        totalCents,
+        platformFeeCents: platformFeeCents(totalCents, platformFeeBasisPoints),
+        deliveryDays: chosen.deliveryDays + extras.reduce((sum, extra) => sum + extra.additionalDays, 0),
+        revisionsLeft: chosen.revisions,
+      }
+      const transfer = { from: { userId: actor.id, kind: 'available' }, to: { userId: actor.id, kind: 'escrow' }, amountCents: totalCents, type: 'order_payment', description: `Order: ${offer.title}`, orderId: id } as const
+      const { createdAt } = await ledger.book(db, transfer, async (transferValues) => {
+        const event = eventJobValues(ordersEvents.orderCreated, { orderId: id, serviceId: order.serviceId, buyerId: order.buyerId, sellerId: order.sellerId, total: fromCents(totalCents) }, new Date(transferValues.createdAt))
+        const row = await place(db, { ...transferValues, ...order, extras: JSON.stringify(extras), ...messaging.orderConversationValues(), ...event })
+        if (!row?.live) throw notFound('Service')
+        return row
       })
-      return answers.describe(db, row, actor)
+      const row: OrderRow = {
+        ...order,
+        id,
+        status: 'pending',
+        extras,
+        statusReason: null,
+        dueAt: null,
+        deliveredAt: null,
+        autoCompleteAt: null,
+        completedAt: null,
+        cancelledAt: null,
+        createdAt,
+        updatedAt: createdAt,
+      }
+      return answers.describeNew(row, [buyer, seller], actor)
     },
 
     /** `GET /orders/{id}`: the parties and staff with view_orders; anyone else 404. */

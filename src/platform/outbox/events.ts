@@ -1,7 +1,10 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox'
+import { sql } from 'drizzle-orm'
 import type { Tx } from '../../db/client.ts'
+import { newId } from '../../lib/ids.ts'
 import { defineJob } from './jobs.ts'
-import type { Outbox } from './outbox.ts'
+import { DEFAULT_MAX_ATTEMPTS, type Outbox } from './outbox.ts'
+import { outboxJobs } from './outbox.table.ts'
 
 /**
  * A domain event (DESIGN 6 "Events and webhooks"): its name, what it means, and the schema of its
@@ -28,4 +31,21 @@ export const EVENT_JOB = defineJob(
  */
 export function emitEvent<S extends TObject>(outbox: Outbox, tx: Tx, event: EventType<S>, data: Static<S>, at: Date): Promise<string> {
   return outbox.add(tx, EVENT_JOB, { event: event.name, timestamp: at.toISOString(), data })
+}
+
+/**
+ * For one-statement writes, the body of a CTE: the event's outbox job, written when the CTE named
+ * `gate` has a row, so the event exists if and only if the change does. Its placeholders are
+ * filled by `eventJobValues`.
+ */
+export function eventJobSql(gate: string) {
+  const placeholder = (name: keyof ReturnType<typeof eventJobValues>) => sql.placeholder(name)
+  return sql`insert into ${outboxJobs} (id, topic, payload, status, max_attempts, run_at, created_at)
+    select ${placeholder('eventJobId')}::uuid, ${EVENT_JOB.topic}::text, ${placeholder('eventPayload')}::jsonb, 'pending', ${DEFAULT_MAX_ATTEMPTS}::int,
+      ${placeholder('eventAt')}::timestamptz, ${placeholder('eventAt')}::timestamptz
+    from ${sql.identifier(gate)}`
+}
+
+export function eventJobValues<S extends TObject>(event: EventType<S>, data: Static<S>, at: Date) {
+  return { eventJobId: newId(), eventPayload: JSON.stringify({ event: event.name, timestamp: at.toISOString(), data }), eventAt: at.toISOString() }
 }
