@@ -1,6 +1,28 @@
-import { and, eq, inArray, isNull, lt, sql } from 'drizzle-orm'
+import { and, eq, inArray, isNull, lt, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { prepared } from '../../db/statements.ts'
 import { refreshTokens, revokedTokens, tokenFamilies, type NewRefreshTokenRow, type NewTokenFamilyRow } from './auth.table.ts'
+
+/**
+ * What an access token needs checked, read on every authenticated request in one statement: its
+ * family (live, not revoked, not expired), its own revocation, and the account of the family's
+ * user (the users module's fragment). Built once, planned once per connection.
+ */
+export function prepareSessionRead(accountJsonSql: (userId: AnyColumn) => SQL<Record<string, unknown> | null>) {
+  const statement = prepared('auth_session', (db) =>
+    db
+      .select({
+        userId: tokenFamilies.userId,
+        expiresAt: tokenFamilies.expiresAt,
+        revokedAt: tokenFamilies.revokedAt,
+        isTokenRevoked: sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${sql.placeholder('jti')})`,
+        account: accountJsonSql(tokenFamilies.userId),
+      })
+      .from(tokenFamilies)
+      .where(eq(tokenFamilies.id, sql.placeholder('familyId'))),
+  )
+  return async (executor: Executor, familyId: string, jti: string) => (await statement(executor, { familyId, jti }))[0]
+}
 
 export function createAuthRepository(db: Executor) {
   return {
@@ -19,20 +41,6 @@ export function createAuthRepository(db: Executor) {
 
     async insertRefreshToken(row: NewRefreshTokenRow): Promise<void> {
       await db.insert(refreshTokens).values(row)
-    },
-
-    /** What an access token needs checked besides the user, in one query: its family and its own revocation. */
-    async findSessionState(familyId: string, jti: string) {
-      const [row] = await db
-        .select({
-          userId: tokenFamilies.userId,
-          expiresAt: tokenFamilies.expiresAt,
-          revokedAt: tokenFamilies.revokedAt,
-          isTokenRevoked: sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${jti})`,
-        })
-        .from(tokenFamilies)
-        .where(eq(tokenFamilies.id, familyId))
-      return row
     },
 
     /** The refresh token and its family, both rows locked until the transaction ends. */

@@ -14,7 +14,7 @@ import type { RolesService } from '../roles/roles.module.ts'
 import { toUser, type Account, type User, type UsersService } from '../users/users.module.ts'
 import { activationEmail, passwordResetEmail } from './auth-emails.ts'
 import { activationTokenUsed } from './auth.errors.ts'
-import { createAuthRepository } from './auth.repository.ts'
+import { createAuthRepository, prepareSessionRead } from './auth.repository.ts'
 import { passwordFingerprint, TOKEN_LIFETIMES, type TokenFamilyRef, type TokenService } from './tokens.ts'
 
 /**
@@ -49,7 +49,7 @@ export function createAuthService(deps: {
   db: Db
   clock: Clock
   tokens: TokenService
-  users: Pick<UsersService, 'createAccount' | 'describe' | 'findAccountByEmail' | 'findAccountById' | 'lockAccount' | 'recordLogin' | 'updateAccount'>
+  users: Pick<UsersService, 'createAccount' | 'describe' | 'findAccountByEmail' | 'findAccountById' | 'lockAccount' | 'recordLogin' | 'updateAccount' | 'accountJsonSql' | 'accountFromJson'>
   roles: Pick<RolesService, 'permissionsOf'>
   outbox: Outbox
   mailer: Mailer
@@ -57,6 +57,7 @@ export function createAuthService(deps: {
   realtime: Pick<RealtimeHub, 'disconnectSessions' | 'disconnectUser'>
 }) {
   const { db, clock, tokens, users, roles, outbox, mailer, appUrl, realtime } = deps
+  const readSession = prepareSessionRead(users.accountJsonSql)
 
   /** Active, not suspended, and the token predates no password reset or suspension. */
   const isUsable = (user: Account | undefined, version: number): user is Account =>
@@ -232,13 +233,14 @@ export function createAuthService(deps: {
 
     /**
      * Resolves an access token to its caller. The user and the token's family are loaded on every
-     * request (two queries, in parallel), so a deactivated account, a reset password or a revoked
+     * request (one statement), so a deactivated account, a reset password or a revoked
      * session takes effect at once, not when tokens expire.
      */
     async authenticate(accessToken: string): Promise<Session> {
       const claims = await tokens.verifySession('access', accessToken)
       if (!claims) throw unauthenticated('Invalid or expired access token')
-      const [user, family] = await Promise.all([users.findAccountById(db, claims.sub), createAuthRepository(db).findSessionState(claims.fam, claims.jti)])
+      const family = await readSession(db, claims.fam, claims.jti)
+      const user = family?.account ? users.accountFromJson(family.account) : undefined
       const isLive = family !== undefined && !family.revokedAt && !family.isTokenRevoked && family.userId === claims.sub && family.expiresAt > clock.now()
       if (!isLive || !isUsable(user, claims.ver)) throw unauthenticated('Invalid or expired access token')
       const permissions: ReadonlySet<Permission> = user.isSuperuser

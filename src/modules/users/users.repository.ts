@@ -1,6 +1,11 @@
 import { and, asc, count, eq, gte, ilike, inArray, isNotNull, isNull, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { rowFromJson, rowJsonSql } from '../../db/json-rows.ts'
+import { prepared } from '../../db/statements.ts'
 import { users, type NewUserRow, type UserRow } from './users.table.ts'
+
+/** Every authenticated request reads its user (DESIGN 6): built once, planned once per connection. */
+const userById = prepared('users_by_id', (db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))))
 
 export const userRoles = ['client', 'staff', 'admin'] as const
 export const userStatuses = ['active', 'inactive', 'suspended'] as const
@@ -38,7 +43,7 @@ function whereOf(filter: UserListFilter): SQL | undefined {
 export function createUsersRepository(db: Executor) {
   return {
     async findById(id: string): Promise<UserRow | undefined> {
-      const [row] = await db.select().from(users).where(eq(users.id, id))
+      const [row] = await userById(db, { id })
       return row
     },
 
@@ -101,5 +106,12 @@ export function createUsersRepository(db: Executor) {
 export type UsersRepository = ReturnType<typeof createUsersRepository>
 
 /** The public summary of the user in column `userId` as a JSON object, for one-statement reads of other modules. */
+/** For another module's one-statement reads: the account row of the user in `userId` as JSON (null when unknown); `accountFromJson` decodes it. */
+export const accountJsonSql = (userId: AnyColumn | SQL) => rowJsonSql(users, sql`${users.id} = ${userId}`)
+export const accountFromJson = (json: Record<string, unknown> | string): UserRow => rowFromJson(users, json)
+
+/** Whether the user in `userId` passed seller KYC, as a scalar subquery (false for an unknown user). */
+export const kycVerifiedSql = (userId: AnyColumn | SQL) => sql<boolean>`coalesce((select ${users.isKycVerified} from ${users} where ${users.id} = ${userId}), false)`
+
 export const publicSummarySql = (userId: AnyColumn | SQL, avatarOf: (id: AnyColumn) => SQL<string | null>) =>
   sql<{ id: string; fullName: string; username: string; avatar: string | null }>`(select json_build_object('id', ${users.id}, 'fullName', ${users.fullName}, 'username', ${users.username}, 'avatar', ${avatarOf(users.id)}) from ${users} where ${users.id} = ${userId})`
