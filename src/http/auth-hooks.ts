@@ -39,15 +39,23 @@ export function subprotocolToken(request: FastifyRequest): string | undefined {
 export const identifyCaller = fp(async (app: FastifyInstance, options: { authenticate: Authenticate }) => {
   app.decorateRequest('session', null)
   app.decorateRequest('authError', null)
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const token = bearerToken(request) ?? (request.ws ? subprotocolToken(request) : undefined)
-    if (!token) return
-    try {
-      request.session = await options.authenticate(token)
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error
-      request.authError = error
+    if (!token) {
+      done()
+      return
     }
+    options.authenticate(token).then(
+      (session) => {
+        request.session = session
+        done()
+      },
+      (error: unknown) => {
+        if (!(error instanceof AppError)) return done(error as Error)
+        request.authError = error
+        done()
+      },
+    )
   })
 })
 

@@ -22,11 +22,11 @@ const sameSecret = (given: string, expected: string) => {
  * and `GET /metrics` serves the text exposition, outside the API prefix and its rate limits.
  */
 export const metricsPlugin = fp(async (app: FastifyInstance, { metrics, token }: MetricsOptions) => {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // The template, never the raw URL: ids in paths would make a series per resource.
     const route = request.routeOptions.url ?? 'unmatched'
-    if (route === '/metrics') return
-    metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000)
+    if (route !== '/metrics') metrics.observeRequest(request.method, route, reply.statusCode, reply.elapsedTime / 1000)
+    done()
   })
 
   app.get('/metrics', { config: { rateLimit: false }, schema: { hide: true } }, async (request, reply) => {

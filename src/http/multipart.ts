@@ -3,7 +3,7 @@ import { mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 import type {} from '@fastify/multipart'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { stagingName } from '../platform/staging/staging.ts'
 import { AppError, fieldError } from '../lib/errors.ts'
 import type { StagedFile } from '../platform/files.ts'
@@ -40,10 +40,12 @@ const acceptsMultipart = (request: FastifyRequest): boolean => {
  * A multipart body sent to a JSON route is not parsed at all: without this the handler would see
  * no body and, for an all-optional schema, change nothing while answering success.
  */
-export async function refuseMultipartOnJsonRoutes(request: FastifyRequest): Promise<void> {
+export function refuseMultipartOnJsonRoutes(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
   if (request.isMultipart() && !acceptsMultipart(request)) {
-    throw fieldError('body', 'must be a JSON object (Content-Type: application/json); multipart/form-data is accepted by upload routes only')
+    done(fieldError('body', 'must be a JSON object (Content-Type: application/json); multipart/form-data is accepted by upload routes only'))
+    return
   }
+  done()
 }
 
 /**

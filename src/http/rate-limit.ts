@@ -110,8 +110,8 @@ export const rateLimits = fp(async (app: FastifyInstance, options: RateLimitOpti
   await app.register(rateLimit, {
     global: true,
     timeWindow: options.windowSeconds * 1000,
-    max: async (request) => options.limits[bucketOf(request)],
-    keyGenerator: async (request) => {
+    max: (request) => options.limits[bucketOf(request)],
+    keyGenerator: (request) => {
       const bucket = bucketOf(request)
       const caller = bucket !== 'auth' && request.session ? `user:${request.session.actor.id}` : `ip:${request.ip}`
       return `${bucket}:${caller}`
@@ -131,8 +131,9 @@ export const rateLimits = fp(async (app: FastifyInstance, options: RateLimitOpti
   })
 
   // The plugin reports seconds until reset; the spec wants the Unix time of the reset.
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     const remaining = reply.getHeader('x-ratelimit-reset')
     if (remaining !== undefined) reply.header('x-ratelimit-reset', Math.ceil(Date.now() / 1000) + Number(remaining))
+    done(null, payload)
   })
 })
