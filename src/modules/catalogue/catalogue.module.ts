@@ -29,4 +29,4 @@ export const catalogueModule = defineModule({
 
 export type { CatalogueService } from './catalogue.service.ts'
 export type { OfferExtra, OfferPackage, ServiceFields } from './service-offers.service.ts'
-export type { OrderableService } from './service-counters.service.ts'
+export type { OfferJson } from './service-counters.repository.ts'

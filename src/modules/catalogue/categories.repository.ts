@@ -1,7 +1,36 @@
-import { asc, count, eq, getTableColumns, inArray, isNull, max, sql } from 'drizzle-orm'
+import { asc, count, eq, inArray, isNull, max, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { preparedSql } from '../../db/statements.ts'
 import { categories, categoryServiceCounts, type CategoryRow } from './categories.table.ts'
 import { services } from './services.table.ts'
+
+/** A node of `GET /categories`, as the tree statement builds it. */
+export interface CategoryNodeJson {
+  id: string
+  name: string
+  slug: string
+  description: string
+  parentId: string | null
+  position: number
+  servicesCount: number
+}
+
+/**
+ * `GET /categories` in one prepared statement: the top-level categories by position then name,
+ * each with its subcategories and the active services of the category and its subcategories,
+ * from the kept counts, built as JSON by PostgreSQL. The list changes a few times a day and is
+ * read on most pages, so it costs one cached plan and one row.
+ */
+const categoryTree = preparedSql<Record<string, never>, { tree: (CategoryNodeJson & { subcategories: CategoryNodeJson[] })[] }>(
+  'catalogue_category_tree',
+  sql`select coalesce(json_agg(node order by position, name, id), '[]'::json) as tree from (
+    select p.position, p.name, p.id, json_build_object('id', p.id, 'name', p.name, 'slug', p.slug, 'description', p.description, 'parentId', null, 'position', p.position,
+      'servicesCount', coalesce(pc.active_services, 0) + coalesce((select sum(cc.active_services) from ${categories} ch join ${categoryServiceCounts} cc on cc.category_id = ch.id where ch.parent_id = p.id), 0)::int,
+      'subcategories', coalesce((select json_agg(json_build_object('id', ch.id, 'name', ch.name, 'slug', ch.slug, 'description', ch.description, 'parentId', ch.parent_id,
+          'position', ch.position, 'servicesCount', coalesce(cc.active_services, 0)) order by ch.position, ch.name, ch.id)
+        from ${categories} ch left join ${categoryServiceCounts} cc on cc.category_id = ch.id where ch.parent_id = p.id), '[]'::json)) as node
+    from ${categories} p left join ${categoryServiceCounts} pc on pc.category_id = p.id where p.parent_id is null) as tree`,
+)
 
 export type CategoryFields = Pick<CategoryRow, 'parentId' | 'name' | 'slug' | 'description' | 'position'>
 
@@ -10,13 +39,8 @@ const byPositionThenName = [asc(categories.position), asc(categories.name), asc(
 export function createCategoriesRepository(db: Executor) {
   return {
 
-    /** Every category with its own active services (kept counts), in one statement. */
-    listAllWithCounts: (): Promise<(CategoryRow & { servicesCount: number })[]> =>
-      db
-        .select({ ...getTableColumns(categories), servicesCount: sql<number>`coalesce(${categoryServiceCounts.activeServices}, 0)` })
-        .from(categories)
-        .leftJoin(categoryServiceCounts, eq(categoryServiceCounts.categoryId, categories.id))
-        .orderBy(...byPositionThenName),
+    /** The two-level tree with counts (`categoryTree`). */
+    tree: async () => (await categoryTree(db, {}))[0]?.tree ?? [],
 
     listChildren: (parentId: string): Promise<CategoryRow[]> =>
       db.select().from(categories).where(eq(categories.parentId, parentId)).orderBy(...byPositionThenName),

@@ -119,22 +119,7 @@ export function createCategoriesService(deps: { db: Db; clock: Clock }) {
   return {
     /** Top-level categories with their subcategories, by position then name; counts cover active services. */
     async listCategoryTree(): Promise<CategoryTreeItem[]> {
-      const rows = await createCategoriesRepository(db).listAllWithCounts()
-      const counts = new Map(rows.map((row) => [row.id, row.servicesCount]))
-      const childrenOf = new Map<string, CategoryNode[]>()
-      for (const row of rows) {
-        if (row.parentId === null) continue
-        const siblings = childrenOf.get(row.parentId) ?? []
-        siblings.push(toNode(row, counts.get(row.id) ?? 0))
-        childrenOf.set(row.parentId, siblings)
-      }
-      return rows
-        .filter((row) => row.parentId === null)
-        .map((row) => {
-          const subcategories = childrenOf.get(row.id) ?? []
-          const total = subcategories.reduce((sum, child) => sum + child.servicesCount, counts.get(row.id) ?? 0)
-          return { ...toNode(row, total), subcategories }
-        })
+      return createCategoriesRepository(db).tree()
     },
 
     async getCategory(idOrSlug: string): Promise<CategoryDetail> {

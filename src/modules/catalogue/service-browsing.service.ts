@@ -7,7 +7,7 @@ import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { isOwner, isVisibleTo, mayModerate } from './service-rules.ts'
-import { createServicesRepository, prepareServiceRead, type ListedService, type PageWindow, type ServiceSort, type ServiceViews } from './services.repository.ts'
+import { COMMON_LIST_ROWS, createServicesRepository, prepareCommonList, prepareServiceRead, type CommonListShape, type ListedJson, type ListedService, type PageWindow, type ServiceSort, type ServiceViews } from './services.repository.ts'
 import type { ServiceExtraRow, ServicePackageRow, ServiceRow, ServiceStatus } from './services.table.ts'
 
 export interface ServiceListQuery extends PageRequest {
@@ -80,6 +80,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     galleryOf: (serviceId) => uploads.publicFilesJsonSql('service', serviceId, 'service_gallery'),
   }
   let readService: ReturnType<typeof prepareServiceRead> | undefined
+  const commonLists = new Map<string, ReturnType<typeof prepareCommonList>>()
 
   const urlsByObject = async (executor: Executor, objectType: 'user' | 'service', ids: string[], tag: 'avatar' | 'service_banner') =>
     new Map((await uploads.filesOf(executor, objectType, ids, tag)).map((row) => [row.objectId!, uploads.urlOf(row)]))
@@ -115,6 +116,21 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
       title: row.title,
       shortDescription: row.shortDescription,
       ...common(row),
+      banner: row.banner,
+      seller: row.seller,
+      category: row.category,
+    }))
+
+  /** The common lists' rows, built by PostgreSQL: the same items as `summarise` gives. */
+  const summariseJson = (rows: ListedJson[]) =>
+    rows.map((row) => ({
+      id: row.id,
+      title: row.title,
+      shortDescription: row.shortDescription,
+      startingPrice: fromCents(row.startingPriceCents),
+      rating: { average: row.ratingAverage, count: row.ratingCount },
+      ordersCount: row.ordersCount,
+      createdAt: row.createdAt,
       banner: row.banner,
       seller: row.seller,
       category: row.category,
@@ -193,22 +209,76 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     return ids.length > 0 ? ids : undefined
   }
 
-  async function listActive(query: ServiceListQuery, categoryIds: string[] | undefined) {
-    const search = query.search?.trim() || undefined
+  /** The list's order: `relevance` only with a search (and its default then), price cheapest first, others newest or best first. */
+  function orderOf(query: ServiceListQuery, search: string | undefined) {
     if (query.minPrice !== undefined && query.maxPrice !== undefined && query.minPrice > query.maxPrice) throw fieldError('minPrice', 'must not be more than maxPrice')
     if (query.sortBy === 'relevance' && !search) throw fieldError('sortBy', 'relevance needs a search')
     const sortBy = query.sortBy ?? (search ? 'relevance' : 'createdAt')
     const sortOrder = sortBy === 'relevance' ? 'desc' : (query.sortOrder ?? (sortBy === 'price' ? 'asc' : 'desc'))
-    const tags = query.tags
+    return { sortBy, sortOrder } as const
+  }
+
+  const tagsOf = (query: ServiceListQuery) =>
+    query.tags
       ?.split(',')
       .map((tag) => tag.trim().toLowerCase())
       .filter((tag) => tag !== '')
+
+  /** The answer: `limit` items of the rows (one more says there is a next page), the total, the cursor of the next page. */
+  function answerOf<Item extends { id: string }>(query: ServiceListQuery, items: Item[], total: number, isExact: boolean, order: { sortBy: ServiceSort; sortOrder: 'asc' | 'desc' }, window: PageWindow) {
+    const hasNext = items.length > window.limit
+    const shown = items.slice(0, window.limit)
+    const last = shown.at(-1)
+    const nextCursor = !hasNext || !last ? null : encodeCursor(order.sortBy === 'relevance' ? { ...order, offset: window.offset + window.limit } : { ...order, id: last.id })
+    const page = toPage(shown, total, query)
+    return {
+      items: page.items,
+      pagination: { ...page.pagination, hasNext, hasPrev: page.pagination.hasPrev || query.cursor !== undefined, totalIsExact: isExact, nextCursor },
+    }
+  }
+
+  /**
+   * A list without a search or a price, seller or tag filter: one prepared statement, the
+   * category resolved in it. `undefined` when the category is unknown.
+   */
+  async function listCommon(query: ServiceListQuery, category: string | undefined) {
+    const order = orderOf(query, undefined)
+    if (order.sortBy === 'relevance') throw fieldError('sortBy', 'relevance needs a search')
+    const window = windowOf(query, order.sortBy, order.sortOrder)
+    const shape: CommonListShape = {
+      category: category === undefined ? 'none' : isUuid(category) ? 'id' : 'slug',
+      sortBy: order.sortBy,
+      sortOrder: order.sortOrder,
+      paging: window.after !== undefined ? 'keyset' : window.offset > 0 ? 'offset' : 'first',
+      rows: COMMON_LIST_ROWS.find((rows) => rows > window.limit) ?? COMMON_LIST_ROWS.at(-1)!,
+    }
+    const key = `${shape.category}:${shape.sortBy}:${shape.sortOrder}:${shape.paging}:${shape.rows}`
+    let statement = commonLists.get(key)
+    if (!statement) commonLists.set(key, (statement = prepareCommonList(shape, views)))
+    const [row] = await statement(db, { category, after: window.after, offset: window.offset })
+    if (!row || row.categories === 0) return undefined
+    return answerOf(query, summariseJson(row.items.slice(0, window.limit + 1)), row.total, true, order, window)
+  }
+
+  /** An unknown category in `GET /services?category=`: no services (the order and cursor are still checked). */
+  function emptyAnswer(query: ServiceListQuery) {
+    const order = orderOf(query, undefined)
+    if (order.sortBy === 'relevance') throw fieldError('sortBy', 'relevance needs a search')
+    return answerOf(query, [], 0, true, order, windowOf(query, order.sortBy, order.sortOrder))
+  }
+
+  const isCommon = (query: ServiceListQuery) =>
+    !query.search?.trim() && query.minPrice === undefined && query.maxPrice === undefined && query.sellerId === undefined && !tagsOf(query)?.length
+
+  async function listActive(query: ServiceListQuery, categoryIds: string[] | undefined) {
+    const search = query.search?.trim() || undefined
+    const { sortBy, sortOrder } = orderOf(query, search)
     const filter = {
       categoryIds,
       minPriceCents: query.minPrice === undefined ? undefined : lowerCents(query.minPrice),
       maxPriceCents: query.maxPrice === undefined ? undefined : upperCents(query.maxPrice),
       sellerId: query.sellerId,
-      tags,
+      tags: tagsOf(query),
       sortOrder,
     } as const
     const window = windowOf(query, sortBy, sortOrder)
@@ -244,16 +314,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
       isExact = total <= COUNT_CAP
       total = Math.min(total, COUNT_CAP)
     }
-
-    const hasNext = rows.length > window.limit
-    const items = rows.slice(0, window.limit)
-    const last = items.at(-1)
-    const nextCursor = !hasNext || !last ? null : encodeCursor(sortBy === 'relevance' ? { sortBy, sortOrder, offset: window.offset + window.limit } : { sortBy, sortOrder, id: last.id })
-    const page = toPage(summarise(items), total, query)
-    return {
-      items: page.items,
-      pagination: { ...page.pagination, hasNext, hasPrev: page.pagination.hasPrev || query.cursor !== undefined, totalIsExact: isExact, nextCursor },
-    }
+    return answerOf(query, summarise(rows), total, isExact, { sortBy, sortOrder }, window)
   }
 
   return {
@@ -264,7 +325,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
       readService ??= prepareServiceRead(db, views)
       const row = await readService(serviceId)
       if (!row || !isVisibleTo(row, viewer)) throw notFound('Service')
-      return present(row, row, viewer)
+      return { ...row.service, rejectionReason: isOwner(row, viewer) || mayModerate(viewer) ? row.rejectionReason : null }
     },
 
     /** `GET /admin/services`: oldest first, so the review queue is worked in order. */
@@ -275,12 +336,18 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
 
     /** `GET /services`: the public catalogue. An unknown category is an empty result. */
     async listServices(query: ServiceListQuery & { category?: string }) {
+      if (isCommon(query)) return (await listCommon(query, query.category)) ?? emptyAnswer(query)
       const categoryIds = query.category === undefined ? undefined : ((await resolveCategoryIds(query.category)) ?? [])
       return listActive(query, categoryIds)
     },
 
     /** `GET /categories/{id or slug}/services`: the category and its subcategories. */
     async listCategoryServices(idOrSlug: string, query: ServiceListQuery) {
+      if (isCommon(query)) {
+        const answer = await listCommon(query, idOrSlug)
+        if (!answer) throw notFound('Category')
+        return answer
+      }
       const categoryIds = await resolveCategoryIds(idOrSlug)
       if (!categoryIds) throw notFound('Category')
       return listActive(query, categoryIds)

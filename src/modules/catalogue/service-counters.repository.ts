@@ -1,24 +1,40 @@
-import { and, asc, count, eq, isNull, sql } from 'drizzle-orm'
+import { and, count, eq, isNull, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
-import { serviceExtras, servicePackages, services, type ServiceRow } from './services.table.ts'
+import { serviceExtras, servicePackages, services, type ServiceRow, type ServiceStatus } from './services.table.ts'
+
+/** A live service as an order prices it (`offerSql`). */
+export interface OfferJson {
+  id: string
+  status: ServiceStatus
+  sellerId: string
+  title: string
+  packages: { id: string; name: string; priceCents: number; deliveryDays: number; revisions: number | null }[]
+  extras: { id: string; title: string; priceCents: number; additionalDays: number }[]
+}
+
+/**
+ * For the orders module's one-statement reads: the live service in `serviceId` with its packages
+ * and extras, as JSON built by PostgreSQL; null when it is missing or deleted.
+ */
+export const offerSql = (serviceId: SQL) =>
+  sql<OfferJson | null>`(select json_build_object('id', s.id, 'status', s.status, 'sellerId', s.seller_id, 'title', s.title,
+    'packages', coalesce((select json_agg(json_build_object('id', p.id, 'name', p.name, 'priceCents', p.price_cents, 'deliveryDays', p.delivery_days, 'revisions', p.revisions) order by p.position) from ${servicePackages} p where p.service_id = s.id), '[]'::json),
+    'extras', coalesce((select json_agg(json_build_object('id', e.id, 'title', e.title, 'priceCents', e.price_cents, 'additionalDays', e.additional_days) order by e.position) from ${serviceExtras} e where e.service_id = s.id), '[]'::json))
+    from ${services} s where s.id = ${serviceId} and s.deleted_at is null)`
+
+/**
+ * For the orders module's one-statement placement, the body of a CTE: the service's row while it
+ * is live and active, under a share lock. Orders go on side by side, while a delete (which takes
+ * the row's update lock and then counts open orders) waits for them, so it counts the orders they
+ * place; a placement that waited for a delete or a moderation finds no row.
+ */
+export const lockOrderableSql = (serviceId: SQL) =>
+  sql`select ${services.id} from ${services} where ${services.id} = ${serviceId} and ${services.status} = 'active' and ${services.deletedAt} is null for share`
 
 /** Queries for what other modules read and keep up to date on services: offers to order, counters, seller figures. */
 export function createServiceCountersRepository(db: Executor) {
   const live = isNull(services.deletedAt)
   return {
-    /**
-     * A live service under a share lock: concurrent orders go on side by side, while a delete
-     * (which takes the row's update lock) waits for them, so it counts the orders they place.
-     */
-    async shareLockLive(id: string): Promise<ServiceRow | undefined> {
-      const [row] = await db
-        .select()
-        .from(services)
-        .where(and(eq(services.id, id), live))
-        .for('share')
-      return row
-    },
-
     async findLive(id: string): Promise<ServiceRow | undefined> {
       const [row] = await db
         .select()
@@ -26,9 +42,6 @@ export function createServiceCountersRepository(db: Executor) {
         .where(and(eq(services.id, id), live))
       return row
     },
-
-    packagesOf: (serviceId: string) => db.select().from(servicePackages).where(eq(servicePackages.serviceId, serviceId)).orderBy(asc(servicePackages.position)),
-    extrasOf: (serviceId: string) => db.select().from(serviceExtras).where(eq(serviceExtras.serviceId, serviceId)).orderBy(asc(serviceExtras.position)),
 
     async incrementOrders(id: string): Promise<void> {
       await db

@@ -2,22 +2,15 @@ import type { Actor } from '../../access/access.ts'
 import type { Executor, Tx } from '../../db/client.ts'
 import { notFound } from '../../lib/errors.ts'
 import { isVisibleTo } from './service-rules.ts'
-import { createServiceCountersRepository } from './service-counters.repository.ts'
-import type { ServiceExtraRow, ServicePackageRow, ServiceRow } from './services.table.ts'
+import { createServiceCountersRepository, lockOrderableSql, offerSql } from './service-counters.repository.ts'
+import type { ServiceRow } from './services.table.ts'
 
 /** Counts a service's open orders inside the deleting transaction (registered by the orders module). */
 export type OpenOrdersCounter = (tx: Tx, serviceId: string) => Promise<number>
 
-/** A live service as an order sees it: its row, packages and extras. */
-export interface OrderableService {
-  service: ServiceRow
-  packages: ServicePackageRow[]
-  extras: ServiceExtraRow[]
-}
-
 /**
  * What other modules read from and keep up to date on services, each in the caller's
- * transaction: the offer an order is placed on, the orders and rating counters shown in lists
+ * transaction or statement: the offer an order is placed on, the orders and rating counters shown in lists
  * (so `sortBy=rating` sorts on real data), a seller's figures for profile statistics, and the
  * open-orders check that refuses a delete. The catalogue cannot call the orders module (orders
  * needs the catalogue), so that check is registered here by the orders module.
@@ -34,14 +27,9 @@ export function createServiceCounters() {
     /** Open orders of a service, 0 until an orders module registers its counter. */
     countOpenOrders: (tx: Tx, serviceId: string): Promise<number> => openOrdersCounter?.(tx, serviceId) ?? Promise.resolve(0),
 
-    /** The live service with its packages and extras, share-locked against a concurrent delete; undefined when missing or deleted. */
-    async orderableService(tx: Tx, serviceId: string): Promise<OrderableService | undefined> {
-      const repository = createServiceCountersRepository(tx)
-      const service = await repository.shareLockLive(serviceId)
-      if (!service) return undefined
-      const [packages, extras] = await Promise.all([repository.packagesOf(serviceId), repository.extrasOf(serviceId)])
-      return { service, packages, extras }
-    },
+    /** For one-statement order placement: the offer to price (`OfferJson`), and the share lock that keeps it orderable. */
+    offerSql,
+    lockOrderableSql,
 
     /** A live service `viewer` may see (active, or theirs, or staff with view_services); 404 otherwise. */
     async visibleService(executor: Executor, viewer: Actor | null, serviceId: string): Promise<ServiceRow> {

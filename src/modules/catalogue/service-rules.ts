@@ -7,8 +7,8 @@ export const GALLERY_LIMIT = 10
 export const serviceSlot = (serviceId: string, tag: 'service_banner' | 'service_gallery') => ({ objectType: 'service', objectId: serviceId, tag }) as const
 
 export const mayModerate = (actor: Actor | null): boolean => actor !== null && can(actor, 'view_services')
-export const isOwner = (row: ServiceRow, actor: Actor | null): boolean => actor !== null && row.sellerId === actor.id
+export const isOwner = (row: Pick<ServiceRow, 'sellerId'>, actor: Actor | null): boolean => actor !== null && row.sellerId === actor.id
 
 /** DESIGN 6 "Services": active is public; any other state only for its owner and staff with view_services. */
-export const isVisibleTo = (row: ServiceRow, viewer: Actor | null): boolean =>
+export const isVisibleTo = (row: Pick<ServiceRow, 'sellerId' | 'status' | 'deletedAt'>, viewer: Actor | null): boolean =>
   row.deletedAt === null && (row.status === 'active' || isOwner(row, viewer) || mayModerate(viewer))

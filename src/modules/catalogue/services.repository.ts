@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, gte, inArray, isNull, lte, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { preparedSql } from '../../db/statements.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
 import {
   searchWords,
@@ -41,23 +42,6 @@ export interface PageWindow {
 /** A list row: the service, its category, seller and banner. */
 export type ListedService = ServiceRow & { category: { id: string; name: string; slug: string }; seller: SellerJson; banner: string | null }
 
-/** What a package or extra looks like inside the one-statement service read (JSON from PostgreSQL). */
-export interface PackageJson {
-  id: string
-  name: string
-  description: string
-  priceCents: number
-  deliveryDays: number
-  revisions: number | null
-  features: string[]
-}
-export interface ExtraJson {
-  id: string
-  title: string
-  priceCents: number
-  additionalDays: number
-}
-
 /** How many of a search's best candidates by `ts_rank` are ranked again with the title's word similarity. */
 const RERANKED = 100
 /**
@@ -71,14 +55,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const activeLive = and(eq(services.status, 'active'), isNull(services.deletedAt))!
 const categoryColumns = { id: categories.id, name: categories.name, slug: categories.slug }
 
-const packagesJson = sql<PackageJson[]>`coalesce((select json_agg(json_build_object('id', p.id, 'name', p.name, 'description', p.description, 'priceCents', p.price_cents, 'deliveryDays', p.delivery_days, 'revisions', p.revisions, 'features', p.features) order by p.position) from service_packages p where p.service_id = ${services.id}), '[]'::json)`
-const extrasJson = sql<ExtraJson[]>`coalesce((select json_agg(json_build_object('id', e.id, 'title', e.title, 'priceCents', e.price_cents, 'additionalDays', e.additional_days) order by e.position) from service_extras e where e.service_id = ${services.id}), '[]'::json)`
+/** Cents as the API's two-decimal number, and a timestamp as the API writes it (UTC, milliseconds), in SQL. */
+const moneySql = (cents: SQL) => sql`round(${cents} / 100.0, 2)`
+const isoSql = (timestamp: SQL) => sql`to_char(${timestamp} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 
 /** What other modules contribute to one-statement reads, as SQL (their own tables, their own code). */
 export interface ServiceViews {
-  sellerOf(userId: AnyColumn): SQL<SellerJson>
-  bannerOf(serviceId: AnyColumn): SQL<string | null>
-  galleryOf(serviceId: AnyColumn): SQL<ImageJson[]>
+  sellerOf(userId: AnyColumn | SQL): SQL<SellerJson>
+  bannerOf(serviceId: AnyColumn | SQL): SQL<string | null>
+  galleryOf(serviceId: AnyColumn | SQL): SQL<ImageJson[]>
 }
 export interface SellerJson {
   id: string
@@ -92,27 +77,150 @@ export interface ImageJson {
   order: number
 }
 
+/** `GET /services/{id}` as PostgreSQL builds it: the answer but for `rejectionReason`, which depends on the viewer. */
+export interface ServiceJson {
+  id: string
+  title: string
+  shortDescription: string
+  description: string
+  tags: string[]
+  status: ServiceStatus
+  category: { id: string; name: string; slug: string }
+  seller: SellerJson
+  packages: { id: string; name: string; description: string; price: number; deliveryDays: number; revisions: number | 'unlimited'; features: string[] }[]
+  extras: { id: string; title: string; price: number; additionalDays: number }[]
+  banner: string | null
+  images: ImageJson[]
+  startingPrice: number
+  rating: { average: number; count: number }
+  ordersCount: number
+  createdAt: string
+  updatedAt: string
+}
+
 /**
- * `GET /services/{id}` in one prepared statement: the service, its category, packages, extras,
- * seller, banner and gallery. Prepared once per database handle: Drizzle builds its SQL once, and
- * on PostgreSQL each connection parses and plans it once (a named statement).
+ * `GET /services/{id}` in one prepared statement: the service with its category, packages,
+ * extras, seller, banner and gallery, built as the answer's JSON by PostgreSQL, and what decides
+ * who may see it and its rejection reason. Prepared once per database handle: Drizzle builds its
+ * SQL once, and on PostgreSQL each connection parses and plans it once (a named statement).
  */
 export function prepareServiceRead(db: Executor, views: ServiceViews) {
   const statement = db
     .select({
-      ...serviceColumns,
-      category: categoryColumns,
-      packages: packagesJson,
-      extras: extrasJson,
-      seller: views.sellerOf(services.sellerId),
-      banner: views.bannerOf(services.id),
-      images: views.galleryOf(services.id),
+      sellerId: services.sellerId,
+      status: services.status,
+      deletedAt: services.deletedAt,
+      rejectionReason: services.rejectionReason,
+      service: sql<ServiceJson>`json_build_object('id', ${services.id}, 'title', ${services.title}, 'shortDescription', ${services.shortDescription},
+        'description', ${services.description}, 'tags', ${services.tags}, 'status', ${services.status},
+        'category', json_build_object('id', ${categories.id}, 'name', ${categories.name}, 'slug', ${categories.slug}),
+        'seller', ${views.sellerOf(services.sellerId)},
+        'packages', coalesce((select json_agg(json_build_object('id', p.id, 'name', p.name, 'description', p.description, 'price', ${moneySql(sql`p.price_cents`)},
+            'deliveryDays', p.delivery_days, 'revisions', coalesce(to_json(p.revisions), '"unlimited"'::json), 'features', p.features) order by p.position)
+          from ${servicePackages} p where p.service_id = ${services.id}), '[]'::json),
+        'extras', coalesce((select json_agg(json_build_object('id', e.id, 'title', e.title, 'price', ${moneySql(sql`e.price_cents`)}, 'additionalDays', e.additional_days) order by e.position)
+          from ${serviceExtras} e where e.service_id = ${services.id}), '[]'::json),
+        'banner', ${views.bannerOf(services.id)},
+        'images', ${views.galleryOf(services.id)},
+        'startingPrice', ${moneySql(sql`${services.startingPriceCents}`)},
+        'rating', json_build_object('average', ${services.ratingAverage}, 'count', ${services.ratingCount}),
+        'ordersCount', ${services.ordersCount},
+        'createdAt', ${isoSql(sql`${services.createdAt}`)}, 'updatedAt', ${isoSql(sql`${services.updatedAt}`)})`,
     })
     .from(services)
     .innerJoin(categories, eq(categories.id, services.categoryId))
     .where(eq(services.id, sql.placeholder('id')))
     .prepare('catalogue_service_by_id')
   return async (id: string) => (await statement.execute({ id }))[0]
+}
+
+/**
+ * A common list: the whole catalogue or a category (with its subcategories), in one sort; its
+ * first page, a page by offset, or the page after a service (keyset); at most `rows` rows.
+ */
+export interface CommonListShape {
+  category: 'none' | 'id' | 'slug'
+  sortBy: keyof typeof sortColumnNames
+  sortOrder: 'asc' | 'desc'
+  paging: 'first' | 'offset' | 'keyset'
+  rows: (typeof COMMON_LIST_ROWS)[number]
+}
+
+/**
+ * How many rows a common list's statement reads: the page size plus one, rounded up to one of
+ * these. A literal LIMIT (and OFFSET 0 on first and keyset pages) lets PostgreSQL keep one
+ * generic plan that walks the sort's index; with a parameter there it cannot tell 21 rows from
+ * thousands, plans a sort of the whole category, and re-plans every call instead.
+ */
+export const COMMON_LIST_ROWS = [21, 101] as const
+
+/** A list row as the common lists' statement builds it (JSON from PostgreSQL). */
+export interface ListedJson {
+  id: string
+  title: string
+  shortDescription: string
+  startingPriceCents: number
+  ratingAverage: number
+  ratingCount: number
+  ordersCount: number
+  /** ISO 8601 UTC, milliseconds, as the API writes timestamps. */
+  createdAt: string
+  category: { id: string; name: string; slug: string }
+  seller: SellerJson
+  banner: string | null
+}
+
+const sortColumnNames = { price: 'starting_price_cents', rating: 'rating_average', createdAt: 'created_at' } as const
+
+/**
+ * The common lists in one prepared statement each (3 category refs x 3 sorts x 2 orders x 3
+ * kinds of page x 2 sizes = 108 at most): the category and its subcategories resolved in the statement, the
+ * page's ids chosen by walking the sort's partial index, the page built as JSON by PostgreSQL,
+ * and the exact total from the kept per-category counts. One row always comes back, so an
+ * unknown category (`categories` 0) and an empty page are told apart without a second query.
+ */
+export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
+  const columnName = sql.raw(sortColumnNames[shape.sortBy])
+  const direction = sql.raw(shape.sortOrder)
+  const placeholder = (name: 'category' | 'after' | 'offset') => sql.placeholder(name)
+  const ref =
+    shape.category === 'id' ? sql`select c.id from ${categories} c where c.id = ${placeholder('category')}::uuid` : sql`select c.id from ${categories} c where c.slug = ${placeholder('category')}::text`
+  const after =
+    shape.paging === 'keyset'
+      ? sql` and (s.${columnName}, s.id) ${sql.raw(shape.sortOrder === 'asc' ? '>' : '<')} (select ${columnName}, id from ${services} where id = ${placeholder('after')}::uuid)`
+      : sql``
+  // The rows a walk must read: the page's, and the offset's before it.
+  const reach = shape.paging === 'offset' ? sql`${placeholder('offset')}::int + ${sql.raw(String(shape.rows))}` : sql.raw(String(shape.rows))
+  const offset = shape.paging === 'offset' ? sql`offset ${placeholder('offset')}::int ` : sql``
+  const walk = (where: SQL) => sql`select s.id, s.${columnName} as sort_value from ${services} s
+      where s.status = 'active' and s.deleted_at is null${where}${after}
+      order by s.${columnName} ${direction}, s.id ${direction}`
+  // A category's page: the first rows of each of its (sub)categories by their own partial index,
+  // then merged. Its cost is bounded by the number of subcategories, not by how many services a
+  // category has: a single walk of the sort's index filtered by category reads the whole index
+  // for a category with few services.
+  const page =
+    shape.category === 'none'
+      ? sql`${walk(sql``)} ${offset}limit ${sql.raw(String(shape.rows))}`
+      : sql`select x.id, x.sort_value from unnest((select ids from wanted)::uuid[]) as category(id)
+      cross join lateral (${walk(sql` and s.category_id = category.id`)} limit ${reach}) as x
+      order by x.sort_value ${direction}, x.id ${direction}
+      ${offset}limit ${sql.raw(String(shape.rows))}`
+  const within = shape.category === 'none' ? sql`` : sql` where n.category_id = any((select ids from wanted)::uuid[])`
+  const listed = sql`json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents,
+    'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', ${isoSql(sql`s.created_at`)},
+    'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', ${views.sellerOf(sql`s.seller_id`)}, 'banner', ${views.bannerOf(sql`s.id`)})`
+  const name = `catalogue_list_${shape.category}_${shape.sortBy}_${shape.sortOrder}_${shape.paging}_${shape.rows}`
+  return preparedSql<{ category?: string; after?: string; offset?: number }, { categories: number | null; total: number; items: ListedJson[] }>(
+    name,
+    sql`with ${shape.category === 'none' ? sql`` : sql`ref as (${ref}),
+      wanted as (select coalesce(array_agg(c.id), '{}') as ids from ${categories} c where c.id in (select id from ref) or c.parent_id in (select id from ref)),`}
+    page as (${page})
+    select ${shape.category === 'none' ? sql`null::int` : sql`(select count(*) from ref)::int`} as categories,
+      (select coalesce(sum(n.active_services), 0)::int from ${categoryServiceCounts} n${within}) as total,
+      coalesce((select json_agg(${listed} order by page.sort_value ${direction}, page.id ${direction})
+        from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json) as items`,
+  )
 }
 
 /** Lower-case words of a search, for the misspelling lexicon (at most eight, three letters or more). */
