@@ -33,8 +33,7 @@ export interface DatabaseLog {
 
 export function openDatabase(config: DatabaseConfig, log?: DatabaseLog): Database {
   if (config.kind === 'postgres') {
-    const pool = new pg.Pool({ connectionString: config.url, max: config.poolSize })
-    return fromPool(pool, log)
+    return fromPool(openPool(config.url, config.poolSize), log)
   }
   mkdirSync(config.dataDir, { recursive: true })
   const release = lockDataDir(config.dataDir)
@@ -72,17 +71,21 @@ function lockDataDir(dataDir: string): () => void {
   }
 }
 
+/**
+ * A pool whose connections plan the named statements (db/statements.ts) once, generically: they
+ * are written to run well on one plan, and left to itself PostgreSQL may re-plan some on every
+ * call (an OFFSET parameter makes its estimates look worse than they are). Unnamed statements are
+ * always planned for their values. Set as a startup option, so it costs no round trip; an
+ * `options` parameter in the URL replaces it.
+ */
+export function openPool(url: string, max: number): pg.Pool {
+  return new pg.Pool({ connectionString: url, max, options: '-c plan_cache_mode=force_generic_plan' })
+}
+
 export function fromPool(pool: pg.Pool, log?: DatabaseLog): Database {
   // An idle connection that PostgreSQL closes (restart, failover) is dropped and replaced by the
   // pool; without a listener its error event would crash the process.
   pool.on('error', (error) => log?.warn({ err: error }, 'idle PostgreSQL connection lost; the pool replaces it'))
-  // The named statements (db/statements.ts) are written to run well on one generic plan; left to
-  // itself PostgreSQL may re-plan some on every call (an OFFSET parameter makes its estimates
-  // look worse than they are). Unnamed statements are always planned for their values. The SET
-  // is queued on the new connection before any query the pool hands it.
-  pool.on('connect', (client) => {
-    client.query('set plan_cache_mode = force_generic_plan').catch((error: unknown) => log?.warn({ err: error }, 'could not set plan_cache_mode on a PostgreSQL connection'))
-  })
   const db = drizzlePg(pool) as unknown as Db
   return { kind: 'postgres', db, pool, close: () => pool.end() }
 }

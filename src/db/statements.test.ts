@@ -73,4 +73,10 @@ describe('statements built once and run on any executor', () => {
     const guarded = guardTransactions(database.db)
     await expect(guarded.transaction(() => userById(guarded, { id: newId() }))).rejects.toThrow(OuterDatabaseInTransactionError)
   })
+
+  it('plans named statements generically on every pooled PostgreSQL connection', async (context) => {
+    if (database.kind !== 'postgres') return context.skip()
+    const settings = await Promise.all(Array.from({ length: 3 }, () => database.db.execute(sql`show plan_cache_mode`)))
+    for (const { rows } of settings as unknown as { rows: { plan_cache_mode: string }[] }[]) expect(rows[0]?.plan_cache_mode).toBe('force_generic_plan')
+  })
 })

@@ -9,7 +9,7 @@ import pg from 'pg'
 import { expect, inject } from 'vitest'
 import { buildApp } from '../../src/app.ts'
 import { loadConfig, type Config } from '../../src/config.ts'
-import { fromPglite, fromPool, pgliteExtensions, type Database } from '../../src/db/client.ts'
+import { fromPglite, fromPool, openPool, pgliteExtensions, type Database } from '../../src/db/client.ts'
 import { ManualClock } from '../../src/lib/clock.ts'
 import type { Mailer, MailMessage } from '../../src/platform/mail/mailer.ts'
 import { withDatabase } from './global-setup.ts'
@@ -50,7 +50,7 @@ export async function openTestDatabase(): Promise<{ database: Database; drop: ()
     const admin = new pg.Client({ connectionString: url })
     await admin.connect()
     await admin.query(`create database ${name} template ${template}`)
-    const pool = new pg.Pool({ connectionString: withDatabase(url, name), max: 5 })
+    const pool = openPool(withDatabase(url, name), 5)
     // Dropping the database with (force) terminates connections that are still closing.
     const tolerateTermination = (error: Error & { code?: string }) => {
       if (error.code !== '57P01') throw error
