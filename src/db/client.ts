@@ -79,7 +79,34 @@ function lockDataDir(dataDir: string): () => void {
  * `options` parameter in the URL replaces it.
  */
 export function openPool(url: string, max: number): pg.Pool {
-  return new pg.Pool({ connectionString: url, max, options: '-c plan_cache_mode=force_generic_plan' })
+  return new pg.Pool({ connectionString: url, max, options: '-c plan_cache_mode=force_generic_plan', Client: OneQueryAtATimeClient })
+}
+
+/**
+ * A connection that runs its promise-style queries one after another by itself. Inside a
+ * transaction, reads started side by side (`Promise.all`) share the transaction's one connection;
+ * node-postgres queues such queries today but has deprecated it (pg 9 drops the queue). Callback
+ * and submittable queries (the pool's own) pass through untouched.
+ */
+class OneQueryAtATimeClient extends pg.Client {
+  #last: Promise<unknown> | undefined
+
+  override query(...args: unknown[]): never {
+    const direct = (super.query as (...queryArgs: unknown[]) => unknown).bind(this)
+    const callbackStyle = typeof args.at(-1) === 'function' || typeof (args[0] as { submit?: unknown } | undefined)?.submit === 'function'
+    if (callbackStyle) return direct(...args) as never
+    const run = () => direct(...args) as Promise<unknown>
+    const result = this.#last ? this.#last.then(run, run) : run()
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    )
+    this.#last = settled
+    void settled.then(() => {
+      if (this.#last === settled) this.#last = undefined
+    })
+    return result as never
+  }
 }
 
 export function fromPool(pool: pg.Pool, log?: DatabaseLog): Database {

@@ -79,4 +79,20 @@ describe('statements built once and run on any executor', () => {
     const settings = await Promise.all(Array.from({ length: 3 }, () => database.db.execute(sql`show plan_cache_mode`)))
     for (const { rows } of settings as unknown as { rows: { plan_cache_mode: string }[] }[]) expect(rows[0]?.plan_cache_mode).toBe('force_generic_plan')
   })
+
+  it('runs reads started side by side in a transaction one after another on its connection, without queueing in the driver', async () => {
+    const warnings: string[] = []
+    const onWarning = (warning: Error) => warnings.push(warning.message)
+    process.on('warning', onWarning)
+    try {
+      const answers = await database.db.transaction((tx) =>
+        Promise.all([tx.execute(sql`select pg_sleep(0.02), 1 as n`), tx.execute(sql`select 2 as n`), userById(tx, { id: newId() })]),
+      )
+      expect(answers.map((answer) => ('rows' in answer ? (answer.rows as { n: number }[])[0]?.n : answer.length))).toEqual([1, 2, 0])
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(warnings.filter((message) => message.includes('already executing a query'))).toEqual([])
+    } finally {
+      process.off('warning', onWarning)
+    }
+  })
 })
