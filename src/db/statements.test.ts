@@ -88,7 +88,8 @@ describe('statements built once and run on any executor', () => {
       const answers = await database.db.transaction((tx) =>
         Promise.all([tx.execute(sql`select pg_sleep(0.02), 1 as n`), tx.execute(sql`select 2 as n`), userById(tx, { id: newId() })]),
       )
-      expect(answers.map((answer) => ('rows' in answer ? (answer.rows as { n: number }[])[0]?.n : answer.length))).toEqual([1, 2, 0])
+      const [first, second, users] = answers as unknown as [{ rows: { n: number }[] }, { rows: { n: number }[] }, unknown[]]
+      expect([first.rows[0]?.n, second.rows[0]?.n, users.length]).toEqual([1, 2, 0])
       await new Promise((resolve) => setImmediate(resolve))
       expect(warnings.filter((message) => message.includes('already executing a query'))).toEqual([])
     } finally {
