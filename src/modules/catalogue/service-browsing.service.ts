@@ -7,7 +7,7 @@ import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { isOwner, isVisibleTo, mayModerate } from './service-rules.ts'
-import { COMMON_LIST_ROWS, createServicesRepository, prepareCommonList, prepareServiceRead, type CommonListShape, type ListedJson, type ListedService, type PageWindow, type ServiceSort, type ServiceViews } from './services.repository.ts'
+import { COMMON_LIST_ROWS, createServicesRepository, prepareCommonList, prepareCommonSearch, prepareServiceRead, type CommonListShape, type CommonSearchShape, type ListedJson, type ListedService, type PageWindow, type ServiceSort, type ServiceViews } from './services.repository.ts'
 import type { ServiceExtraRow, ServicePackageRow, ServiceRow, ServiceStatus } from './services.table.ts'
 
 export interface ServiceListQuery extends PageRequest {
@@ -81,6 +81,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
   }
   let readService: ReturnType<typeof prepareServiceRead> | undefined
   const commonLists = new Map<string, ReturnType<typeof prepareCommonList>>()
+  const commonSearches = new Map<string, ReturnType<typeof prepareCommonSearch>>()
 
   const urlsByObject = async (executor: Executor, objectType: 'user' | 'service', ids: string[], tag: 'avatar' | 'service_banner') =>
     new Map((await uploads.filesOf(executor, objectType, ids, tag)).map((row) => [row.objectId!, uploads.urlOf(row)]))
@@ -250,7 +251,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
       sortBy: order.sortBy,
       sortOrder: order.sortOrder,
       paging: window.after !== undefined ? 'keyset' : window.offset > 0 ? 'offset' : 'first',
-      rows: COMMON_LIST_ROWS.find((rows) => rows > window.limit) ?? COMMON_LIST_ROWS.at(-1)!,
+      rows: rowsFor(window.limit),
     }
     const key = `${shape.category}:${shape.sortBy}:${shape.sortOrder}:${shape.paging}:${shape.rows}`
     let statement = commonLists.get(key)
@@ -258,6 +259,40 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     const [row] = await statement(db, { category, after: window.after, offset: window.offset })
     if (!row || row.categories === 0) return undefined
     return answerOf(query, summariseJson(row.items.slice(0, window.limit + 1)), row.total, true, order, window)
+  }
+
+  /** The statement's row count for a page: the page size plus one, rounded up to a prepared size. */
+  const rowsFor = (limit: number) => COMMON_LIST_ROWS.find((rows) => rows > limit) ?? COMMON_LIST_ROWS.at(-1)!
+
+  /** A search with no other filter, by relevance: `undefined` when it is not one. */
+  const commonSearchOf = (query: ServiceListQuery & { category?: string }) => {
+    const search = query.search?.trim()
+    if (!search || query.category !== undefined || (query.sortBy !== undefined && query.sortBy !== 'relevance')) return undefined
+    if (query.minPrice !== undefined || query.maxPrice !== undefined || query.sellerId !== undefined || tagsOf(query)?.length) return undefined
+    return search
+  }
+
+  /**
+   * A common search: one prepared statement, and a second one with the corrected query when full
+   * text finds too little (as `listActive` does).
+   */
+  async function searchCommon(query: ServiceListQuery, search: string) {
+    const order = { sortBy: 'relevance', sortOrder: 'desc' } as const
+    const window = windowOf(query, order.sortBy, order.sortOrder)
+    const run = async (corrected: string | null) => {
+      const shape: CommonSearchShape = { paging: window.offset > 0 ? 'offset' : 'first', rows: rowsFor(window.limit), corrected: corrected !== null }
+      const key = `${shape.paging}:${shape.rows}:${shape.corrected}`
+      let statement = commonSearches.get(key)
+      if (!statement) commonSearches.set(key, (statement = prepareCommonSearch(shape, COUNT_CAP, views)))
+      const [row] = await statement(db, { search, corrected: corrected ?? undefined, offset: window.offset })
+      return row ?? { total: 0, items: [] }
+    }
+    let found = await run(null)
+    if (found.total < FUZZY_BELOW) {
+      const corrected = await createServicesRepository(db).correctedQuery(search)
+      if (corrected !== null) found = await run(corrected)
+    }
+    return answerOf(query, summariseJson(found.items.slice(0, window.limit + 1)), Math.min(found.total, COUNT_CAP), found.total <= COUNT_CAP, order, window)
   }
 
   /** An unknown category in `GET /services?category=`: no services (the order and cursor are still checked). */
@@ -337,6 +372,8 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     /** `GET /services`: the public catalogue. An unknown category is an empty result. */
     async listServices(query: ServiceListQuery & { category?: string }) {
       if (isCommon(query)) return (await listCommon(query, query.category)) ?? emptyAnswer(query)
+      const search = commonSearchOf(query)
+      if (search !== undefined) return searchCommon(query, search)
       const categoryIds = query.category === undefined ? undefined : ((await resolveCategoryIds(query.category)) ?? [])
       return listActive(query, categoryIds)
     },

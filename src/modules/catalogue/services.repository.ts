@@ -223,6 +223,48 @@ export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
   )
 }
 
+/** The shape of a common search (a search alone, by relevance): its page and whether the corrected query joins in. */
+export interface CommonSearchShape {
+  paging: 'first' | 'offset'
+  rows: (typeof COMMON_LIST_ROWS)[number]
+  corrected: boolean
+}
+
+/**
+ * A search with no other filter, by relevance, in one prepared statement per shape (2 kinds of
+ * page x 2 sizes x with or without the corrected query): the same bounded candidate set and
+ * re-ranking as `searchActive`, the page built as JSON by PostgreSQL, and the candidates counted
+ * (at most `cap + 1`).
+ */
+export function prepareCommonSearch(shape: CommonSearchShape, cap: number, views: ServiceViews) {
+  const typed = sql`websearch_to_tsquery('english', ${sql.placeholder('search')}::text)`
+  const query = shape.corrected ? sql`(${typed} || to_tsquery('english', ${sql.placeholder('corrected')}::text))` : typed
+  const offset = shape.paging === 'offset' ? sql`offset ${sql.placeholder('offset')}::int ` : sql``
+  const rows = sql.raw(String(shape.rows))
+  const listed = sql`json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents,
+    'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', ${isoSql(sql`s.created_at`)},
+    'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', ${views.sellerOf(sql`s.seller_id`)}, 'banner', ${views.bannerOf(sql`s.id`)})`
+  const name = `catalogue_search_${shape.paging}_${shape.rows}${shape.corrected ? '_corrected' : ''}`
+  return preparedSql<{ search: string; corrected?: string; offset?: number }, { total: number; items: ListedJson[] }>(
+    name,
+    sql`with candidates as (
+      select s.id, s.title, ts_rank(s.search_vector, ${query}) as cheap from ${services} s
+      where s.status = 'active' and s.deleted_at is null and s.search_vector @@ ${query}
+      limit ${sql.raw(String(cap + 1))}),
+    best as (
+      select id, cheap + word_similarity(lower(${sql.placeholder('search')}::text), lower(title)) as rank
+      from (select id, title, cheap from candidates order by cheap desc, id desc limit ${sql.raw(String(RERANKED))}) as top),
+    page as (
+      select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank
+      from candidates left join best on best.id = candidates.id
+      order by reranked desc, rank desc, candidates.id desc
+      ${offset}limit ${rows})
+    select (select count(*) from candidates)::int as total,
+      coalesce((select json_agg(${listed} order by page.reranked desc, page.rank desc, page.id desc)
+        from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json) as items`,
+  )
+}
+
 /** Lower-case words of a search, for the misspelling lexicon (at most eight, three letters or more). */
 export const searchWordsOf = (search: string): string[] =>
   [...new Set(search.toLowerCase().split(/[^a-z0-9]+/))].filter((word) => word.length >= 3 && word.length <= 40).slice(0, 8)
