@@ -172,6 +172,12 @@ export interface ListedJson {
 
 const sortColumnNames = { price: 'starting_price_cents', rating: 'rating_average', createdAt: 'created_at' } as const
 
+/** A list row (`ListedJson`) built by PostgreSQL from the service `s` and its category `c`. */
+const listedJsonSql = (views: ServiceViews) =>
+  sql`json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents,
+    'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', ${isoSql(sql`s.created_at`)},
+    'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', ${views.sellerOf(sql`s.seller_id`)}, 'banner', ${views.bannerOf(sql`s.id`)})`
+
 /**
  * The common lists in one prepared statement each (3 category refs x 3 sorts x 2 orders x 3
  * kinds of page x 2 sizes = 108 at most): the category and its subcategories resolved in the statement, the
@@ -207,9 +213,7 @@ export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
       order by x.sort_value ${direction}, x.id ${direction}
       ${offset}limit ${sql.raw(String(shape.rows))}`
   const within = shape.category === 'none' ? sql`` : sql` where n.category_id = any((select ids from wanted)::uuid[])`
-  const listed = sql`json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents,
-    'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', ${isoSql(sql`s.created_at`)},
-    'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', ${views.sellerOf(sql`s.seller_id`)}, 'banner', ${views.bannerOf(sql`s.id`)})`
+  const listed = listedJsonSql(views)
   const name = `catalogue_list_${shape.category}_${shape.sortBy}_${shape.sortOrder}_${shape.paging}_${shape.rows}`
   return preparedSql<{ category?: string; after?: string; offset?: number }, { categories: number | null; total: number; items: ListedJson[] }>(
     name,
@@ -241,9 +245,7 @@ export function prepareCommonSearch(shape: CommonSearchShape, cap: number, views
   const query = shape.corrected ? sql`(${typed} || to_tsquery('english', ${sql.placeholder('corrected')}::text))` : typed
   const offset = shape.paging === 'offset' ? sql`offset ${sql.placeholder('offset')}::int ` : sql``
   const rows = sql.raw(String(shape.rows))
-  const listed = sql`json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents,
-    'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', ${isoSql(sql`s.created_at`)},
-    'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', ${views.sellerOf(sql`s.seller_id`)}, 'banner', ${views.bannerOf(sql`s.id`)})`
+  const listed = listedJsonSql(views)
   const name = `catalogue_search_${shape.paging}_${shape.rows}${shape.corrected ? '_corrected' : ''}`
   return preparedSql<{ search: string; corrected?: string; offset?: number }, { total: number; items: ListedJson[] }>(
     name,
