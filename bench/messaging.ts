@@ -3,11 +3,16 @@
  * time from sending `POST /messages` to the frame arriving on the recipient's socket, with N
  * sockets connected to one instance (N/2 pairs of users, one socket each), over real HTTP and
  * WebSocket on 127.0.0.1. Then the read route: `GET /messages/conversations/{id}` of a long
- * conversation. On DATABASE_URL (PostgreSQL) or the embedded database, in process (REDIS_URL
- * makes the frames go through Redis). Not part of `npm test`.
+ * conversation, beside a bare Fastify + `pg` route answering the same JSON (token verified with
+ * the same library, the session checked and the page built by one prepared statement),
+ * interleaved for three rounds. On DATABASE_URL (PostgreSQL) or the embedded database, in process
+ * (REDIS_URL makes the frames go through Redis). Not part of `npm test`.
  */
 import type { AddressInfo } from 'node:net'
-import { parseArgs } from 'node:util'
+import { isDeepStrictEqual, parseArgs } from 'node:util'
+import Fastify from 'fastify'
+import { createVerifier } from 'fast-jwt'
+import pg from 'pg'
 import WebSocket from 'ws'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
@@ -110,7 +115,75 @@ const read = async () => {
   return performance.now() - started
 }
 for (let index = 0; index < 20; index++) await read()
-console.log(`GET /messages/conversations/{id} (limit 50): ${readCount} reads, ${concurrency} at a time: ${await measure(readCount, read)}`)
+
+// The bare twin: the same answer from one prepared statement that also checks the session (the
+// family live, the token not revoked, the account usable) and that the caller takes part. The
+// bench's messages carry no attachment (an attachment's signed URL is made in Node).
+const BARE_CONVERSATION = `
+  with me as (
+    select u.id from token_families f join users u on u.id = f.user_id
+    where f.id = $1 and f.user_id = $3 and f.revoked_at is null and f.expires_at > now()
+      and not exists (select 1 from revoked_tokens r where r.jti = $2)
+      and u.is_active and u.suspended_at is null and u.token_version = $4),
+  c as (
+    select c.id, c.last_seq, greatest(1, c.last_seq - $6 + 1) as oldest from conversations c
+    where c.id = $5 and exists (select 1 from conversation_participants p join me on me.id = p.user_id where p.conversation_id = c.id)),
+  other as (select p.last_read_seq from conversation_participants p join c on c.id = p.conversation_id where p.user_id <> (select id from me))
+  select (select count(*) from me)::int as live, json_build_object('success', true, 'data', json_build_object(
+    'items', coalesce((select json_agg(json_build_object('id', m.id, 'conversationId', m.conversation_id, 'senderId', m.sender_id, 'content', m.content,
+        'attachment', null, 'isRead', m.seq <= case when m.sender_id = (select id from me) then (select last_read_seq from other) else c.last_seq end,
+        'createdAt', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by m.seq desc)
+      from messages m where m.conversation_id = c.id and m.seq between c.oldest and c.last_seq), '[]'::json),
+    'pagination', json_build_object('page', 1, 'limit', $6, 'total', c.last_seq, 'pages', ceil(c.last_seq / $6::numeric)::int,
+      'hasNext', c.oldest > 1, 'hasPrev', false, 'nextCursor', case when c.oldest > 1 then c.oldest::text end)))::text as body
+  from (select 1) as one left join c on true`
+type BareRows = { rows: { live: number; body: string | null }[] }
+// On PostgreSQL its own pool, as large as the project's; on PGlite the one embedded connection.
+const barePool = config.database.kind === 'postgres' ? new pg.Pool({ connectionString: config.database.url, max: config.database.poolSize }) : undefined
+const bareRun = (text: string, values: unknown[]): Promise<BareRows> =>
+  barePool
+    ? barePool.query({ name: 'bare_conversation', text, values })
+    : (database as unknown as { client: { query: (text: string, values: unknown[]) => Promise<BareRows> } }).client.query(text, values)
+const verifyAccess = createVerifier({ key: config.jwt.accessSecret, algorithms: ['HS256'], requiredClaims: ['sub', 'exp', 'iat', 'jti'] })
+const bare = Fastify({ logger: false })
+bare.get<{ Params: { id: string }; Querystring: { limit?: string } }>('/api/v1/messages/conversations/:id', async (request, reply) => {
+  let claims: { sub: string; jti: string; fam: string; ver: number }
+  try {
+    claims = verifyAccess((request.headers.authorization ?? '').replace(/^Bearer /, '')) as typeof claims
+  } catch {
+    return reply.code(401).send('{"success":false}')
+  }
+  const limit = Number(request.query.limit ?? 50)
+  const [row] = (await bareRun(BARE_CONVERSATION, [claims.fam, claims.jti, claims.sub, claims.ver, request.params.id, limit])).rows
+  reply.header('content-type', 'application/json; charset=utf-8')
+  if (!row || row.live === 0) return reply.code(401).send('{"success":false}')
+  return row.body === null ? reply.code(404).send('{"success":false}') : reply.code(200).send(row.body)
+})
+await bare.listen({ host: '127.0.0.1', port: 0 })
+const bareBase = `http://127.0.0.1:${(bare.server.address() as AddressInfo).port}/api/v1`
+const readFrom = (origin: string) => async () => {
+  const started = performance.now()
+  const response = await fetch(`${origin}/messages/conversations/${conversationId}?limit=50`, { headers: { authorization: `Bearer ${reader.token}` } })
+  await response.arrayBuffer()
+  if (response.status !== 200) throw new Error(`GET conversation answered ${response.status}`)
+  return performance.now() - started
+}
+const answerOf = async (origin: string) => (await fetch(`${origin}/messages/conversations/${conversationId}?limit=50`, { headers: { authorization: `Bearer ${reader.token}` } })).json()
+const sameAnswer = isDeepStrictEqual(await answerOf(base), await answerOf(bareBase))
+for (let index = 0; index < 20; index++) await readFrom(bareBase)()
+const rates = { project: [] as number[], bare: [] as number[] }
+for (let round = 1; round <= 3; round++) {
+  const sides = round % 2 === 1 ? (['project', 'bare'] as const) : (['bare', 'project'] as const)
+  for (const side of sides) {
+    const line = await measure(readCount, readFrom(side === 'project' ? base : bareBase))
+    rates[side].push(Number(line.split('/s')[0]))
+    console.log(`round ${round} GET /messages/conversations/{id} (limit 50) ${side}: ${readCount} reads, ${concurrency} at a time: ${line}`)
+  }
+}
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
+console.log(`GET /messages/conversations/{id}: project / bare ${(sum(rates.project) / sum(rates.bare)).toFixed(2)} over 3 rounds; same answer: ${sameAnswer ? 'yes' : 'NO'}`)
+await bare.close()
+await barePool?.end()
 
 for (const socket of sockets) socket.terminate()
 await app.close()

@@ -3,7 +3,7 @@ import type { Executor } from '../../db/client.ts'
 import { notFound } from '../../lib/errors.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import { createMessagingRepository } from './messaging.repository.ts'
-import type { MessageRow } from './messaging.table.ts'
+import type { ConversationRow, MessageRow, ParticipantRow } from './messaging.table.ts'
 
 /** What the reading and the sending use cases share: the 404 for non-participants, and messages as clients see them. */
 export function createConversationAccess(deps: { uploads: Pick<UploadsService, 'filesByIds' | 'urlOf'> }) {
@@ -26,9 +26,8 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
     })
   }
 
-  /** The conversation and both participants, or 404 for anyone who is not one of them. */
-  async function conversationFor(executor: Executor, actor: Actor, conversationId: string) {
-    const found = await createMessagingRepository(executor).findWithParticipants(conversationId)
+  /** The caller's and the other's participation in a conversation read, or 404 for anyone who is not one of them. */
+  function participantsOf(actor: Actor, found: { conversation: ConversationRow; participants: ParticipantRow[] } | undefined) {
     const conversation = found?.conversation
     const me = found?.participants.find((participant) => participant.userId === actor.id)
     const other = found?.participants.find((participant) => participant.userId !== actor.id)
@@ -36,7 +35,12 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
     return { conversation, me, other }
   }
 
-  return { toMessages, conversationFor }
+  /** The conversation and both participants, or 404 for anyone who is not one of them. */
+  async function conversationFor(executor: Executor, actor: Actor, conversationId: string) {
+    return participantsOf(actor, await createMessagingRepository(executor).findWithParticipants(conversationId))
+  }
+
+  return { toMessages, conversationFor, participantsOf }
 }
 
 export type ConversationAccess = ReturnType<typeof createConversationAccess>

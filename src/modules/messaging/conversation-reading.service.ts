@@ -7,7 +7,7 @@ import { isUuid } from '../../lib/ids.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { ConversationAccess } from './conversation-access.service.ts'
-import { createMessagingRepository, type ConversationCursor } from './messaging.repository.ts'
+import { createMessagingRepository, readConversationPage, type ConversationCursor } from './messaging.repository.ts'
 import type { ConversationRow, ParticipantRow } from './messaging.table.ts'
 
 export interface ListQuery extends PageRequest {
@@ -28,7 +28,7 @@ function decodeCursor(text: string): ConversationCursor {
 /** Reading: the conversation list, a conversation's messages (keyset pages, decision 0051), read marks and receipts. */
 export function createConversationReading(deps: { db: Db; clock: Clock; realtime: Pick<RealtimeHub, 'publish'>; users: Pick<UsersService, 'publicSummariesOf'>; access: ConversationAccess }) {
   const { db, clock, realtime, users } = deps
-  const { toMessages, conversationFor } = deps.access
+  const { toMessages, conversationFor, participantsOf } = deps.access
 
   /** Marks the conversation read for the caller and tells both participants' devices. */
   async function markRead(actor: Actor, conversation: ConversationRow, me: ParticipantRow, otherId: string) {
@@ -99,16 +99,16 @@ export function createConversationReading(deps: { db: Db; clock: Clock; realtime
      * Reading marks the conversation read.
      */
     async getConversationMessages(actor: Actor, conversationId: string, query: ListQuery) {
-      const { conversation, me, other } = await conversationFor(db, actor, conversationId)
-      const total = conversation.lastSeq
-      let newest: number
+      let before: number | null = null
       if (query.cursor !== undefined) {
         if (!/^[1-9][0-9]{0,9}$/.test(query.cursor)) throw fieldError('cursor', 'is not a cursor this list returned')
-        newest = Math.min(Number(query.cursor) - 1, total)
-      } else newest = total - offsetOf(query)
-      const oldest = Math.max(1, newest - query.limit + 1)
-      const rows = await createMessagingRepository(db).listMessages(conversationId, oldest, newest)
-      const items = await toMessages(db, rows, (row) => (row.senderId === actor.id ? other.lastReadSeq : conversation.lastSeq))
+        before = Number(query.cursor)
+      }
+      const found = await readConversationPage(db, conversationId, { before, offset: before === null ? offsetOf(query) : 0, limit: query.limit })
+      const { conversation, me, other } = participantsOf(actor, found)
+      const { newest, oldest } = found!
+      const total = conversation.lastSeq
+      const items = await toMessages(db, found!.messages, (row) => (row.senderId === actor.id ? other.lastReadSeq : conversation.lastSeq))
       await markRead(actor, conversation, me, other.userId)
       const page = query.cursor !== undefined ? Math.floor((total - newest) / query.limit) + 1 : query.page
       return {

@@ -1,5 +1,7 @@
 import { and, asc, count, desc, eq, gt, inArray, lt, lte, ne, or, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { rowFromJson } from '../../db/json-rows.ts'
+import { preparedSql } from '../../db/statements.ts'
 import { newId } from '../../lib/ids.ts'
 import { conversationParticipants, conversations, messages, type ConversationRow, type MessageRow, type ParticipantRow } from './messaging.table.ts'
 
@@ -29,6 +31,48 @@ export const orderConversationValues = () => ({ orderConversationId: newId() })
 export interface ConversationCursor {
   activityAt: Date
   conversationId: string
+}
+
+/** Which messages a page holds: the newest `limit` before `before` (a cursor), or after skipping `offset` of the newest. */
+export interface MessageWindow {
+  before: number | null
+  offset: number
+  limit: number
+}
+
+/**
+ * A conversation, its participants and one page of its messages in one statement. Messages are
+ * numbered without gaps, so the page is a range of numbers computed from the conversation's last
+ * number: constant time at any depth.
+ */
+const conversationPage = preparedSql<
+  { id: string; before: number | null; offset: number; limit: number },
+  { conversation: Record<string, unknown>; participants: Record<string, unknown>[]; messages: Record<string, unknown>[]; newest: number; oldest: number }
+>(
+  'messaging_conversation_page',
+  sql`with c as (select * from ${conversations} where id = ${sql.placeholder('id')}::uuid),
+    bounds as (
+      select newest, greatest(1, newest - ${sql.placeholder('limit')}::int + 1)::int as oldest from (
+        select (case when ${sql.placeholder('before')}::bigint is null then c.last_seq - ${sql.placeholder('offset')}::int
+          else least(${sql.placeholder('before')}::bigint - 1, c.last_seq) end)::int as newest from c) as page)
+    select row_to_json(c) as conversation, bounds.newest, bounds.oldest,
+      (select json_agg(row_to_json(p)) from ${conversationParticipants} p where p.conversation_id = c.id) as participants,
+      coalesce((select json_agg(row_to_json(m) order by m.seq desc) from ${messages} m
+        where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest), '[]'::json) as messages
+    from c cross join bounds`,
+)
+
+/** `conversationPage` decoded into the rows the query builder would give; `undefined` for an unknown conversation. */
+export async function readConversationPage(executor: Executor, id: string, window: MessageWindow) {
+  const [row] = await conversationPage(executor, { id, ...window })
+  if (!row) return undefined
+  return {
+    conversation: rowFromJson(conversations, row.conversation),
+    participants: (row.participants ?? []).map((json) => rowFromJson(conversationParticipants, json)),
+    messages: row.messages.map((json) => rowFromJson(messages, json)),
+    newest: row.newest,
+    oldest: row.oldest,
+  }
 }
 
 export function createMessagingRepository(db: Executor) {
@@ -142,15 +186,6 @@ export function createMessagingRepository(db: Executor) {
     },
 
     /** Messages with `from <= seq <= to`, newest first: a page is a range of numbers (decision 0051). */
-    listMessages(conversationId: string, from: number, to: number): Promise<MessageRow[]> {
-      if (to < from) return Promise.resolve([])
-      return db
-        .select()
-        .from(messages)
-        .where(and(eq(messages.conversationId, conversationId), sql`${messages.seq} between ${from} and ${to}`))
-        .orderBy(desc(messages.seq))
-    },
-
     async findMessage(id: string): Promise<MessageRow | undefined> {
       const [row] = await db.select().from(messages).where(eq(messages.id, id))
       return row

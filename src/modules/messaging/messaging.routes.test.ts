@@ -209,6 +209,15 @@ describe('messaging over HTTP', () => {
       expectError(await read(a, 'not-an-id'), 404, 'NOT_FOUND')
       expectError(await read(a, message.conversationId, '?cursor=abc'), 400, 'VALIDATION_ERROR', ['cursor'])
     })
+
+    it('reads a cursor beyond the newest message as the newest page, even past the range of a 32-bit number', async () => {
+      const { a, b } = await pair()
+      const message = await sendMessage(ctx, a, { recipientId: b.user.id })
+      const page = await read(b, message.conversationId, '?cursor=9999999999')
+      expect(page.statusCode).toBe(200)
+      expect(page.json().data.items.map((item: { id: string }) => item.id)).toEqual([message.id])
+      expect(page.json().data.pagination).toMatchObject({ total: 1, hasNext: false, nextCursor: null })
+    })
   })
 
   describe('POST /messages/conversations/{id}/read', () => {
