@@ -8,6 +8,7 @@
  * interleaved for three rounds. On DATABASE_URL (PostgreSQL) or the embedded database, in process
  * (REDIS_URL makes the frames go through Redis). Not part of `npm test`.
  */
+import { createHmac } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import { isDeepStrictEqual, parseArgs } from 'node:util'
 import Fastify from 'fastify'
@@ -19,7 +20,7 @@ import { loadConfig } from '../src/config.ts'
 import { openMigratedDatabase } from '../src/db/open.ts'
 import { hashPassword } from '../src/lib/passwords.ts'
 
-const { values } = parseArgs({ options: { sockets: { type: 'string', default: '1000' }, messages: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '10' }, reads: { type: 'string', default: '300' } } })
+const { values } = parseArgs({ options: { sockets: { type: 'string', default: '1000' }, messages: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '10' }, reads: { type: 'string', default: '2000' } } })
 const [socketCount, messageCount, concurrency, readCount] = [Number(values.sockets), Number(values.messages), Number(values.concurrency), Number(values.reads)]
 if (![socketCount, messageCount, concurrency, readCount].every((value) => Number.isSafeInteger(value) && value > 0) || socketCount % 2 !== 0) {
   console.error('--sockets (even), --messages, --concurrency and --reads must be positive whole numbers')
@@ -144,7 +145,9 @@ const bareRun = (text: string, values: unknown[]): Promise<BareRows> =>
   barePool
     ? barePool.query({ name: 'bare_conversation', text, values })
     : (database as unknown as { client: { query: (text: string, values: unknown[]) => Promise<BareRows> } }).client.query(text, values)
-const verifyAccess = createVerifier({ key: config.jwt.accessSecret, algorithms: ['HS256'], requiredClaims: ['sub', 'exp', 'iat', 'jti'] })
+// The access key is derived from the secret as the API derives it (src/modules/auth/tokens.ts).
+const accessKey = createHmac('sha256', config.jwt.accessSecret).update('marketplace:access').digest()
+const verifyAccess = createVerifier({ key: accessKey, algorithms: ['HS256'], checkTyp: 'access+jwt', requiredClaims: ['sub', 'exp', 'iat', 'jti'] })
 const bare = Fastify({ logger: false })
 bare.get<{ Params: { id: string }; Querystring: { limit?: string } }>('/api/v1/messages/conversations/:id', async (request, reply) => {
   let claims: { sub: string; jti: string; fam: string; ver: number }

@@ -11,7 +11,7 @@ import type { UsersService } from '../users/users.module.ts'
 import type { ConversationAccess } from './conversation-access.service.ts'
 import { EMAIL_EVERY, MESSAGING_JOBS } from './message-emails.service.ts'
 import { invalidRecipient } from './messaging.errors.ts'
-import { createMessagingRepository, orderConversationCtes, orderConversationValues } from './messaging.repository.ts'
+import { createMessagingRepository, orderConversationCtes, orderConversationValues, sendMessageAtOnce } from './messaging.repository.ts'
 import type { MessageRow } from './messaging.table.ts'
 
 export interface SendMessage {
@@ -97,6 +97,12 @@ export function createMessageSending(deps: {
     async sendMessage(actor: Actor, request: SendMessage) {
       const target = await resolveTarget(actor, request)
       const online = await realtime.isOnline(target.recipientId)
+      // The usual case, a reply in an open conversation to someone online: one statement.
+      if (target.conversationId !== undefined && online) {
+        const row = await sendMessageAtOnce(db, { id: newId(), conversationId: target.conversationId, senderId: actor.id, content: request.content, at: clock.now() })
+        if (!row) throw notFound('Conversation')
+        return deliver(row, target.recipientId)
+      }
       const row = await db.transaction(async (tx) => {
         const conversationId = target.conversationId ?? (await openDirect(tx, actor, target.recipientId))
         return writeMessage(tx, actor, conversationId, target.recipientId, { content: request.content, attachmentId: null }, online)

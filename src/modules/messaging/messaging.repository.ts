@@ -75,6 +75,37 @@ export async function readConversationPage(executor: Executor, id: string, windo
   }
 }
 
+/**
+ * A text message to a conversation whose recipient is online (no e-mail to weigh), written in one
+ * statement: the next number under the conversation's row lock, the message, and both
+ * participants' lists and counters, as `advanceSeq`, `insertMessage` and `recordMessage` do in a
+ * transaction. Each part computes from the row version its lock waited for, so concurrent
+ * messages of one conversation are numbered one after another.
+ */
+const sendAtOnce = preparedSql<{ id: string; conversationId: string; senderId: string; content: string; at: Date }, { message: Record<string, unknown> }>(
+  'messaging_send_at_once',
+  sql`with seq as (
+      update ${conversations} set last_seq = last_seq + 1, last_message_at = ${sql.placeholder('at')}::timestamptz
+      where id = ${sql.placeholder('conversationId')}::uuid returning id, last_seq),
+    inserted as (
+      insert into ${messages} (id, conversation_id, seq, sender_id, content, attachment_id, created_at)
+      select ${sql.placeholder('id')}::uuid, seq.id, seq.last_seq, ${sql.placeholder('senderId')}::uuid, ${sql.placeholder('content')}::text, null, ${sql.placeholder('at')}::timestamptz from seq
+      returning *),
+    recorded as (
+      update ${conversationParticipants} p set activity_at = ${sql.placeholder('at')}::timestamptz,
+        unread_count = case when p.user_id = ${sql.placeholder('senderId')}::uuid then 0 else p.unread_count + 1 end,
+        last_read_seq = case when p.user_id = ${sql.placeholder('senderId')}::uuid then seq.last_seq else p.last_read_seq end
+      from seq where p.conversation_id = seq.id
+      returning p.user_id)
+    select row_to_json(inserted) as message from inserted`,
+)
+
+/** `sendAtOnce`: the new message's row, or `undefined` when the conversation is gone. */
+export async function sendMessageAtOnce(executor: Executor, message: { id: string; conversationId: string; senderId: string; content: string; at: Date }): Promise<MessageRow | undefined> {
+  const [row] = await sendAtOnce(executor, message)
+  return row ? rowFromJson(messages, row.message) : undefined
+}
+
 export function createMessagingRepository(db: Executor) {
   return {
     /** Inserts the conversation unless its key (pair or order) exists; answers the row either way. */

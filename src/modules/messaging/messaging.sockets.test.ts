@@ -71,6 +71,21 @@ describe('realtime delivery over WebSocket', () => {
     }
   })
 
+  it('numbers concurrent replies to an online recipient one after another and keeps both counters right', async () => {
+    const alice = await createUser(ctx)
+    const bob = await createUser(ctx)
+    const bobSocket = await open(url, { header: bob.accessToken })
+    const first = await sendMessage(ctx, alice, { recipientId: bob.user.id }, 'first')
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, index) => sendMessage(ctx, alice, { conversationId: first.conversationId }, `reply ${index}`)))
+    for (const reply of replies) await bobSocket.message(reply.id)
+    const stored = await ctx.database.db.select({ seq: messages.seq }).from(messages).where(eq(messages.conversationId, first.conversationId))
+    expect(stored.map((row) => row.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 13 }, (_, index) => index + 1))
+    const conversations = async (user: TestUser) => (await request(ctx.app, { method: 'GET', url: '/messages/conversations', token: user.accessToken })).json().data.items
+    expect((await conversations(bob))[0]).toMatchObject({ id: first.conversationId, unreadCount: 13 })
+    expect((await conversations(alice))[0]).toMatchObject({ id: first.conversationId, unreadCount: 0 })
+    expect(await mailJobsFor(ctx, replies[0]!.id)).toEqual([])
+  })
+
   it('e-mails a recipient with no open socket, and not one with a socket open', async () => {
     const alice = await createUser(ctx)
     const bob = await createUser(ctx)
