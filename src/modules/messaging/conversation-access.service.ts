@@ -2,28 +2,37 @@ import type { Actor } from '../../access/access.ts'
 import type { Executor } from '../../db/client.ts'
 import { notFound } from '../../lib/errors.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
-import { createMessagingRepository } from './messaging.repository.ts'
+import { createMessagingRepository, type MessageJson } from './messaging.repository.ts'
 import type { ConversationRow, MessageRow, ParticipantRow } from './messaging.table.ts'
 
 /** What the reading and the sending use cases share: the 404 for non-participants, and messages as clients see them. */
 export function createConversationAccess(deps: { uploads: Pick<UploadsService, 'filesByIds' | 'urlOf'> }) {
   const { uploads } = deps
 
+  /** The attachments of messages, as clients see them: one query, none when no message has one. */
+  async function attachmentsOf(executor: Executor, ids: (string | null)[]) {
+    const files = await uploads.filesByIds(executor, ids.filter((id): id is string => id !== null))
+    return new Map(files.map((file) => [file.id, { id: file.id, filename: file.filename, size: file.size, mimetype: file.mimetype, url: uploads.urlOf(file) }]))
+  }
+
   /** Messages as clients see them; `readUpTo` is the other participant's last read number. */
   async function toMessages(executor: Executor, rows: MessageRow[], readUpTo: (row: MessageRow) => number) {
-    const files = new Map((await uploads.filesByIds(executor, rows.flatMap((row) => (row.attachmentId ? [row.attachmentId] : [])))).map((file) => [file.id, file]))
-    return rows.map((row) => {
-      const file = row.attachmentId ? files.get(row.attachmentId) : undefined
-      return {
-        id: row.id,
-        conversationId: row.conversationId,
-        senderId: row.senderId,
-        content: row.content,
-        attachment: file ? { id: file.id, filename: file.filename, size: file.size, mimetype: file.mimetype, url: uploads.urlOf(file) } : null,
-        isRead: row.seq <= readUpTo(row),
-        createdAt: row.createdAt.toISOString(),
-      }
-    })
+    const attachments = await attachmentsOf(executor, rows.map((row) => row.attachmentId))
+    return rows.map((row) => ({
+      id: row.id,
+      conversationId: row.conversationId,
+      senderId: row.senderId,
+      content: row.content,
+      attachment: (row.attachmentId ? attachments.get(row.attachmentId) : undefined) ?? null,
+      isRead: row.seq <= readUpTo(row),
+      createdAt: row.createdAt.toISOString(),
+    }))
+  }
+
+  /** Messages PostgreSQL built (`MessageJson`), with their attachments. */
+  async function fromJson(executor: Executor, messages: MessageJson[]) {
+    const attachments = await attachmentsOf(executor, messages.map((message) => message.attachmentId))
+    return messages.map(({ attachmentId, ...message }) => ({ ...message, attachment: (attachmentId ? attachments.get(attachmentId) : undefined) ?? null }))
   }
 
   /** The caller's and the other's participation in a conversation read, or 404 for anyone who is not one of them. */
@@ -40,7 +49,7 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
     return participantsOf(actor, await createMessagingRepository(executor).findWithParticipants(conversationId))
   }
 
-  return { toMessages, conversationFor, participantsOf }
+  return { toMessages, fromJson, conversationFor, participantsOf }
 }
 
 export type ConversationAccess = ReturnType<typeof createConversationAccess>

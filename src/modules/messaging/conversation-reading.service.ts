@@ -28,7 +28,7 @@ function decodeCursor(text: string): ConversationCursor {
 /** Reading: the conversation list, a conversation's messages (keyset pages, decision 0051), read marks and receipts. */
 export function createConversationReading(deps: { db: Db; clock: Clock; realtime: Pick<RealtimeHub, 'publish'>; users: Pick<UsersService, 'publicSummariesOf'>; access: ConversationAccess }) {
   const { db, clock, realtime, users } = deps
-  const { toMessages, conversationFor, participantsOf } = deps.access
+  const { toMessages, fromJson, conversationFor, participantsOf } = deps.access
 
   /** Marks the conversation read for the caller and tells both participants' devices. */
   async function markRead(actor: Actor, conversation: ConversationRow, me: ParticipantRow, otherId: string) {
@@ -104,11 +104,11 @@ export function createConversationReading(deps: { db: Db; clock: Clock; realtime
         if (!/^[1-9][0-9]{0,9}$/.test(query.cursor)) throw fieldError('cursor', 'is not a cursor this list returned')
         before = Number(query.cursor)
       }
-      const found = await readConversationPage(db, conversationId, { before, offset: before === null ? offsetOf(query) : 0, limit: query.limit })
+      const found = await readConversationPage(db, conversationId, actor.id, { before, offset: before === null ? offsetOf(query) : 0, limit: query.limit })
       const { conversation, me, other } = participantsOf(actor, found)
       const { newest, oldest } = found!
       const total = conversation.lastSeq
-      const items = await toMessages(db, found!.messages, (row) => (row.senderId === actor.id ? other.lastReadSeq : conversation.lastSeq))
+      const items = await fromJson(db, found!.messages)
       await markRead(actor, conversation, me, other.userId)
       const page = query.cursor !== undefined ? Math.floor((total - newest) / query.limit) + 1 : query.page
       return {

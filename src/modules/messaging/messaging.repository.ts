@@ -40,36 +40,55 @@ export interface MessageWindow {
   limit: number
 }
 
+/** A message as clients see it, built by PostgreSQL; the attachment's file is looked up by id (its URL is signed in Node). */
+export interface MessageJson {
+  id: string
+  conversationId: string
+  senderId: string
+  content: string
+  attachmentId: string | null
+  isRead: boolean
+  /** ISO 8601 UTC, milliseconds, as the API writes timestamps. */
+  createdAt: string
+}
+
 /**
  * A conversation, its participants and one page of its messages in one statement. Messages are
  * numbered without gaps, so the page is a range of numbers computed from the conversation's last
- * number: constant time at any depth.
+ * number: constant time at any depth. Whether a message is read is decided for the reader
+ * `userId`: one they sent, when the other has read up to it; one they received, always (reading
+ * marks the conversation read).
  */
 const conversationPage = preparedSql<
-  { id: string; before: number | null; offset: number; limit: number },
-  { conversation: Record<string, unknown>; participants: Record<string, unknown>[]; messages: Record<string, unknown>[]; newest: number; oldest: number }
+  { id: string; userId: string; before: number | null; offset: number; limit: number },
+  { conversation: Record<string, unknown>; participants: Record<string, unknown>[]; messages: MessageJson[]; newest: number; oldest: number }
 >(
   'messaging_conversation_page',
   sql`with c as (select * from ${conversations} where id = ${sql.placeholder('id')}::uuid),
+    participants as (select p.* from ${conversationParticipants} p join c on c.id = p.conversation_id),
     bounds as (
       select newest, greatest(1, newest - ${sql.placeholder('limit')}::int + 1)::int as oldest from (
         select (case when ${sql.placeholder('before')}::bigint is null then c.last_seq - ${sql.placeholder('offset')}::int
           else least(${sql.placeholder('before')}::bigint - 1, c.last_seq) end)::int as newest from c) as page)
     select row_to_json(c) as conversation, bounds.newest, bounds.oldest,
-      (select json_agg(row_to_json(p)) from ${conversationParticipants} p where p.conversation_id = c.id) as participants,
-      coalesce((select json_agg(row_to_json(m) order by m.seq desc) from ${messages} m
-        where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest), '[]'::json) as messages
+      (select json_agg(row_to_json(participants)) from participants) as participants,
+      coalesce((select json_agg(json_build_object('id', m.id, 'conversationId', m.conversation_id, 'senderId', m.sender_id, 'content', m.content,
+          'attachmentId', m.attachment_id,
+          'isRead', m.seq <= case when m.sender_id = ${sql.placeholder('userId')}::uuid
+            then coalesce((select last_read_seq from participants where user_id <> ${sql.placeholder('userId')}::uuid), 0) else c.last_seq end,
+          'createdAt', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by m.seq desc)
+        from ${messages} m where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest), '[]'::json) as messages
     from c cross join bounds`,
 )
 
-/** `conversationPage` decoded into the rows the query builder would give; `undefined` for an unknown conversation. */
-export async function readConversationPage(executor: Executor, id: string, window: MessageWindow) {
-  const [row] = await conversationPage(executor, { id, ...window })
+/** `conversationPage` with the conversation and participants decoded into rows; `undefined` for an unknown conversation. */
+export async function readConversationPage(executor: Executor, id: string, userId: string, window: MessageWindow) {
+  const [row] = await conversationPage(executor, { id, userId, ...window })
   if (!row) return undefined
   return {
     conversation: rowFromJson(conversations, row.conversation),
     participants: (row.participants ?? []).map((json) => rowFromJson(conversationParticipants, json)),
-    messages: row.messages.map((json) => rowFromJson(messages, json)),
+    messages: row.messages,
     newest: row.newest,
     oldest: row.oldest,
   }
