@@ -32,7 +32,15 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
   /** Messages PostgreSQL built (`MessageJson`), with their attachments. */
   async function fromJson(executor: Executor, messages: MessageJson[]) {
     const attachments = await attachmentsOf(executor, messages.map((message) => message.attachmentId))
-    return messages.map(({ attachmentId, ...message }) => ({ ...message, attachment: (attachmentId ? attachments.get(attachmentId) : undefined) ?? null }))
+    return messages.map((message) => ({
+      id: message.id,
+      conversationId: message.conversationId,
+      senderId: message.senderId,
+      content: message.content,
+      attachment: (message.attachmentId ? attachments.get(message.attachmentId) : undefined) ?? null,
+      isRead: message.isRead,
+      createdAt: message.createdAt,
+    }))
   }
 
   /** The caller's and the other's participation in a conversation read, or 404 for anyone who is not one of them. */
