@@ -15,21 +15,7 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
     return new Map(files.map((file) => [file.id, { id: file.id, filename: file.filename, size: file.size, mimetype: file.mimetype, url: uploads.urlOf(file) }]))
   }
 
-  /** Messages as clients see them; `readUpTo` is the other participant's last read number. */
-  async function toMessages(executor: Executor, rows: MessageRow[], readUpTo: (row: MessageRow) => number) {
-    const attachments = await attachmentsOf(executor, rows.map((row) => row.attachmentId))
-    return rows.map((row) => ({
-      id: row.id,
-      conversationId: row.conversationId,
-      senderId: row.senderId,
-      content: row.content,
-      attachment: (row.attachmentId ? attachments.get(row.attachmentId) : undefined) ?? null,
-      isRead: row.seq <= readUpTo(row),
-      createdAt: row.createdAt.toISOString(),
-    }))
-  }
-
-  /** Messages PostgreSQL built (`MessageJson`), with their attachments. */
+  /** Messages PostgreSQL built (`MessageJson`), with their attachments: as clients see them. */
   async function fromJson(executor: Executor, messages: MessageJson[]) {
     const attachments = await attachmentsOf(executor, messages.map((message) => message.attachmentId))
     return messages.map((message) => ({
@@ -42,6 +28,13 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
       createdAt: message.createdAt,
     }))
   }
+
+  /** Message rows as clients see them; `readUpTo` is the other participant's last read number. */
+  const toMessages = (executor: Executor, rows: MessageRow[], readUpTo: (row: MessageRow) => number) =>
+    fromJson(
+      executor,
+      rows.map((row) => ({ id: row.id, conversationId: row.conversationId, senderId: row.senderId, content: row.content, attachmentId: row.attachmentId, isRead: row.seq <= readUpTo(row), createdAt: row.createdAt.toISOString() })),
+    )
 
   /** The caller's and the other's participation in a conversation read, or 404 for anyone who is not one of them. */
   function participantsOf(actor: Actor, found: { conversation: ConversationRow; participants: ParticipantRow[] } | undefined) {
