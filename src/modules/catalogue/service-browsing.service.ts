@@ -267,8 +267,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
   /** A search with no other filter, by relevance: `undefined` when it is not one. */
   const commonSearchOf = (query: ServiceListQuery & { category?: string }) => {
     const search = query.search?.trim()
-    if (!search || query.category !== undefined || (query.sortBy !== undefined && query.sortBy !== 'relevance')) return undefined
-    if (query.minPrice !== undefined || query.maxPrice !== undefined || query.sellerId !== undefined || tagsOf(query)?.length) return undefined
+    if (!search || query.category !== undefined || (query.sortBy !== undefined && query.sortBy !== 'relevance') || hasOtherFilters(query)) return undefined
     return search
   }
 
@@ -302,8 +301,10 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     return answerOf(query, [], 0, true, order, windowOf(query, order.sortBy, order.sortOrder))
   }
 
-  const isCommon = (query: ServiceListQuery) =>
-    !query.search?.trim() && query.minPrice === undefined && query.maxPrice === undefined && query.sellerId === undefined && !tagsOf(query)?.length
+  /** A price, seller or tag filter: lists with one are built per request. */
+  const hasOtherFilters = (query: ServiceListQuery) => query.minPrice !== undefined || query.maxPrice !== undefined || query.sellerId !== undefined || Boolean(tagsOf(query)?.length)
+
+  const isCommon = (query: ServiceListQuery) => !query.search?.trim() && !hasOtherFilters(query)
 
   async function listActive(query: ServiceListQuery, categoryIds: string[] | undefined) {
     const search = query.search?.trim() || undefined

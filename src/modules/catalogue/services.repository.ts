@@ -227,6 +227,28 @@ export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
   )
 }
 
+/**
+ * A search by relevance, shared by every such search: the CTEs `candidates` (at most `cap + 1`
+ * services of `filters` the GIN index yields for `query`, with the cheap rank, `ts_rank`) and
+ * `best` (the RERANKED best of them ranked again with the title's word similarity to `search`),
+ * and a page of them in the order every page of the search shares (re-ranked first, then the rest
+ * by cheap rank). Columns of a page: id, reranked, rank.
+ */
+function searchRanking(filters: SQL, query: SQL, search: SQL, cap: number) {
+  const ctes = sql`candidates as (
+      select ${services.id} as id, ${services.title} as title, ts_rank(${services.searchVector}, ${query}) as cheap from ${services}
+      where ${filters} and ${services.searchVector} @@ ${query}
+      limit ${sql.raw(String(cap + 1))}),
+    best as (
+      select id, cheap + word_similarity(lower(${search}), lower(title)) as rank
+      from (select id, title, cheap from candidates order by cheap desc, id desc limit ${sql.raw(String(RERANKED))}) as top)`
+  const page = (offset: SQL, limit: SQL) => sql`select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank
+      from candidates left join best on best.id = candidates.id
+      order by reranked desc, rank desc, candidates.id desc
+      offset ${offset} limit ${limit}`
+  return { ctes, page }
+}
+
 /** The shape of a common search (a search alone, by relevance): its page and whether the corrected query joins in. */
 export interface CommonSearchShape {
   paging: 'first' | 'offset'
@@ -241,26 +263,18 @@ export interface CommonSearchShape {
  * (at most `cap + 1`).
  */
 export function prepareCommonSearch(shape: CommonSearchShape, cap: number, views: ServiceViews) {
-  const typed = sql`websearch_to_tsquery('english', ${sql.placeholder('search')}::text)`
+  const search = sql`${sql.placeholder('search')}::text`
+  const typed = sql`websearch_to_tsquery('english', ${search})`
   const query = shape.corrected ? sql`(${typed} || to_tsquery('english', ${sql.placeholder('corrected')}::text))` : typed
-  const offset = shape.paging === 'offset' ? sql`offset ${sql.placeholder('offset')}::int ` : sql``
-  const rows = sql.raw(String(shape.rows))
+  // Written out, not bound: a generic plan must see that only active, live services are wanted.
+  const ranking = searchRanking(sql`${services.status} = 'active' and ${services.deletedAt} is null`, query, search, cap)
+  const offset = shape.paging === 'offset' ? sql`${sql.placeholder('offset')}::int` : sql`0`
   const listed = listedJsonSql(views)
   const name = `catalogue_search_${shape.paging}_${shape.rows}${shape.corrected ? '_corrected' : ''}`
   return preparedSql<{ search: string; corrected?: string; offset?: number }, { total: number; items: ListedJson[] }>(
     name,
-    sql`with candidates as (
-      select s.id, s.title, ts_rank(s.search_vector, ${query}) as cheap from ${services} s
-      where s.status = 'active' and s.deleted_at is null and s.search_vector @@ ${query}
-      limit ${sql.raw(String(cap + 1))}),
-    best as (
-      select id, cheap + word_similarity(lower(${sql.placeholder('search')}::text), lower(title)) as rank
-      from (select id, title, cheap from candidates order by cheap desc, id desc limit ${sql.raw(String(RERANKED))}) as top),
-    page as (
-      select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank
-      from candidates left join best on best.id = candidates.id
-      order by reranked desc, rank desc, candidates.id desc
-      ${offset}limit ${rows})
+    sql`with ${ranking.ctes},
+    page as (${ranking.page(offset, sql.raw(String(shape.rows)))})
     select (select count(*) from candidates)::int as total,
       coalesce((select json_agg(${listed} order by page.reranked desc, page.rank desc, page.id desc)
         from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json) as items`,
@@ -456,7 +470,6 @@ async function correctedQuery(search: string): Promise<string | null> {
       options: { corrected: string | null; candidateCap: number; views: ServiceViews },
     ): Promise<{ rows: ListedService[]; total: number | undefined; hasMore: boolean }> {
       const typed = sql`websearch_to_tsquery('english', ${filter.search})`
-      const words = sql`lower(${filter.search})`
       // The corrected query (`correctedQuery`) is read before, in its own small statement, so that
       // the search's planner sees a constant it can look up in the GIN index.
       const query = options.corrected === null ? typed : sql`(${typed} || to_tsquery('english', ${options.corrected}))`
@@ -468,25 +481,10 @@ async function correctedQuery(search: string): Promise<string | null> {
         return { rows: listed.map(({ total: _total, ...row }) => row), total: listed[0]?.total, hasMore: listed.length > window.limit }
       }
 
-      // Candidates: at most cap + 1 rows the GIN index yields, with the cheap rank (`ts_rank`).
-      // The best RERANKED of them are ranked again with the title's word
-      // similarity; the order (re-ranked first, then the rest by cheap rank) is the same for
-      // every page of the search.
-      const filters = and(...filtersOf(filter))
-      const cheapRank = sql`ts_rank(${services.searchVector}, ${query})`
-      const branch = (match: SQL): SQL =>
-        sql`(select ${services.id} as id, ${services.title} as title, ${cheapRank} as cheap from ${services} where ${filters} and ${match} limit ${options.candidateCap + 1})`
-      const candidates = branch(matches)
+      const ranking = searchRanking(and(...filtersOf(filter))!, query, sql`${filter.search}`, options.candidateCap)
       const ranked = sql`(
-        with candidates as (${candidates}),
-        best as (
-          select id, cheap + word_similarity(${words}, lower(title)) as rank
-          from (select id, title, cheap from candidates order by cheap desc, id desc limit ${RERANKED}) as top
-        )
-        select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank, (select count(*)::int from candidates) as total
-        from candidates left join best on best.id = candidates.id
-        order by reranked desc, rank desc, candidates.id desc
-        offset ${window.offset} limit ${window.limit + 1}
+        with ${ranking.ctes}
+        select page.*, (select count(*)::int from candidates) as total from (${ranking.page(sql`${window.offset}`, sql`${window.limit + 1}`)}) as page
       ) as ranked`
       const rows = await db
         .select({ ...serviceColumns, category: categoryColumns, seller: options.views.sellerOf(services.sellerId), banner: options.views.bannerOf(services.id), total: sql<number>`ranked.total` })

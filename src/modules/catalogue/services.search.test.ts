@@ -121,6 +121,17 @@ describe('services list and search (GET /services, GET /categories/:categoryId/s
     expect(await titlesOf('search=logo')).toEqual([ids.logo, ids.website])
   })
 
+  it('ranks a search with a category, price, seller or tag filter the same way, within the filter', async () => {
+    expect(await titlesOf(`search=logo&category=${parent.slug}`)).toEqual([ids.logo, ids.website])
+    expect(await titlesOf(`search=logo&category=${child.id}`)).toEqual([ids.logo])
+    expect(await titlesOf('search=logo&minPrice=100')).toEqual([ids.website])
+    expect(await titlesOf('search=logo&tags=logo')).toEqual([ids.logo])
+    expect(await titlesOf(`search=logo&sellerId=${sellerB.id}`)).toEqual([])
+    expect(await titlesOf('search=logo&sortBy=relevance&maxPrice=400')).toEqual([ids.logo, ids.website])
+    expect((await list('search=logo%20desgin&minPrice=10')).items.map((item) => item.id)[0]).toBe(ids.logo)
+    expect(await titlesOf(`search=logo&category=${other.slug}`)).toEqual([])
+  })
+
   it('forgives typos ("logo desgin" finds the logo design service)', async () => {
     expect((await titlesOf('search=logo%20desgin'))[0]).toBe(ids.logo)
     expect(await titlesOf('search=bussiness%20cards')).toEqual([ids.cards])
