@@ -81,7 +81,7 @@ export function createOrdersService(deps: OrdersDeps) {
   })
   catalogue.registerOpenOrdersCounter((tx, serviceId) => createOrdersRepository(tx).countOpenForService(serviceId))
 
-  const parties = (row: OrderRow) => ({ orderId: row.id, serviceId: row.serviceId, buyerId: row.buyerId, sellerId: row.sellerId })
+  const parties = (row: Pick<OrderRow, 'id' | 'serviceId' | 'buyerId' | 'sellerId'>) => ({ orderId: row.id, serviceId: row.serviceId, buyerId: row.buyerId, sellerId: row.sellerId })
 
   /**
    * Applies one decided move to a locked order: its effect on dates and revisions, its money, its
@@ -234,7 +234,7 @@ export function createOrdersService(deps: OrdersDeps) {
       }
       const transfer = { from: { userId: actor.id, kind: 'available' }, to: { userId: actor.id, kind: 'escrow' }, amountCents: totalCents, type: 'order_payment', description: `Order: ${offer.title}`, orderId: id } as const
       const { createdAt } = await ledger.book(db, transfer, async (transferValues) => {
-        const event = eventJobValues(ordersEvents.orderCreated, { orderId: id, serviceId: order.serviceId, buyerId: order.buyerId, sellerId: order.sellerId, total: fromCents(totalCents) }, new Date(transferValues.createdAt))
+        const event = eventJobValues(ordersEvents.orderCreated, { ...parties({ id, ...order }), total: fromCents(totalCents) }, new Date(transferValues.createdAt))
         const row = await place(db, { ...transferValues, ...order, extras: JSON.stringify(extras), ...messaging.orderConversationValues(), ...event })
         if (!row?.live) throw notFound('Service')
         return row

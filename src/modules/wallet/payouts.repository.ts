@@ -30,14 +30,13 @@ export function preparePayoutRequest(kycVerified: (userId: SQL) => SQL<boolean>)
       select ${placeholder('payoutId')}::uuid, ${placeholder('userId')}::uuid, ${placeholder('amountCents')}::bigint, ${placeholder('currency')}::text,
         ${placeholder('method')}::text, ${placeholder('details')}::jsonb, 'pending', ${placeholder('createdAt')}::timestamptz
       from transfer where transfer.moved
-      returning 1
     )
-    select kyc.verified as kyc_verified, transfer.accounts_found, transfer.source_balance, transfer.moved, (select count(*) from inserted)::int as inserted
+    select kyc.verified as kyc_verified, transfer.accounts_found, transfer.source_balance, transfer.moved
     from kyc left join transfer on true`,
   )
 }
 
-export type PayoutRequestRow = TransferColumns & { kyc_verified: boolean; inserted: number }
+export type PayoutRequestRow = TransferColumns & { kyc_verified: boolean }
 
 export function createPayoutsRepository(db: Executor) {
   return {

@@ -29,8 +29,11 @@ export const EVENT_JOB = defineJob(
  * Records an event in the caller's business transaction, so it exists if and only if the change
  * commits. `at` is the business time of the change.
  */
+/** The event job's payload: the event's name, when it happened, and its data. */
+const eventPayload = <S extends TObject>(event: EventType<S>, data: Static<S>, at: Date) => ({ event: event.name, timestamp: at.toISOString(), data })
+
 export function emitEvent<S extends TObject>(outbox: Outbox, tx: Tx, event: EventType<S>, data: Static<S>, at: Date): Promise<string> {
-  return outbox.add(tx, EVENT_JOB, { event: event.name, timestamp: at.toISOString(), data })
+  return outbox.add(tx, EVENT_JOB, eventPayload(event, data, at))
 }
 
 /**
@@ -46,6 +49,7 @@ export function eventJobSql(gate: string) {
     from ${sql.identifier(gate)}`
 }
 
+/** The values `eventJobSql` takes: a new job id, the payload as JSON text, and when the event happened. */
 export function eventJobValues<S extends TObject>(event: EventType<S>, data: Static<S>, at: Date) {
-  return { eventJobId: newId(), eventPayload: JSON.stringify({ event: event.name, timestamp: at.toISOString(), data }), eventAt: at.toISOString() }
+  return { eventJobId: newId(), eventPayload: JSON.stringify(eventPayload(event, data, at)), eventAt: at.toISOString() }
 }
