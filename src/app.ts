@@ -187,7 +187,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       handleProtocols: (protocols) => (protocols.has('bearer') ? 'bearer' : false),
     },
   })
-  await app.register(identifyCaller, { authenticate: (token) => container.auth.authenticate(token) })
+  await app.register(identifyCaller, { authenticate: (token) => container.auth.authenticate(token), verifyAccess: (token) => container.auth.verifyAccess(token) })
   await app.register(rateLimits, {
     limits: { auth: config.rateLimit.auth, uploads: config.rateLimit.uploads, general: config.rateLimit.general },
     windowSeconds: config.rateLimit.windowSeconds,

@@ -49,6 +49,33 @@ export interface Session {
   expiresAt: Date
 }
 
+/** What a verified access token says of its session; the session itself is checked in the database. */
+export interface AccessClaims {
+  /** The user. */
+  sub: string
+  jti: string
+  /** The user's token version when issued. */
+  ver: number
+  /** The token family (login session). */
+  fam: string
+  /** Expiry, seconds since the epoch. */
+  exp: number
+}
+
+/**
+ * A caller whose access token is verified (signature, kind, expiry) but whose session is not read
+ * yet: the route's own statement reads it beside its data, and the service confirms it (or
+ * answers 401) before it answers or writes anything (decision 0087).
+ */
+export interface UncheckedCaller {
+  claims: AccessClaims
+}
+
+/** Who calls a service: an actor whose session is checked, or a token whose session the service's statement checks. */
+export type Caller = Actor | UncheckedCaller
+
+export const isUnchecked = (caller: Caller): caller is UncheckedCaller => 'claims' in caller
+
 /**
  * Resolves an access token to its session, or throws a 401 AppError. HTTP hooks and the
  * WebSocket upgrade both take one of these, so neither depends on the auth module itself.

@@ -113,7 +113,8 @@ export const rateLimits = fp(async (app: FastifyInstance, options: RateLimitOpti
     max: (request) => options.limits[bucketOf(request)],
     keyGenerator: (request) => {
       const bucket = bucketOf(request)
-      const caller = bucket !== 'auth' && request.session ? `user:${request.session.actor.id}` : `ip:${request.ip}`
+      const userId = request.session?.actor.id ?? request.uncheckedCaller?.claims.sub
+      const caller = bucket !== 'auth' && userId ? `user:${userId}` : `ip:${request.ip}`
       return `${bucket}:${caller}`
     },
     // The plugin constructs the store itself; this one is shared with /ready, which reports its state.

@@ -6,7 +6,7 @@ import type { UsersService } from '../users/users.module.ts'
 import { authErrors } from './auth.errors.ts'
 import { authPages } from './auth.pages.ts'
 import { authRoutes } from './auth.routes.ts'
-import { createAuthService, MAIL_JOBS } from './auth.service.ts'
+import { createAuthService, MAIL_JOBS, type AuthService } from './auth.service.ts'
 import { refreshTokens, revokedTokens, tokenFamilies } from './auth.table.ts'
 import { createTokenService } from './tokens.ts'
 
@@ -33,3 +33,8 @@ export const authModule = defineModule({
   ],
   errors: authErrors,
 })
+
+export type { AuthService }
+/** What a route's statement needs to read and confirm its caller's session itself (decision 0087). */
+export type SessionCheck = AuthService['sessionCheck']
+export type { SessionJson, SessionParams } from './auth.repository.ts'

@@ -1,27 +1,50 @@
 import { and, eq, inArray, isNull, lt, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
-import { prepared } from '../../db/statements.ts'
+import { preparedSql } from '../../db/statements.ts'
 import { refreshTokens, revokedTokens, tokenFamilies, type NewRefreshTokenRow, type NewTokenFamilyRow } from './auth.table.ts'
 
+/** The placeholders of a statement that reads a session (`sessionJsonSql`), filled from the token by `sessionParams`. */
+export interface SessionParams {
+  sessionFamily: string | null
+  sessionJti: string | null
+  sessionUser: string | null
+  sessionVersion: number | null
+  /** The time the session must be live at, ISO 8601. */
+  sessionNow: string | null
+}
+
+/** What `sessionJsonSql` reads: whether the session is live, and the account. */
+export interface SessionJson {
+  live: boolean
+  account: Record<string, unknown> | null
+}
+
+/** The fragments of the users module a session check is made of. */
+export interface SessionParts {
+  accountJsonSql(userId: AnyColumn): SQL<Record<string, unknown> | null>
+  usableAccountSql(userId: AnyColumn, version: SQL): SQL<boolean>
+}
+
 /**
- * What an access token needs checked, read on every authenticated request in one statement: its
- * family (live, not revoked, not expired), its own revocation, and the account of the family's
- * user (the users module's fragment). Built once, planned once per connection.
+ * What an access token needs checked, as a scalar subquery any statement can select beside its
+ * own data: the session is live when the token's family is the token user's, not revoked and not
+ * expired, the token itself is not revoked, and the account is usable at the token's version.
+ * Null for an unknown family, or when the placeholders are null (a caller checked already).
  */
-export function prepareSessionRead(accountJsonSql: (userId: AnyColumn) => SQL<Record<string, unknown> | null>) {
-  const statement = prepared('auth_session', (db) =>
-    db
-      .select({
-        userId: tokenFamilies.userId,
-        expiresAt: tokenFamilies.expiresAt,
-        revokedAt: tokenFamilies.revokedAt,
-        isTokenRevoked: sql<boolean>`exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${sql.placeholder('jti')})`,
-        account: accountJsonSql(tokenFamilies.userId),
-      })
-      .from(tokenFamilies)
-      .where(eq(tokenFamilies.id, sql.placeholder('familyId'))),
-  )
-  return async (executor: Executor, familyId: string, jti: string) => (await statement(executor, { familyId, jti }))[0]
+export const sessionJsonSql = (parts: SessionParts) => {
+  const p = (name: keyof SessionParams) => sql.placeholder(name)
+  return sql<SessionJson | null>`(select json_build_object(
+      'live', ${tokenFamilies.revokedAt} is null and ${tokenFamilies.expiresAt} > ${p('sessionNow')}::timestamptz and ${tokenFamilies.userId} = ${p('sessionUser')}::uuid
+        and not exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p('sessionJti')}::text)
+        and ${parts.usableAccountSql(tokenFamilies.userId, sql`${p('sessionVersion')}::int`)},
+      'account', ${parts.accountJsonSql(tokenFamilies.userId)})
+    from ${tokenFamilies} where ${tokenFamilies.id} = ${p('sessionFamily')}::uuid)`
+}
+
+/** The session of every authenticated request that does not read it in its own statement: one statement, planned once per connection. */
+export function prepareSessionRead(sessionSql: SQL<SessionJson | null>) {
+  const statement = preparedSql<SessionParams, { session: SessionJson | null }>('auth_session', sql`select ${sessionSql} as session`)
+  return async (executor: Executor, params: SessionParams) => (await statement(executor, params))[0]?.session ?? null
 }
 
 export function createAuthRepository(db: Executor) {

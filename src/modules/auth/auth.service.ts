@@ -9,12 +9,13 @@ import type { Mailer } from '../../platform/mail/mailer.ts'
 import { defineJob } from '../../platform/outbox/jobs.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
-import { permissions as allPermissions, type Permission, type Session } from '../../access/access.ts'
+import { isUnchecked, permissions as allPermissions, type AccessClaims, type Actor, type Caller, type Permission, type Session } from '../../access/access.ts'
 import type { RolesService } from '../roles/roles.module.ts'
 import { toUser, type Account, type User, type UsersService } from '../users/users.module.ts'
 import { activationEmail, passwordResetEmail } from './auth-emails.ts'
 import { activationTokenUsed } from './auth.errors.ts'
-import { createAuthRepository, prepareSessionRead } from './auth.repository.ts'
+import { sql, type SQL } from 'drizzle-orm'
+import { createAuthRepository, prepareSessionRead, sessionJsonSql, type SessionJson, type SessionParams } from './auth.repository.ts'
 import { passwordFingerprint, TOKEN_LIFETIMES, type TokenFamilyRef, type TokenService } from './tokens.ts'
 
 /**
@@ -49,7 +50,7 @@ export function createAuthService(deps: {
   db: Db
   clock: Clock
   tokens: TokenService
-  users: Pick<UsersService, 'createAccount' | 'describe' | 'findAccountByEmail' | 'findAccountById' | 'lockAccount' | 'recordLogin' | 'updateAccount' | 'accountJsonSql' | 'accountFromJson'>
+  users: Pick<UsersService, 'createAccount' | 'describe' | 'findAccountByEmail' | 'findAccountById' | 'lockAccount' | 'recordLogin' | 'updateAccount' | 'accountJsonSql' | 'accountFromJson' | 'usableAccountSql'>
   roles: Pick<RolesService, 'permissionsOf'>
   outbox: Outbox
   mailer: Mailer
@@ -57,11 +58,44 @@ export function createAuthService(deps: {
   realtime: Pick<RealtimeHub, 'disconnectSessions' | 'disconnectUser'>
 }) {
   const { db, clock, tokens, users, roles, outbox, mailer, appUrl, realtime } = deps
-  const readSession = prepareSessionRead(users.accountJsonSql)
+  const sessionSql = sessionJsonSql(users)
+  const readSession = prepareSessionRead(sessionSql)
 
   /** Active, not suspended, and the token predates no password reset or suspension. */
   const isUsable = (user: Account | undefined, version: number): user is Account =>
     user !== undefined && user.isActive && user.suspendedAt === null && user.tokenVersion === version
+
+  const paramsOf = (claims: AccessClaims): SessionParams => ({
+    sessionFamily: claims.fam,
+    sessionJti: claims.jti,
+    sessionUser: claims.sub,
+    sessionVersion: claims.ver,
+    sessionNow: clock.now().toISOString(),
+  })
+  const noSession: SessionParams = { sessionFamily: null, sessionJti: null, sessionUser: null, sessionVersion: null, sessionNow: null }
+
+  async function verifyAccess(accessToken: string): Promise<AccessClaims> {
+    const claims = await tokens.verifySession('access', accessToken)
+    if (!claims) throw unauthenticated('Invalid or expired access token')
+    return claims
+  }
+
+  /**
+   * The session of a verified token as `sessionJsonSql` read it, or 401 when it is not live. A
+   * statement that writes in the same go checks the same `live`, so what it wrote and what is
+   * answered here never disagree. Staff permissions are read here, for staff only.
+   */
+  async function confirmSession(claims: AccessClaims, read: SessionJson | null): Promise<Session> {
+    if (!read?.live || !read.account) throw unauthenticated('Invalid or expired access token')
+    const user = users.accountFromJson(read.account)
+    const permissions: ReadonlySet<Permission> = user.isSuperuser ? new Set(allPermissions) : user.isStaff ? await roles.permissionsOf(db, user.id) : new Set()
+    return {
+      actor: { id: user.id, email: user.email, fullName: user.fullName, isStaff: user.isStaff, isSuperuser: user.isSuperuser, permissions },
+      jti: claims.jti,
+      familyId: claims.fam,
+      expiresAt: new Date(claims.exp * 1000),
+    }
+  }
 
   async function signPair(user: Account, family: TokenFamilyRef, refreshJti: string): Promise<TokenPair> {
     const [accessToken, refreshToken] = await Promise.all([tokens.signAccess(user, family), tokens.signRefresh(user, family, refreshJti)])
@@ -237,23 +271,28 @@ export function createAuthService(deps: {
      * session takes effect at once, not when tokens expire.
      */
     async authenticate(accessToken: string): Promise<Session> {
-      const claims = await tokens.verifySession('access', accessToken)
-      if (!claims) throw unauthenticated('Invalid or expired access token')
-      const family = await readSession(db, claims.fam, claims.jti)
-      const user = family?.account ? users.accountFromJson(family.account) : undefined
-      const isLive = family !== undefined && !family.revokedAt && !family.isTokenRevoked && family.userId === claims.sub && family.expiresAt > clock.now()
-      if (!isLive || !isUsable(user, claims.ver)) throw unauthenticated('Invalid or expired access token')
-      const permissions: ReadonlySet<Permission> = user.isSuperuser
-        ? new Set(allPermissions)
-        : user.isStaff
-          ? await roles.permissionsOf(db, user.id)
-          : new Set()
-      return {
-        actor: { id: user.id, email: user.email, fullName: user.fullName, isStaff: user.isStaff, isSuperuser: user.isSuperuser, permissions },
-        jti: claims.jti,
-        familyId: claims.fam,
-        expiresAt: new Date(claims.exp * 1000),
-      }
+      const claims = await verifyAccess(accessToken)
+      return confirmSession(claims, await readSession(db, paramsOf(claims)))
+    },
+
+    /** The access token's claims when its signature, kind and expiry hold; 401 otherwise. Its session is not read. */
+    verifyAccess,
+
+    /**
+     * For a route whose statement reads the session beside its data: the fragment to select
+     * (placeholders `SessionParams`), the placeholders' values for a caller (nulls for one already
+     * checked), and the actor once the read session is confirmed (401 otherwise).
+     */
+    sessionCheck: {
+      sql: sessionSql,
+      /**
+       * For a statement that also writes: true when the caller's session is live as read in
+       * `session` (the statement's own `sessionSql` column), or the caller was checked already.
+       * Gates the write, so a refused session writes nothing.
+       */
+      liveSql: (session: SQL) => sql<boolean>`(${sql.placeholder('sessionFamily')}::uuid is null or coalesce((${session}->>'live')::boolean, false))`,
+      params: (caller: Caller): SessionParams => (isUnchecked(caller) ? paramsOf(caller.claims) : noSession),
+      actorOf: async (caller: Caller, read: SessionJson | null): Promise<Actor> => (isUnchecked(caller) ? (await confirmSession(caller.claims, read)).actor : caller),
     },
 
     /** The worker's half of the resend: only an account that was never activated gets mail. */

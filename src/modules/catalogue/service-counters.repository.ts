@@ -31,6 +31,26 @@ export const offerSql = (serviceId: SQL) =>
 export const lockOrderableSql = (serviceId: SQL) =>
   sql`select ${services.id} from ${services} where ${services.id} = ${serviceId} and ${services.status} = 'active' and ${services.deletedAt} is null for share`
 
+/**
+ * For the orders module's one-statement placement, the body of a CTE: the package `packageId` of
+ * service `serviceId` priced with the extras `extraIds` (a JSON array of ids, each counted once
+ * per mention): one row with the package's columns, `total_cents` and `delivery_days` summed over
+ * the extras, and the extras as JSON (`OfferJson` extras, in the order asked); no row when the
+ * package or any extra is not the service's.
+ */
+export const pricedChoiceSql = (serviceId: SQL, packageId: SQL, extraIds: SQL) =>
+  sql`select p.id as package_id, p.name as package_name, p.price_cents, p.revisions,
+      p.price_cents + coalesce(sum(e.price_cents), 0)::int as total_cents,
+      p.delivery_days + coalesce(sum(e.additional_days), 0)::int as delivery_days,
+      coalesce(json_agg(json_build_object('id', e.id, 'title', e.title, 'priceCents', e.price_cents, 'additionalDays', e.additional_days) order by asked.n)
+        filter (where e.id is not null), '[]'::json) as extras
+    from ${servicePackages} p
+    left join json_array_elements_text(${extraIds}) with ordinality as asked(id, n) on true
+    left join ${serviceExtras} e on e.id::text = asked.id and e.service_id = p.service_id
+    where p.id = ${packageId} and p.service_id = ${serviceId}
+    group by p.id
+    having count(asked.id) = count(e.id)`
+
 /** Queries for what other modules read and keep up to date on services: offers to order, counters, seller figures. */
 export function createServiceCountersRepository(db: Executor) {
   const live = isNull(services.deletedAt)

@@ -2,7 +2,7 @@ import type { Actor } from '../../access/access.ts'
 import type { Executor, Tx } from '../../db/client.ts'
 import { notFound } from '../../lib/errors.ts'
 import { isVisibleTo } from './service-rules.ts'
-import { createServiceCountersRepository, lockOrderableSql, offerSql } from './service-counters.repository.ts'
+import { createServiceCountersRepository, lockOrderableSql, offerSql, pricedChoiceSql } from './service-counters.repository.ts'
 import type { ServiceRow } from './services.table.ts'
 
 /** Counts a service's open orders inside the deleting transaction (registered by the orders module). */
@@ -27,9 +27,10 @@ export function createServiceCounters() {
     /** Open orders of a service, 0 until an orders module registers its counter. */
     countOpenOrders: (tx: Tx, serviceId: string): Promise<number> => openOrdersCounter?.(tx, serviceId) ?? Promise.resolve(0),
 
-    /** For one-statement order placement: the offer to price (`OfferJson`), and the share lock that keeps it orderable. */
+    /** For one-statement order placement: the offer (`OfferJson`), the share lock that keeps it orderable, and the chosen package and extras priced. */
     offerSql,
     lockOrderableSql,
+    pricedChoiceSql,
 
     /** A live service `viewer` may see (active, or theirs, or staff with view_services); 404 otherwise. */
     async visibleService(executor: Executor, viewer: Actor | null, serviceId: string): Promise<ServiceRow> {

@@ -1,13 +1,14 @@
-import type { Actor } from '../../access/access.ts'
+import { isUnchecked, type Actor, type Caller } from '../../access/access.ts'
 import type { Db } from '../../db/client.ts'
 import { offsetOf, type PageRequest } from '../../http/pagination.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { fieldError } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
+import type { SessionCheck } from '../auth/auth.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { ConversationAccess } from './conversation-access.service.ts'
-import { createMessagingRepository, readConversationPage, type ConversationCursor } from './messaging.repository.ts'
+import { createMessagingRepository, prepareConversationPage, type ConversationCursor } from './messaging.repository.ts'
 import type { ConversationRow, ParticipantRow } from './messaging.table.ts'
 
 export interface ListQuery extends PageRequest {
@@ -26,8 +27,16 @@ function decodeCursor(text: string): ConversationCursor {
 }
 
 /** Reading: the conversation list, a conversation's messages (keyset pages, decision 0051), read marks and receipts. */
-export function createConversationReading(deps: { db: Db; clock: Clock; realtime: Pick<RealtimeHub, 'publish'>; users: Pick<UsersService, 'publicSummariesOf'>; access: ConversationAccess }) {
-  const { db, clock, realtime, users } = deps
+export function createConversationReading(deps: {
+  db: Db
+  clock: Clock
+  realtime: Pick<RealtimeHub, 'publish'>
+  users: Pick<UsersService, 'publicSummariesOf'>
+  access: ConversationAccess
+  sessions: SessionCheck
+}) {
+  const { db, clock, realtime, users, sessions } = deps
+  const readConversationPage = prepareConversationPage(sessions.sql)
   const { toMessages, fromJson, conversationFor, participantsOf } = deps.access
 
   /** Marks the conversation read for the caller and tells both participants' devices. */
@@ -96,15 +105,19 @@ export function createConversationReading(deps: { db: Db; clock: Clock; realtime
     /**
      * `GET /messages/conversations/{id}`: newest first. Messages are numbered without gaps, so
      * a page (or the page before a cursor) is a range of numbers: constant time at any depth.
-     * Reading marks the conversation read.
+     * Reading marks the conversation read. An unchecked caller's session is read with the page
+     * and confirmed before anything is answered or marked.
      */
-    async getConversationMessages(actor: Actor, conversationId: string, query: ListQuery) {
+    async getConversationMessages(caller: Caller, conversationId: string, query: ListQuery) {
       let before: number | null = null
       if (query.cursor !== undefined) {
         if (!/^[1-9][0-9]{0,9}$/.test(query.cursor)) throw fieldError('cursor', 'is not a cursor this list returned')
         before = Number(query.cursor)
       }
-      const found = await readConversationPage(db, conversationId, actor.id, { before, offset: before === null ? offsetOf(query) : 0, limit: query.limit })
+      const userId = isUnchecked(caller) ? caller.claims.sub : caller.id
+      const read = await readConversationPage(db, { id: conversationId, userId, before, offset: before === null ? offsetOf(query) : 0, limit: query.limit, ...sessions.params(caller) })
+      const actor = await sessions.actorOf(caller, read.session)
+      const found = read.found
       const { conversation, me, other } = participantsOf(actor, found)
       const { newest, oldest } = found!
       const total = conversation.lastSeq

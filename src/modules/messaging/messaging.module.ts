@@ -1,5 +1,6 @@
 import { defineModule } from '../../platform/module.ts'
 import { handleJob } from '../../platform/outbox/jobs.ts'
+import type { AuthService } from '../auth/auth.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { messagingErrors } from './messaging.errors.ts'
@@ -10,10 +11,10 @@ import { conversationParticipants, conversations, messages } from './messaging.t
 /** Conversations (direct and per order), messages and attachments, unread counts, realtime frames, e-mail to the away. */
 export const messagingModule = defineModule({
   name: 'messaging',
-  needs: ['users', 'uploads'],
+  needs: ['users', 'uploads', 'auth'],
   tables: { conversations, conversationParticipants, messages },
-  create: ({ config, db, clock, outbox, mailer, realtime }, deps: { users: UsersService; uploads: UploadsService }) => {
-    const service = createMessagingService({ db, clock, outbox, mailer, realtime, appUrl: config.appUrl, ...deps })
+  create: ({ config, db, clock, outbox, mailer, realtime }, deps: { users: UsersService; uploads: UploadsService; auth: AuthService }) => {
+    const service = createMessagingService({ db, clock, outbox, mailer, realtime, appUrl: config.appUrl, users: deps.users, uploads: deps.uploads, sessions: deps.auth.sessionCheck })
     // Chat attachments are served to the conversation's participants (and the holder of a signed link).
     deps.uploads.registerAccessPolicy('chat', (conversationId, actor) => service.isParticipant(db, conversationId, actor.id))
     return service

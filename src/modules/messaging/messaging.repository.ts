@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, inArray, lt, lte, ne, or, sql } from 'drizzle-orm'
+import { and, asc, count, desc, eq, gt, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { rowFromJson } from '../../db/json-rows.ts'
 import { preparedSql } from '../../db/statements.ts'
@@ -53,44 +53,50 @@ export interface MessageJson {
 }
 
 /**
- * A conversation, its participants and one page of its messages in one statement. Messages are
+ * A conversation, its participants and one page of its messages in one statement, with the
+ * caller's session when the route checks it here (auth's fragment `sessionSql`). Messages are
  * numbered without gaps, so the page is a range of numbers computed from the conversation's last
  * number: constant time at any depth. Whether a message is read is decided for the reader
  * `userId`: one they sent, when the other has read up to it; one they received, always (reading
  * marks the conversation read).
  */
-const conversationPage = preparedSql<
-  { id: string; userId: string; before: number | null; offset: number; limit: number },
-  { conversation: Record<string, unknown>; participants: Record<string, unknown>[]; messages: MessageJson[]; newest: number; oldest: number }
->(
-  'messaging_conversation_page',
-  sql`with c as (select * from ${conversations} where id = ${sql.placeholder('id')}::uuid),
-    participants as (select p.* from ${conversationParticipants} p join c on c.id = p.conversation_id),
-    bounds as (
-      select newest, greatest(1, newest - ${sql.placeholder('limit')}::int + 1)::int as oldest from (
-        select (case when ${sql.placeholder('before')}::bigint is null then c.last_seq - ${sql.placeholder('offset')}::int
-          else least(${sql.placeholder('before')}::bigint - 1, c.last_seq) end)::int as newest from c) as page)
-    select row_to_json(c) as conversation, bounds.newest, bounds.oldest,
-      (select json_agg(row_to_json(participants)) from participants) as participants,
-      coalesce((select json_agg(json_build_object('id', m.id, 'conversationId', m.conversation_id, 'senderId', m.sender_id, 'content', m.content,
-          'attachmentId', m.attachment_id,
-          'isRead', m.seq <= case when m.sender_id = ${sql.placeholder('userId')}::uuid
-            then coalesce((select last_read_seq from participants where user_id <> ${sql.placeholder('userId')}::uuid), 0) else c.last_seq end,
-          'createdAt', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by m.seq desc)
-        from ${messages} m where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest), '[]'::json) as messages
-    from c cross join bounds`,
-)
-
-/** `conversationPage` with the conversation and participants decoded into rows; `undefined` for an unknown conversation. */
-export async function readConversationPage(executor: Executor, id: string, userId: string, window: MessageWindow) {
-  const [row] = await conversationPage(executor, { id, userId, ...window })
-  if (!row) return undefined
-  return {
-    conversation: rowFromJson(conversations, row.conversation),
-    participants: (row.participants ?? []).map((json) => rowFromJson(conversationParticipants, json)),
-    messages: row.messages,
-    newest: row.newest,
-    oldest: row.oldest,
+export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>) {
+  const statement = preparedSql<
+    { id: string; userId: string; before: number | null; offset: number; limit: number } & Record<string, unknown>,
+    { session: Session | null; conversation: Record<string, unknown> | null; participants: Record<string, unknown>[] | null; messages: MessageJson[]; newest: number; oldest: number }
+  >(
+    'messaging_conversation_page',
+    sql`with c as (select * from ${conversations} where id = ${sql.placeholder('id')}::uuid),
+      participants as (select p.* from ${conversationParticipants} p join c on c.id = p.conversation_id),
+      bounds as (
+        select newest, greatest(1, newest - ${sql.placeholder('limit')}::int + 1)::int as oldest from (
+          select (case when ${sql.placeholder('before')}::bigint is null then c.last_seq - ${sql.placeholder('offset')}::int
+            else least(${sql.placeholder('before')}::bigint - 1, c.last_seq) end)::int as newest from c) as page),
+      page as (
+        select row_to_json(c) as conversation, bounds.newest, bounds.oldest,
+          (select json_agg(row_to_json(participants)) from participants) as participants,
+          coalesce((select json_agg(json_build_object('id', m.id, 'conversationId', m.conversation_id, 'senderId', m.sender_id, 'content', m.content,
+              'attachmentId', m.attachment_id,
+              'isRead', m.seq <= case when m.sender_id = ${sql.placeholder('userId')}::uuid
+                then coalesce((select last_read_seq from participants where user_id <> ${sql.placeholder('userId')}::uuid), 0) else c.last_seq end,
+              'createdAt', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by m.seq desc)
+            from ${messages} m where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest), '[]'::json) as messages
+        from c cross join bounds)
+      select ${sessionSql} as session, page.* from (select 1) as one left join page on true`,
+  )
+  /** The session as read, and the page with the conversation and participants decoded into rows (`undefined` for an unknown conversation). */
+  return async (executor: Executor, params: { id: string; userId: string } & MessageWindow & Record<string, unknown>) => {
+    const [row] = await statement(executor, params)
+    const found = row?.conversation
+      ? {
+          conversation: rowFromJson(conversations, row.conversation),
+          participants: (row.participants ?? []).map((json) => rowFromJson(conversationParticipants, json)),
+          messages: row.messages,
+          newest: row.newest,
+          oldest: row.oldest,
+        }
+      : undefined
+    return { session: row?.session ?? null, found }
   }
 }
 

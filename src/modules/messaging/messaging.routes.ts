@@ -1,6 +1,6 @@
 import type {} from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { actorOf, requireAuth, sessionOf } from '../../http/auth-hooks.ts'
+import { actorOf, callerOf, requireAuth, sessionOf } from '../../http/auth-hooks.ts'
 import { Envelope, ok, responses } from '../../http/common.schemas.ts'
 import { withForm } from '../../http/multipart.ts'
 import { notFound } from '../../lib/errors.ts'
@@ -34,6 +34,7 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
     '/messages/conversations/:conversationId',
     {
       preValidation: requireAuth,
+      config: { checksSessionItself: true },
       schema: {
         tags,
         security,
@@ -44,7 +45,7 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
         response: responses({ 200: Envelope(CursorPage(Message)) }, 400, 401, 404),
       },
     },
-    async (request) => ok(await messaging.getConversationMessages(actorOf(request), request.params.conversationId, request.query)),
+    async (request) => ok(await messaging.getConversationMessages(callerOf(request), request.params.conversationId, request.query)),
   )
 
   app.post(

@@ -4,6 +4,7 @@ import type { Mailer } from '../../platform/mail/mailer.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { SessionCheck } from '../auth/auth.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { createConversationAccess } from './conversation-access.service.ts'
 import { createConversationReading } from './conversation-reading.service.ts'
@@ -29,6 +30,7 @@ export function createMessagingService(deps: {
   realtime: Pick<RealtimeHub, 'publish' | 'isOnline'>
   users: Pick<UsersService, 'findAccountById' | 'publicSummariesOf'>
   uploads: Pick<UploadsService, 'storeFiles' | 'recordFiles' | 'discardFiles' | 'filesByIds' | 'urlOf'>
+  sessions: SessionCheck
 }) {
   const access = createConversationAccess(deps)
   return {

@@ -1,6 +1,7 @@
 import { MINUTE } from '../../lib/clock.ts'
 import { defineModule } from '../../platform/module.ts'
 import type { AuditService } from '../audit/audit.module.ts'
+import type { AuthService } from '../auth/auth.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
@@ -16,13 +17,14 @@ import { orderDeliveries, orders } from './orders.table.ts'
 /** Orders: placing into escrow, the status machine, deliveries, auto-completion, staff cancels and dispute resolutions. */
 export const ordersModule = defineModule({
   name: 'orders',
-  needs: ['catalogue', 'wallet', 'uploads', 'users', 'audit', 'messaging'],
+  needs: ['auth', 'catalogue', 'wallet', 'uploads', 'users', 'audit', 'messaging'],
   tables: { orders, orderDeliveries },
-  create: ({ config, db, clock, outbox }, deps: { catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService }) =>
+  create: ({ config, db, clock, outbox }, deps: { auth: AuthService; catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService }) =>
     createOrdersService({
       db,
       clock,
       outbox,
+      sessions: deps.auth.sessionCheck,
       ledger: deps.wallet.ledger,
       catalogue: deps.catalogue,
       users: deps.users,

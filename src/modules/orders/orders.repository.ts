@@ -2,6 +2,7 @@ import { and, asc, count, desc, eq, inArray, lte, sql, type SQL } from 'drizzle-
 import type { Executor } from '../../db/client.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { eventJobSql } from '../../platform/outbox/events.ts'
+import type { SessionJson, SessionParams } from '../auth/auth.module.ts'
 import type { OfferJson } from '../catalogue/catalogue.module.ts'
 import type { TransferColumns, TransferValues } from '../wallet/wallet.module.ts'
 import { openStatuses, type OrderStatus } from './order-status.ts'
@@ -15,68 +16,90 @@ export interface PartyJson {
   avatar: string | null
 }
 
-/** What a buyer is about to order, read in one statement before anything is written. */
-export interface OfferRead {
-  offer: OfferJson | null
-  buyer: PartyJson | null
-  seller: PartyJson | null
-}
-
-/** The fragments of other modules that the order statements are made of. */
+/** The fragments of other modules that the placement statement is made of. */
 export interface PlacementParts {
-  transferSql: SQL
+  sessionSql: SQL<SessionJson | null>
+  sessionLiveSql(session: SQL): SQL<boolean>
+  transferSqlWith(computed: { amountCents: SQL; description: SQL }): SQL
   offerSql(serviceId: SQL): SQL<OfferJson | null>
   publicSummarySql(userId: SQL): SQL<PartyJson | null>
   lockOrderableSql(serviceId: SQL): SQL
+  pricedChoiceSql(serviceId: SQL, packageId: SQL, extraIds: SQL): SQL
   orderConversationCtes(placed: string): SQL
 }
 
-/** The order's own columns at placement, for `preparePlacement`'s placeholders (money and ids besides the transfer's). */
-export type PlacementValues = Omit<NewOrderRow, 'id' | 'status' | 'extras' | 'createdAt' | 'updatedAt' | 'statusReason' | 'dueAt' | 'deliveredAt' | 'autoCompleteAt' | 'completedAt' | 'cancelledAt'> & {
-  /** JSON text of the ordered extras. */
-  extras: string
+/** What the buyer asked for, and the values the statement does not compute (ids, times, the fee rate). */
+export interface PlacementValues {
+  serviceId: string
+  packageId: string
+  /** JSON array of extra ids. */
+  extraIds: string
+  buyerId: string
+  requirements: string
+  platformFeeBasisPoints: number
 }
 
-/** The offer (service, packages, extras) and both parties' public fields, in one round trip. */
-export function prepareOfferRead(parts: Pick<PlacementParts, 'offerSql' | 'publicSummarySql'>) {
-  const statement = preparedSql<{ serviceId: string; buyerId: string }, OfferRead>(
-    'orders_offer',
-    sql`select o.offer, ${parts.publicSummarySql(sql`${sql.placeholder('buyerId')}::uuid`)} as buyer, ${parts.publicSummarySql(sql`(o.offer->>'sellerId')::uuid`)} as seller
-    from (select ${parts.offerSql(sql`${sql.placeholder('serviceId')}::uuid`)} as offer) o`,
-  )
-  return async (executor: Executor, serviceId: string, buyerId: string): Promise<OfferRead> => (await statement(executor, { serviceId, buyerId }))[0]!
+/** The placement statement's row: what was read for the answer and the errors, and what was written. */
+export interface PlacementRow extends TransferColumns {
+  session: SessionJson | null
+  offer: OfferJson | null
+  buyer: PartyJson | null
+  seller: PartyJson | null
+  /** The service was live and active under its share lock, and everything else held. */
+  live: boolean
+  /** The order as inserted, when it was. */
+  placed: Record<string, unknown> | null
 }
 
 /**
- * Placing an order in one statement, so in one round trip and atomic without BEGIN and COMMIT:
- * the service share-locked while still live and active (the catalogue's fragment), then, only
- * when it is (a one-time filter: the call never runs otherwise), the buyer's transfer into escrow
- * (`ledger_transfer`), then, only when the money moved, the order row, its conversation (the
- * messaging module's CTEs) and its `order.created` event. The transfer's values fill `orderId`
- * and `createdAt`, shared with the order.
+ * Placing an order in one statement, so in one round trip and atomic without BEGIN and COMMIT.
+ * It reads the caller's session (auth's fragment), the offer and both parties for the answer and
+ * the errors, and prices the chosen package and extras (the catalogue's fragment). When the
+ * session is live, the service is not the buyer's own, the package and every extra are the
+ * service's, and the service is still live and active under its share lock, it moves the total
+ * into the buyer's escrow (`ledger_transfer`, priced here), then, only when the money moved,
+ * writes the order (the prices copied onto it), its conversation (the messaging module's CTEs)
+ * and `order.created` (its data, the order's parties and total, built here). The service checks the same conditions on what
+ * was read to answer the error, so a refusal it answers never wrote anything.
  */
-export function preparePlacement(parts: Pick<PlacementParts, 'transferSql' | 'lockOrderableSql' | 'orderConversationCtes'>) {
-  const placeholder = (name: keyof PlacementValues | 'orderId' | 'createdAt') => sql.placeholder(name)
-  const statement = preparedSql<TransferValues & Record<string, unknown>, TransferColumns & { live: boolean }>(
+export function preparePlacement(parts: PlacementParts) {
+  const p = (name: keyof PlacementValues | 'orderId' | 'createdAt') => sql.placeholder(name)
+  const serviceId = sql`${p('serviceId')}::uuid`
+  const buyerId = sql`${p('buyerId')}::uuid`
+  const statement = preparedSql<TransferValues & SessionParams & PlacementValues & Record<string, unknown>, PlacementRow>(
     'orders_place',
-    sql`with live as materialized (${parts.lockOrderableSql(sql`${placeholder('serviceId')}::uuid`)}),
-    transfer as (select t.accounts_found, t.source_balance, t.moved from ${parts.transferSql} t where exists (select 1 from live)),
+    sql`with offer as materialized (select ${parts.offerSql(serviceId)} as offer),
+    read as materialized (
+      select ${parts.sessionSql} as session, o.offer, ${parts.publicSummarySql(buyerId)} as buyer, ${parts.publicSummarySql(sql`(o.offer->>'sellerId')::uuid`)} as seller
+      from offer o),
+    priced as materialized (${parts.pricedChoiceSql(serviceId, sql`${p('packageId')}::uuid`, sql`${p('extraIds')}::json`)}),
+    allowed as materialized (
+      select 1 from read where ${parts.sessionLiveSql(sql`read.session`)} and (read.offer->>'sellerId')::uuid <> ${buyerId} and exists (select 1 from priced)),
+    live as materialized (select id from (${parts.lockOrderableSql(serviceId)}) locked where exists (select 1 from allowed)),
+    transfer as (
+      select t.accounts_found, t.source_balance, t.moved, priced.total_cents as amount_cents
+      from priced, ${parts.transferSqlWith({ amountCents: sql`priced.total_cents::bigint`, description: sql`'Order: ' || (select read.offer->>'title' from read)` })} t
+      where exists (select 1 from live)),
     placed as (
       insert into ${orders} (id, buyer_id, seller_id, service_id, package_id, service_title, package_name, status, requirements,
         price_cents, extras, total_cents, platform_fee_cents, delivery_days, revisions_left, created_at, updated_at)
-      select ${placeholder('orderId')}::uuid, ${placeholder('buyerId')}::uuid, ${placeholder('sellerId')}::uuid, ${placeholder('serviceId')}::uuid,
-        ${placeholder('packageId')}::uuid, ${placeholder('serviceTitle')}::text, ${placeholder('packageName')}::text, 'pending', ${placeholder('requirements')}::text,
-        ${placeholder('priceCents')}::int, ${placeholder('extras')}::jsonb, ${placeholder('totalCents')}::int, ${placeholder('platformFeeCents')}::int,
-        ${placeholder('deliveryDays')}::int, ${placeholder('revisionsLeft')}::int, ${placeholder('createdAt')}::timestamptz, ${placeholder('createdAt')}::timestamptz
-      from transfer where transfer.moved
-      returning id, buyer_id, seller_id, created_at
+      select ${p('orderId')}::uuid, ${buyerId}, (read.offer->>'sellerId')::uuid, ${serviceId}, priced.package_id, read.offer->>'title', priced.package_name, 'pending',
+        ${p('requirements')}::text, priced.price_cents, priced.extras::jsonb, priced.total_cents,
+        (priced.total_cents * ${p('platformFeeBasisPoints')}::int + 5000) / 10000, priced.delivery_days, priced.revisions,
+        ${p('createdAt')}::timestamptz, ${p('createdAt')}::timestamptz
+      from read, priced, transfer where transfer.moved
+      returning *
     ),
     ${parts.orderConversationCtes('placed')},
-    created_event as (${eventJobSql('placed')})
-    select exists (select 1 from live) as live, transfer.accounts_found, transfer.source_balance, transfer.moved
-    from (select 1) as one left join transfer on true`,
+    created_event as (${eventJobSql(
+      'placed',
+      sql`json_build_object('orderId', placed.id, 'serviceId', placed.service_id, 'buyerId', placed.buyer_id, 'sellerId', placed.seller_id, 'total', placed.total_cents / 100.0::float8)`,
+    )})
+    select read.session, read.offer, read.buyer, read.seller, exists (select 1 from live) as live,
+      transfer.accounts_found, transfer.source_balance, transfer.moved, transfer.amount_cents, (select row_to_json(placed) from placed) as placed
+    from read left join transfer on true`,
   )
-  return async (executor: Executor, values: TransferValues & PlacementValues & Record<string, unknown>): Promise<(TransferColumns & { live: boolean }) | undefined> => (await statement(executor, values))[0]
+  return async (executor: Executor, values: TransferValues & SessionParams & PlacementValues & Record<string, unknown>): Promise<PlacementRow> => (await statement(executor, values))[0]!
 }
 
 export interface OrderFilter {

@@ -59,7 +59,13 @@ describe('orders: placing, reading, staff', () => {
       expect(order.allowedActions).toEqual([{ action: 'cancel', status: 'cancelled', reasonRequired: false }])
       expect(await wallet(ctx, buyer.accessToken)).toMatchObject({ balance: 364.5, escrow: 135.5 })
       const created = await eventsNamed(ctx, 'order.created')
-      expect(created.map((event) => event.data.orderId)).toContain(order.id)
+      expect(created.find((event) => event.data.orderId === order.id)?.data).toEqual({
+        orderId: order.id,
+        serviceId: service.serviceId,
+        buyerId: buyer.user.id,
+        sellerId: service.seller.user.id,
+        total: 135.5,
+      })
 
       const asSeller = await request(ctx.app, { method: 'GET', url: `/orders/${order.id}`, token: service.seller.accessToken })
       expect(asSeller.json().data.allowedActions.map((move: { action: string }) => move.action).sort()).toEqual(['accept', 'cancel'])

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, IdParams, Page, ok, responses } from '../../http/common.schemas.ts'
-import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
+import { actorOf, callerOf, requireAuth } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
 import { idempotencyErrors } from '../../platform/idempotency/idempotency.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
@@ -20,7 +20,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; tm
   app.post(
     '/orders',
     {
-      config: { idempotent: true },
+      config: { idempotent: true, checksSessionItself: true },
       schema: {
         tags,
         security,
@@ -31,7 +31,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; tm
         response: responses({ 201: Envelope(Order) }, 400, 401, 404, idempotencyErrors.IDEMPOTENCY_KEY_IN_USE, idempotencyErrors.IDEMPOTENCY_KEY_REUSED, ordersErrors.OWN_SERVICE, walletErrors.INSUFFICIENT_FUNDS),
       },
     },
-    async (request, reply) => reply.status(201).send(ok(await orders.placeOrder(actorOf(request), request.body))),
+    async (request, reply) => reply.status(201).send(ok(await orders.placeOrder(callerOf(request), request.body))),
   )
 
   app.get(

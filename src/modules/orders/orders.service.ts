@@ -1,15 +1,17 @@
-import { can, type Actor } from '../../access/access.ts'
+import { can, isUnchecked, type Actor, type Caller } from '../../access/access.ts'
 import type { Db, Executor, Tx } from '../../db/client.ts'
 import { DAY, type Clock } from '../../lib/clock.ts'
 import { fieldError, forbidden, notFound, validationError, type FieldError } from '../../lib/errors.ts'
+import { rowFromJson } from '../../db/json-rows.ts'
 import { newId } from '../../lib/ids.ts'
 import { fromCents } from '../../lib/money.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { StagedFile } from '../../platform/files.ts'
-import { emitEvent, eventJobValues } from '../../platform/outbox/events.ts'
+import { emitEvent, eventJobValuesWithoutData } from '../../platform/outbox/events.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import { defineStats, readCounters } from '../../platform/statistics/statistics.ts'
 import type { AuditService } from '../audit/audit.module.ts'
+import type { SessionCheck } from '../auth/auth.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
@@ -19,9 +21,9 @@ import { createOrderAnswers, mayView, sellerEarningCents } from './order-answers
 import { allowedMoves, decide, orderStatuses, systemMove, type OrderStatus, type Transition } from './order-status.ts'
 import { invalidTransition, ownService } from './orders.errors.ts'
 import { ordersEvents } from './orders.events.ts'
-import { createOrdersRepository, prepareOfferRead, preparePlacement, type OrderFilter } from './orders.repository.ts'
+import { createOrdersRepository, preparePlacement, type OrderFilter, type PartyJson } from './orders.repository.ts'
 import { OrdersStats } from './orders.schemas.ts'
-import type { OrderedExtra, OrderRow } from './orders.table.ts'
+import { orders, type OrderRow } from './orders.table.ts'
 
 export interface PlaceOrderInput {
   serviceId: string
@@ -34,8 +36,9 @@ export interface OrdersDeps {
   db: Db
   clock: Clock
   outbox: Outbox
-  ledger: Pick<LedgerService, 'transfer' | 'book' | 'transferSql'>
-  catalogue: Pick<CatalogueService, 'offerSql' | 'lockOrderableSql' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
+  sessions: SessionCheck
+  ledger: Pick<LedgerService, 'transfer' | 'book' | 'transferSqlWith'>
+  catalogue: Pick<CatalogueService, 'offerSql' | 'lockOrderableSql' | 'pricedChoiceSql' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
   users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql'>
   audit: Pick<AuditService, 'record'>
   messaging: Pick<MessagingService, 'orderConversationCtes' | 'orderConversationValues'>
@@ -69,10 +72,18 @@ const mayActOn = (row: OrderRow, actor: Actor) => mayView(row, actor) || can(act
  * and writes its events in the same transaction.
  */
 export function createOrdersService(deps: OrdersDeps) {
-  const { db, clock, outbox, ledger, catalogue, users, uploads, audit, messaging, platformFeeBasisPoints, autoCompleteAfterMs } = deps
+  const { db, clock, outbox, sessions, ledger, catalogue, users, uploads, audit, messaging, platformFeeBasisPoints, autoCompleteAfterMs } = deps
   const answers = createOrderAnswers(deps)
-  const readOffer = prepareOfferRead({ offerSql: catalogue.offerSql, publicSummarySql: users.publicSummarySql })
-  const place = preparePlacement({ transferSql: ledger.transferSql, lockOrderableSql: catalogue.lockOrderableSql, orderConversationCtes: messaging.orderConversationCtes })
+  const place = preparePlacement({
+    sessionSql: sessions.sql,
+    sessionLiveSql: sessions.liveSql,
+    transferSqlWith: ledger.transferSqlWith,
+    offerSql: catalogue.offerSql,
+    publicSummarySql: users.publicSummarySql,
+    lockOrderableSql: catalogue.lockOrderableSql,
+    pricedChoiceSql: catalogue.pricedChoiceSql,
+    orderConversationCtes: messaging.orderConversationCtes,
+  })
 
   // Who may read the delivery files of an order besides staff with view_orders: its two parties.
   uploads.registerAccessPolicy('order', async (orderId, actor) => {
@@ -197,63 +208,48 @@ export function createOrdersService(deps: OrdersDeps) {
 
   return {
     /**
-     * `POST /orders`: reads the offer and prices the package and extras as they are now, then, in
-     * one statement, moves the total into the buyer's escrow and writes the order (the prices
-     * copied onto it), its conversation and `order.created`, provided the service is still live
-     * and active under its share lock (422 INSUFFICIENT_FUNDS and 404 move and write nothing).
+     * `POST /orders`: one statement (`preparePlacement`) reads the caller's session, the offer
+     * and both parties, prices the package and extras as they are now, and, when everything
+     * holds, moves the total into the buyer's escrow and writes the order (the prices copied onto
+     * it), its conversation and `order.created`. The errors are decided here on what it read, in
+     * the order a client expects: 401, 404, 422 OWN_SERVICE, 400 naming the fields, 422
+     * INSUFFICIENT_FUNDS; none of them wrote anything.
      */
-    async placeOrder(actor: Actor, input: PlaceOrderInput) {
-      const { offer, buyer, seller } = await readOffer(db, input.serviceId, actor.id)
-      if (!offer || offer.status !== 'active' || !buyer || !seller) throw notFound('Service')
-      if (offer.sellerId === actor.id) throw ownService()
-      const problems: FieldError[] = []
-      const chosen = offer.packages.find((item) => item.id === input.packageId)
-      if (!chosen) problems.push({ field: 'packageId', message: 'is not a package of this service' })
-      const extras: OrderedExtra[] = []
-      for (const [index, extraId] of (input.extras ?? []).entries()) {
-        const extra = offer.extras.find((item) => item.id === extraId)
-        if (!extra) problems.push({ field: `extras.${index}`, message: 'is not an extra of this service' })
-        else extras.push({ id: extra.id, title: extra.title, priceCents: extra.priceCents, additionalDays: extra.additionalDays })
-      }
-      if (problems.length > 0 || !chosen) throw validationError(problems)
-      const totalCents = chosen.priceCents + extras.reduce((sum, extra) => sum + extra.priceCents, 0)
+    async placeOrder(caller: Caller, input: PlaceOrderInput) {
+      const buyerId = isUnchecked(caller) ? caller.claims.sub : caller.id
       const id = newId()
-      const order = {
-        buyerId: actor.id,
-        sellerId: offer.sellerId,
-        serviceId: offer.id,
-        packageId: chosen.id,
-        serviceTitle: offer.title,
-        packageName: chosen.name,
-        requirements: input.requirements ?? '',
-        priceCents: chosen.priceCents,
-        totalCents,
-        platformFeeCents: platformFeeCents(totalCents, platformFeeBasisPoints),
-        deliveryDays: chosen.deliveryDays + extras.reduce((sum, extra) => sum + extra.additionalDays, 0),
-        revisionsLeft: chosen.revisions,
-      }
-      const transfer = { from: { userId: actor.id, kind: 'available' }, to: { userId: actor.id, kind: 'escrow' }, amountCents: totalCents, type: 'order_payment', description: `Order: ${offer.title}`, orderId: id } as const
-      const { createdAt } = await ledger.book(db, transfer, async (transferValues) => {
-        const event = eventJobValues(ordersEvents.orderCreated, { ...parties({ id, ...order }), total: fromCents(totalCents) }, new Date(transferValues.createdAt))
-        const row = await place(db, { ...transferValues, ...order, extras: JSON.stringify(extras), ...messaging.orderConversationValues(), ...event })
-        if (!row?.live) throw notFound('Service')
+      let answer: { actor: Actor; parties: [PartyJson, PartyJson]; placed: Record<string, unknown> | null } | undefined
+      const transfer = { from: { userId: buyerId, kind: 'available' }, to: { userId: buyerId, kind: 'escrow' }, type: 'order_payment', orderId: id } as const
+      await ledger.book(db, transfer, async (transferValues) => {
+        const row = await place(db, {
+          ...transferValues,
+          ...sessions.params(caller),
+          serviceId: input.serviceId,
+          packageId: input.packageId,
+          extraIds: JSON.stringify(input.extras ?? []),
+          buyerId,
+          requirements: input.requirements ?? '',
+          platformFeeBasisPoints,
+          ...messaging.orderConversationValues(),
+          ...eventJobValuesWithoutData(ordersEvents.orderCreated, new Date(transferValues.createdAt)),
+        })
+        const actor = await sessions.actorOf(caller, row.session)
+        const { offer, buyer, seller } = row
+        if (!offer || offer.status !== 'active' || !buyer || !seller) throw notFound('Service')
+        if (offer.sellerId === actor.id) throw ownService()
+        const problems: FieldError[] = []
+        if (!offer.packages.some((item) => item.id === input.packageId)) problems.push({ field: 'packageId', message: 'is not a package of this service' })
+        for (const [index, extraId] of (input.extras ?? []).entries()) {
+          if (!offer.extras.some((item) => item.id === extraId)) problems.push({ field: `extras.${index}`, message: 'is not an extra of this service' })
+        }
+        if (problems.length > 0) throw validationError(problems)
+        if (!row.live) throw notFound('Service')
+        answer = { actor, parties: [buyer, seller], placed: row.placed }
         return row
       })
-      const row: OrderRow = {
-        ...order,
-        id,
-        status: 'pending',
-        extras,
-        statusReason: null,
-        dueAt: null,
-        deliveredAt: null,
-        autoCompleteAt: null,
-        completedAt: null,
-        cancelledAt: null,
-        createdAt,
-        updatedAt: createdAt,
-      }
-      return answers.describeNew(row, [buyer, seller], actor)
+      const placed = answer!.placed
+      if (!placed) throw new Error('the order was paid for but not written')
+      return answers.describeNew(rowFromJson(orders, placed), answer!.parties, answer!.actor)
     },
 
     /** `GET /orders/{id}`: the parties and staff with view_orders; anyone else 404. */

@@ -110,6 +110,14 @@ export type UsersRepository = ReturnType<typeof createUsersRepository>
 export const accountJsonSql = (userId: AnyColumn | SQL) => rowJsonSql(users, sql`${users.id} = ${userId}`)
 export const accountFromJson = (json: Record<string, unknown> | string): UserRow => rowFromJson(users, json)
 
+/**
+ * Whether the user in `userId` may use a session issued at token version `version`: active, not
+ * suspended, no password reset or suspension since (auth's `isUsable`, as SQL for statements that
+ * check a session and write in one go).
+ */
+export const usableAccountSql = (userId: AnyColumn | SQL, version: SQL) =>
+  sql<boolean>`exists (select 1 from ${users} where ${users.id} = ${userId} and ${users.isActive} and ${users.suspendedAt} is null and ${users.tokenVersion} = ${version})`
+
 /** Whether the user in `userId` passed seller KYC, as a scalar subquery (false for an unknown user). */
 export const kycVerifiedSql = (userId: AnyColumn | SQL) => sql<boolean>`coalesce((select ${users.isKycVerified} from ${users} where ${users.id} = ${userId}), false)`
 

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull, sql } from 'drizzle-orm'
+import { and, count, desc, eq, isNull, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { ledgerAccounts, ledgerEntries, ledgerTransactions, type AccountKind, type LedgerAccountRow, type LedgerTransactionType, type UserAccountKind } from './ledger.table.ts'
@@ -12,13 +12,14 @@ export interface AccountKey {
 export interface TransferRecord {
   from: AccountKey
   to: AccountKey
-  /** More than zero; a user's source account must hold it, the platform's may go below zero. */
-  amountCents: number
+  /** More than zero; a user's source account must hold it, the platform's may go below zero. Null when the statement computes it. */
+  amountCents: number | null
   transactionId: string
   sourceEntryId: string
   targetEntryId: string
   type: LedgerTransactionType
-  description: string
+  /** Null when the statement computes it. */
+  description: string | null
   orderId: string | null
   payoutId: string | null
   depositId: string | null
@@ -30,6 +31,8 @@ export interface TransferOutcome {
   accountsFound: boolean
   sourceBalanceCents: number
   moved: boolean
+  /** The amount a statement computed, when it did. */
+  amountCents: number | undefined
 }
 
 /** The columns `ledger_transfer` answers, as the driver gives them. */
@@ -37,6 +40,8 @@ export interface TransferColumns {
   accounts_found: boolean | null
   source_balance: number | string | null
   moved: boolean | null
+  /** Answered by a statement that computes the amount (`transferCall`), for the refusal's details. */
+  amount_cents?: number | string | null
 }
 
 const p = (name: string) => sql.placeholder(name)
@@ -47,9 +52,17 @@ const p = (name: string) => sql.placeholder(name)
  * the transaction with its entries, or writes nothing and says why. Its placeholders are filled
  * by `transferValues`; a statement that shares one (`payoutId`, `createdAt`) gets the same value.
  */
-export const transferCallSql = sql`ledger_transfer(${p('fromOwner')}::uuid, ${p('fromKind')}::text, ${p('toOwner')}::uuid, ${p('toKind')}::text, ${p('amountCents')}::bigint,
-  ${p('transactionId')}::uuid, ${p('sourceEntryId')}::uuid, ${p('targetEntryId')}::uuid, ${p('type')}::text, ${p('description')}::text,
-  ${p('orderId')}::uuid, ${p('payoutId')}::uuid, ${p('depositId')}::uuid, ${p('createdAt')}::timestamptz)`
+export const transferCall = (computed: ComputedParts = {}) => sql`ledger_transfer(${p('fromOwner')}::uuid, ${p('fromKind')}::text, ${p('toOwner')}::uuid, ${p('toKind')}::text,
+  ${computed.amountCents ?? sql`${p('amountCents')}::bigint`}, ${p('transactionId')}::uuid, ${p('sourceEntryId')}::uuid, ${p('targetEntryId')}::uuid, ${p('type')}::text,
+  ${computed.description ?? sql`${p('description')}::text`}, ${p('orderId')}::uuid, ${p('payoutId')}::uuid, ${p('depositId')}::uuid, ${p('createdAt')}::timestamptz)`
+
+/** For a statement that prices what it moves: SQL expressions of its own for the amount and the description, in place of their placeholders. */
+export interface ComputedParts {
+  amountCents?: SQL
+  description?: SQL
+}
+
+export const transferCallSql = transferCall()
 
 export type TransferValues = ReturnType<typeof transferValues>
 
@@ -74,6 +87,7 @@ export const transferOutcomeOf = (row: TransferColumns | undefined): TransferOut
   accountsFound: row?.accounts_found === true,
   sourceBalanceCents: Number(row?.source_balance ?? 0),
   moved: row?.moved === true,
+  amountCents: row?.amount_cents === undefined || row.amount_cents === null ? undefined : Number(row.amount_cents),
 })
 
 const transferStatement = preparedSql<TransferValues, TransferColumns>('ledger_transfer', sql`select accounts_found, source_balance, moved from ${transferCallSql}`)

@@ -1,7 +1,7 @@
 import type { Executor, Tx } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
-import { createLedgerRepository, transferCallSql, transferOutcomeOf, transferValues, type AccountKey, type TransferColumns, type TransferRecord, type TransferValues } from './ledger.repository.ts'
+import { createLedgerRepository, transferCall, transferCallSql, transferOutcomeOf, transferValues, type AccountKey, type TransferColumns, type TransferRecord, type TransferValues } from './ledger.repository.ts'
 import { userAccountKinds, type LedgerAccountRow, type LedgerTransactionType, type PlatformAccountKind, type UserAccountKind } from './ledger.table.ts'
 import { insufficientFunds } from './wallet.errors.ts'
 
@@ -19,6 +19,14 @@ export interface Transfer {
   payoutId?: string
   depositId?: string
 }
+
+/**
+ * A transfer whose statement prices it: the amount and the description are SQL of the statement
+ * (`transferSqlWith`), and its row answers the amount as `amount_cents`.
+ */
+export type StatementPricedTransfer = Omit<Transfer, 'amountCents' | 'description'>
+
+const isPriced = (transfer: Transfer | StatementPricedTransfer): transfer is Transfer => 'amountCents' in transfer
 
 export interface LedgerCheck {
   ok: boolean
@@ -44,20 +52,20 @@ export function createLedgerService(deps: { clock: Clock }) {
     await createLedgerRepository(executor).ensureUserAccounts(userAccountKinds.map((kind) => ({ id: newId(), ownerId: userId, kind, balanceCents: 0, createdAt: now })))
   }
 
-  function recordOf(transfer: Transfer): TransferRecord {
-    if (!Number.isSafeInteger(transfer.amountCents) || transfer.amountCents <= 0) throw new Error(`a transfer moves a positive whole number of cents (got ${transfer.amountCents})`)
+  function recordOf(transfer: Transfer | StatementPricedTransfer): TransferRecord {
+    if (isPriced(transfer) && (!Number.isSafeInteger(transfer.amountCents) || transfer.amountCents <= 0)) throw new Error(`a transfer moves a positive whole number of cents (got ${transfer.amountCents})`)
     const from = keyOf(transfer.from)
     const to = keyOf(transfer.to)
     if (from.ownerId === to.ownerId && from.kind === to.kind) throw new Error(`a transfer needs two accounts (${describeRef(transfer.from)} twice)`)
     return {
       from,
       to,
-      amountCents: transfer.amountCents,
+      amountCents: isPriced(transfer) ? transfer.amountCents : null,
       transactionId: newId(),
       sourceEntryId: newId(),
       targetEntryId: newId(),
       type: transfer.type,
-      description: transfer.description,
+      description: isPriced(transfer) ? transfer.description : null,
       orderId: transfer.orderId ?? null,
       payoutId: transfer.payoutId ?? null,
       depositId: transfer.depositId ?? null,
@@ -72,7 +80,7 @@ export function createLedgerService(deps: { clock: Clock }) {
    * INSUFFICIENT_FUNDS, having moved nothing (the database's CHECK is the second line). `run`
    * answers the transfer's columns of its statement's row, or throws for reasons of its own.
    */
-  async function book(executor: Executor, transfer: Transfer, run: (values: TransferValues) => Promise<TransferColumns | undefined>): Promise<{ transactionId: string; createdAt: Date }> {
+  async function book(executor: Executor, transfer: Transfer | StatementPricedTransfer, run: (values: TransferValues) => Promise<TransferColumns | undefined>): Promise<{ transactionId: string; createdAt: Date }> {
     const record = recordOf(transfer)
     const values = transferValues(record)
     let outcome = transferOutcomeOf(await run(values))
@@ -81,7 +89,7 @@ export function createLedgerService(deps: { clock: Clock }) {
       outcome = transferOutcomeOf(await run(values))
       if (!outcome.accountsFound) throw new Error(`an account of ${describeRef(transfer.from)} -> ${describeRef(transfer.to)} is missing (migrations not applied?)`)
     }
-    if (!outcome.moved) throw insufficientFunds(outcome.sourceBalanceCents, transfer.amountCents)
+    if (!outcome.moved) throw insufficientFunds(outcome.sourceBalanceCents, isPriced(transfer) ? transfer.amountCents : outcome.amountCents!)
     return { transactionId: record.transactionId, createdAt: record.createdAt }
   }
 
@@ -95,6 +103,8 @@ export function createLedgerService(deps: { clock: Clock }) {
     book,
     /** For another module's one-statement writes: the call of `ledger_transfer`, whose columns `book` reads. */
     transferSql: transferCallSql,
+    /** `transferSql` with the statement's own amount and description (a `StatementPricedTransfer`). */
+    transferSqlWith: transferCall,
 
     /** A user's balances in cents; accounts not opened yet count as zero. */
     async balancesOf(executor: Executor, userId: string): Promise<Record<UserAccountKind, number>> {

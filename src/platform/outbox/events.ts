@@ -1,5 +1,5 @@
 import { Type, type Static, type TObject } from '@sinclair/typebox'
-import { sql } from 'drizzle-orm'
+import { sql, type SQL } from 'drizzle-orm'
 import type { Tx } from '../../db/client.ts'
 import { newId } from '../../lib/ids.ts'
 import { defineJob } from './jobs.ts'
@@ -39,12 +39,13 @@ export function emitEvent<S extends TObject>(outbox: Outbox, tx: Tx, event: Even
 /**
  * For one-statement writes, the body of a CTE: the event's outbox job, written when the CTE named
  * `gate` has a row, so the event exists if and only if the change does. Its placeholders are
- * filled by `eventJobValues`.
+ * filled by `eventJobValues`, or, when the statement builds the event's `data` (a JSON
+ * expression over `gate`'s columns), by `eventJobValuesWithoutData`.
  */
-export function eventJobSql(gate: string) {
+export function eventJobSql(gate: string, data?: SQL) {
   const placeholder = (name: keyof ReturnType<typeof eventJobValues>) => sql.placeholder(name)
   return sql`insert into ${outboxJobs} (id, topic, payload, status, max_attempts, run_at, created_at)
-    select ${placeholder('eventJobId')}::uuid, ${EVENT_JOB.topic}::text, ${placeholder('eventPayload')}::jsonb, 'pending', ${DEFAULT_MAX_ATTEMPTS}::int,
+    select ${placeholder('eventJobId')}::uuid, ${EVENT_JOB.topic}::text, ${data ? sql`jsonb_set(${placeholder('eventPayload')}::jsonb, '{data}', (${data})::jsonb)` : sql`${placeholder('eventPayload')}::jsonb`}, 'pending', ${DEFAULT_MAX_ATTEMPTS}::int,
       ${placeholder('eventAt')}::timestamptz, ${placeholder('eventAt')}::timestamptz
     from ${sql.identifier(gate)}`
 }
@@ -52,4 +53,9 @@ export function eventJobSql(gate: string) {
 /** The values `eventJobSql` takes: a new job id, the payload as JSON text, and when the event happened. */
 export function eventJobValues<S extends TObject>(event: EventType<S>, data: Static<S>, at: Date) {
   return { eventJobId: newId(), eventPayload: JSON.stringify(eventPayload(event, data, at)), eventAt: at.toISOString() }
+}
+
+/** `eventJobValues` for an event whose data its statement builds (`eventJobSql(gate, data)`). */
+export function eventJobValuesWithoutData(event: EventType, at: Date) {
+  return { eventJobId: newId(), eventPayload: JSON.stringify({ ...eventPayload(event, {}, at) }), eventAt: at.toISOString() }
 }
