@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNull, lt, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { preparedSql } from '../../db/statements.ts'
+import type { IdentityJson } from '../users/users.module.ts'
 import { refreshTokens, revokedTokens, tokenFamilies, type NewRefreshTokenRow, type NewTokenFamilyRow } from './auth.table.ts'
 
 /** The placeholders of a statement that reads a session (`sessionJsonSql`), filled from the token by `sessionParams`. */
@@ -13,15 +14,15 @@ export interface SessionParams {
   sessionNow: string | null
 }
 
-/** What `sessionJsonSql` reads: whether the session is live, and the account. */
+/** What `sessionJsonSql` reads: whether the session is live, and who its user is. */
 export interface SessionJson {
   live: boolean
-  account: Record<string, unknown> | null
+  account: IdentityJson | null
 }
 
 /** The fragments of the users module a session check is made of. */
 export interface SessionParts {
-  accountJsonSql(userId: AnyColumn): SQL<Record<string, unknown> | null>
+  identityJsonSql(userId: AnyColumn): SQL<IdentityJson | null>
   usableAccountSql(userId: AnyColumn, version: SQL): SQL<boolean>
 }
 
@@ -37,7 +38,7 @@ export const sessionJsonSql = (parts: SessionParts) => {
       'live', ${tokenFamilies.revokedAt} is null and ${tokenFamilies.expiresAt} > ${p('sessionNow')}::timestamptz and ${tokenFamilies.userId} = ${p('sessionUser')}::uuid
         and not exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p('sessionJti')}::text)
         and ${parts.usableAccountSql(tokenFamilies.userId, sql`${p('sessionVersion')}::int`)},
-      'account', ${parts.accountJsonSql(tokenFamilies.userId)})
+      'account', ${parts.identityJsonSql(tokenFamilies.userId)})
     from ${tokenFamilies} where ${tokenFamilies.id} = ${p('sessionFamily')}::uuid)`
 }
 

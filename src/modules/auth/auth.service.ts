@@ -50,7 +50,7 @@ export function createAuthService(deps: {
   db: Db
   clock: Clock
   tokens: TokenService
-  users: Pick<UsersService, 'createAccount' | 'describe' | 'findAccountByEmail' | 'findAccountById' | 'lockAccount' | 'recordLogin' | 'updateAccount' | 'accountJsonSql' | 'accountFromJson' | 'usableAccountSql'>
+  users: Pick<UsersService, 'createAccount' | 'describe' | 'findAccountByEmail' | 'findAccountById' | 'lockAccount' | 'recordLogin' | 'updateAccount' | 'identityJsonSql' | 'usableAccountSql'>
   roles: Pick<RolesService, 'permissionsOf'>
   outbox: Outbox
   mailer: Mailer
@@ -87,7 +87,7 @@ export function createAuthService(deps: {
    */
   async function confirmSession(claims: AccessClaims, read: SessionJson | null): Promise<Session> {
     if (!read?.live || !read.account) throw unauthenticated('Invalid or expired access token')
-    const user = users.accountFromJson(read.account)
+    const user = read.account
     const permissions: ReadonlySet<Permission> = user.isSuperuser ? new Set(allPermissions) : user.isStaff ? await roles.permissionsOf(db, user.id) : new Set()
     return {
       actor: { id: user.id, email: user.email, fullName: user.fullName, isStaff: user.isStaff, isSuperuser: user.isSuperuser, permissions },

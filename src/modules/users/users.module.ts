@@ -18,5 +18,5 @@ export const usersModule = defineModule({
 })
 
 export { statusOf, toUser, type Account, type User, type UsersService } from './users.service.ts'
-export { userRoles, userStatuses, type UserListFilter } from './users.repository.ts'
+export { userRoles, userStatuses, type IdentityJson, type UserListFilter } from './users.repository.ts'
 export { Email, FullName, ListUsersQuery, Password, User as UserSchema, Username, UserListItem } from './users.schemas.ts'

@@ -1,6 +1,5 @@
 import { and, asc, count, eq, gte, ilike, inArray, isNotNull, isNull, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
-import { rowFromJson, rowJsonSql } from '../../db/json-rows.ts'
 import { prepared } from '../../db/statements.ts'
 import { users, type NewUserRow, type UserRow } from './users.table.ts'
 
@@ -106,9 +105,18 @@ export function createUsersRepository(db: Executor) {
 export type UsersRepository = ReturnType<typeof createUsersRepository>
 
 /** The public summary of the user in column `userId` as a JSON object, for one-statement reads of other modules. */
-/** For another module's one-statement reads: the account row of the user in `userId` as JSON (null when unknown); `accountFromJson` decodes it. */
-export const accountJsonSql = (userId: AnyColumn | SQL) => rowJsonSql(users, sql`${users.id} = ${userId}`)
-export const accountFromJson = (json: Record<string, unknown> | string): UserRow => rowFromJson(users, json)
+/** Who a user is, as authorisation needs it (`Actor` without the permissions). */
+export interface IdentityJson {
+  id: string
+  email: string
+  fullName: string
+  isStaff: boolean
+  isSuperuser: boolean
+}
+
+/** For another module's one-statement reads: the identity of the user in `userId` as JSON (null when unknown). */
+export const identityJsonSql = (userId: AnyColumn | SQL) =>
+  sql<IdentityJson | null>`(select json_build_object('id', ${users.id}, 'email', ${users.email}, 'fullName', ${users.fullName}, 'isStaff', ${users.isStaff}, 'isSuperuser', ${users.isSuperuser}) from ${users} where ${users.id} = ${userId})`
 
 /**
  * Whether the user in `userId` may use a session issued at token version `version`: active, not

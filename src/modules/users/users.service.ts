@@ -13,7 +13,7 @@ import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { PortfolioService } from '../portfolio/portfolio.module.ts'
 import { roleOf, type Actor, type Permission } from '../../access/access.ts'
 import type { AnyColumn, SQL } from 'drizzle-orm'
-import { accountFromJson, accountJsonSql, createUsersRepository, kycVerifiedSql, publicSummarySql, usableAccountSql, type UserListFilter } from './users.repository.ts'
+import { createUsersRepository, identityJsonSql, kycVerifiedSql, publicSummarySql, usableAccountSql, type UserListFilter } from './users.repository.ts'
 import type { UserRow } from './users.table.ts'
 
 export interface NewAccount {
@@ -207,9 +207,8 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
 
     /** For another module's one-statement writes: whether the user in `userId` passed seller KYC (DESIGN 6 "KYC"). */
     kycVerifiedSql,
-    /** For another module's one-statement reads: the account of the user in `userId` as JSON, and its decoder. */
-    accountJsonSql,
-    accountFromJson,
+    /** For another module's one-statement reads: who the user in `userId` is (`IdentityJson`), and whether a session of theirs may be used. */
+    identityJsonSql,
     usableAccountSql,
 
     /** What other modules show of users (sellers on services): public fields and avatar, in two queries. */
