@@ -2,24 +2,20 @@ import { and, count, eq, isNull, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { serviceExtras, servicePackages, services, type ServiceRow, type ServiceStatus } from './services.table.ts'
 
-/** A live service as an order prices it (`offerSql`). */
+/** A live service as an order sees it (`offerSql`); its packages and extras are priced by `pricedChoiceSql`. */
 export interface OfferJson {
   id: string
   status: ServiceStatus
   sellerId: string
   title: string
-  packages: { id: string; name: string; priceCents: number; deliveryDays: number; revisions: number | null }[]
-  extras: { id: string; title: string; priceCents: number; additionalDays: number }[]
 }
 
 /**
- * For the orders module's one-statement reads: the live service in `serviceId` with its packages
- * and extras, as JSON built by PostgreSQL; null when it is missing or deleted.
+ * For the orders module's one-statement reads: the live service in `serviceId` as JSON built by
+ * PostgreSQL; null when it is missing or deleted.
  */
 export const offerSql = (serviceId: SQL) =>
-  sql<OfferJson | null>`(select json_build_object('id', s.id, 'status', s.status, 'sellerId', s.seller_id, 'title', s.title,
-    'packages', coalesce((select json_agg(json_build_object('id', p.id, 'name', p.name, 'priceCents', p.price_cents, 'deliveryDays', p.delivery_days, 'revisions', p.revisions) order by p.position) from ${servicePackages} p where p.service_id = s.id), '[]'::json),
-    'extras', coalesce((select json_agg(json_build_object('id', e.id, 'title', e.title, 'priceCents', e.price_cents, 'additionalDays', e.additional_days) order by e.position) from ${serviceExtras} e where e.service_id = s.id), '[]'::json))
+  sql<OfferJson | null>`(select json_build_object('id', s.id, 'status', s.status, 'sellerId', s.seller_id, 'title', s.title)
     from ${services} s where s.id = ${serviceId} and s.deleted_at is null)`
 
 /**
@@ -32,24 +28,26 @@ export const lockOrderableSql = (serviceId: SQL) =>
   sql`select ${services.id} from ${services} where ${services.id} = ${serviceId} and ${services.status} = 'active' and ${services.deletedAt} is null for share`
 
 /**
- * For the orders module's one-statement placement, the body of a CTE: the package `packageId` of
- * service `serviceId` priced with the extras `extraIds` (a JSON array of ids, each counted once
- * per mention): one row with the package's columns, `total_cents` and `delivery_days` summed over
- * the extras, and the extras as JSON (`OfferJson` extras, in the order asked); no row when the
- * package or any extra is not the service's.
+ * For the orders module's one-statement placement, the body of a CTE of exactly one row: the
+ * package `packageId` of service `serviceId` (its columns null when it is not the service's),
+ * priced with the extras `extraIds` (a JSON array of ids in any letter case, each counted once per
+ * mention): `total_cents` and `delivery_days` summed over the extras, the extras as JSON (`id`,
+ * `title`, `priceCents`, `additionalDays`, in the order asked), and `missing`, the positions
+ * (from 0) of the ids that are not extras of the service. The choice is orderable when
+ * `package_id` is not null and `missing` is empty.
  */
 export const pricedChoiceSql = (serviceId: SQL, packageId: SQL, extraIds: SQL) =>
   sql`select p.id as package_id, p.name as package_name, p.price_cents, p.revisions,
-      p.price_cents + coalesce(sum(e.price_cents), 0)::int as total_cents,
-      p.delivery_days + coalesce(sum(e.additional_days), 0)::int as delivery_days,
-      coalesce(json_agg(json_build_object('id', e.id, 'title', e.title, 'priceCents', e.price_cents, 'additionalDays', e.additional_days) order by asked.n)
-        filter (where e.id is not null), '[]'::json) as extras
-    from ${servicePackages} p
-    left join json_array_elements_text(${extraIds}) with ordinality as asked(id, n) on true
-    left join ${serviceExtras} e on e.id::text = asked.id and e.service_id = p.service_id
-    where p.id = ${packageId} and p.service_id = ${serviceId}
-    group by p.id
-    having count(asked.id) = count(e.id)`
+      p.price_cents + x.extras_cents as total_cents, p.delivery_days + x.extras_days as delivery_days, x.extras, x.missing
+    from (select 1) as one
+    left join ${servicePackages} p on p.id = ${packageId} and p.service_id = ${serviceId}
+    cross join lateral (
+      select coalesce(sum(e.price_cents), 0)::int as extras_cents, coalesce(sum(e.additional_days), 0)::int as extras_days,
+        coalesce(json_agg(json_build_object('id', e.id, 'title', e.title, 'priceCents', e.price_cents, 'additionalDays', e.additional_days) order by asked.n)
+          filter (where e.id is not null), '[]'::json) as extras,
+        coalesce(json_agg(asked.n - 1 order by asked.n) filter (where e.id is null), '[]'::json) as missing
+      from json_array_elements_text(${extraIds}) with ordinality as asked(id, n)
+      left join ${serviceExtras} e on e.id::text = lower(asked.id) and e.service_id = ${serviceId}) as x`
 
 /** Queries for what other modules read and keep up to date on services: offers to order, counters, seller figures. */
 export function createServiceCountersRepository(db: Executor) {

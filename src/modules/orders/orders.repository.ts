@@ -45,6 +45,9 @@ export interface PlacementRow extends TransferColumns {
   offer: OfferJson | null
   buyer: PartyJson | null
   seller: PartyJson | null
+  /** Whether the package is the service's, and the positions of the asked extras that are not its extras. */
+  package_found: boolean
+  missing_extras: number[]
   /** The service was live and active under its share lock, and everything else held. */
   live: boolean
   /** The order as inserted, when it was. */
@@ -74,7 +77,8 @@ export function preparePlacement(parts: PlacementParts) {
       from offer o),
     priced as materialized (${parts.pricedChoiceSql(serviceId, sql`${p('packageId')}::uuid`, sql`${p('extraIds')}::json`)}),
     allowed as materialized (
-      select 1 from read where ${parts.sessionLiveSql(sql`read.session`)} and (read.offer->>'sellerId')::uuid <> ${buyerId} and exists (select 1 from priced)),
+      select 1 from read, priced where ${parts.sessionLiveSql(sql`read.session`)} and (read.offer->>'sellerId')::uuid <> ${buyerId}
+        and priced.package_id is not null and json_array_length(priced.missing) = 0),
     live as materialized (select id from (${parts.lockOrderableSql(serviceId)}) locked where exists (select 1 from allowed)),
     transfer as (
       select t.accounts_found, t.source_balance, t.moved, priced.total_cents as amount_cents
@@ -85,7 +89,7 @@ export function preparePlacement(parts: PlacementParts) {
         price_cents, extras, total_cents, platform_fee_cents, delivery_days, revisions_left, created_at, updated_at)
       select ${p('orderId')}::uuid, ${buyerId}, (read.offer->>'sellerId')::uuid, ${serviceId}, priced.package_id, read.offer->>'title', priced.package_name, 'pending',
         ${p('requirements')}::text, priced.price_cents, priced.extras::jsonb, priced.total_cents,
-        (priced.total_cents * ${p('platformFeeBasisPoints')}::int + 5000) / 10000, priced.delivery_days, priced.revisions,
+        (priced.total_cents::bigint * ${p('platformFeeBasisPoints')}::int + 5000) / 10000, priced.delivery_days, priced.revisions,
         ${p('createdAt')}::timestamptz, ${p('createdAt')}::timestamptz
       from read, priced, transfer where transfer.moved
       returning *
@@ -95,9 +99,10 @@ export function preparePlacement(parts: PlacementParts) {
       'placed',
       sql`json_build_object('orderId', placed.id, 'serviceId', placed.service_id, 'buyerId', placed.buyer_id, 'sellerId', placed.seller_id, 'total', placed.total_cents / 100.0::float8)`,
     )})
-    select read.session, read.offer, read.buyer, read.seller, exists (select 1 from live) as live,
+    select read.session, read.offer, read.buyer, read.seller, priced.package_id is not null as package_found, priced.missing as missing_extras,
+      exists (select 1 from live) as live,
       transfer.accounts_found, transfer.source_balance, transfer.moved, transfer.amount_cents, (select row_to_json(placed) from placed) as placed
-    from read left join transfer on true`,
+    from read cross join priced left join transfer on true`,
   )
   return async (executor: Executor, values: TransferValues & SessionParams & PlacementValues & Record<string, unknown>): Promise<PlacementRow> => (await statement(executor, values))[0]!
 }

@@ -5,6 +5,7 @@ import { createUser } from '../../../test/factories/users.ts'
 import { expectBooksBalance } from '../../../test/setup/ledger.ts'
 import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
 import { outboxJobs } from '../../platform/outbox/outbox.table.ts'
+import { servicePackages } from '../catalogue/services.table.ts'
 import { conversations } from '../messaging/messaging.table.ts'
 import { orders } from './orders.table.ts'
 
@@ -69,6 +70,32 @@ describe('orders: placing, reading, staff', () => {
 
       const asSeller = await request(ctx.app, { method: 'GET', url: `/orders/${order.id}`, token: service.seller.accessToken })
       expect(asSeller.json().data.allowedActions.map((move: { action: string }) => move.action).sort()).toEqual(['accept', 'cancel'])
+    })
+
+    it('takes ids in any letter case, as PostgreSQL reads a UUID', async () => {
+      const service = await createActiveService(ctx)
+      const buyer = await createFundedBuyer(ctx, 500)
+      const response = await request(ctx.app, {
+        method: 'POST',
+        url: '/orders',
+        token: buyer.accessToken,
+        payload: { serviceId: service.serviceId.toUpperCase(), packageId: service.packageIds.basic.toUpperCase(), extras: [service.extraIds.express.toUpperCase()] },
+      })
+      expect(response.statusCode, response.body).toBe(201)
+      expect(response.json().data).toMatchObject({ serviceId: service.serviceId, packageId: service.packageIds.basic, total: 115.5, extras: [{ id: service.extraIds.express }] })
+      expect(await wallet(ctx, buyer.accessToken)).toMatchObject({ balance: 384.5, escrow: 115.5 })
+    })
+
+    it('prices a large order exactly: the fee of a 25,000.00 package', async () => {
+      const service = await createActiveService(ctx)
+      await ctx.database.db.update(servicePackages).set({ priceCents: 2_500_000 }).where(eq(servicePackages.id, service.packageIds.basic))
+      const buyer = await createFundedBuyer(ctx, 10_000)
+      for (let deposit = 0; deposit < 2; deposit++) {
+        expect((await request(ctx.app, { method: 'POST', url: '/wallet/deposits', token: buyer.accessToken, payload: { amount: 10_000 } })).statusCode).toBe(201)
+      }
+      const response = await request(ctx.app, { method: 'POST', url: '/orders', token: buyer.accessToken, payload: { serviceId: service.serviceId, packageId: service.packageIds.basic, extras: [service.extraIds.express] } })
+      expect(response.statusCode, response.body).toBe(201)
+      expect(response.json().data).toMatchObject({ total: 25_015.5, platformFee: 2_501.55, sellerEarning: 22_513.95 })
     })
 
     it('keeps the prices of existing orders when the seller edits the service', async () => {
@@ -146,6 +173,10 @@ describe('orders: placing, reading, staff', () => {
         expectError(await place({ serviceId: service.serviceId, packageId: service.packageIds.basic, extras: [service.extraIds.source, other.extraIds.source] }), 400, 'VALIDATION_ERROR', ['extras.1'])
         expectError(await place({ serviceId: service.serviceId, packageId: service.packageIds.basic, extras: ['nope'] }), 400, 'VALIDATION_ERROR', ['extras.0'])
         expectError(await place({ serviceId: service.serviceId, packageId: service.packageIds.basic, extras: [service.extraIds.source, service.extraIds.source] }), 400, 'VALIDATION_ERROR', ['extras'])
+      })
+      it('ids the schema lets through but that are no UUID PostgreSQL reads: 400 or 404, never a 500', async () => {
+        expectError(await place({ serviceId: service.serviceId, packageId: `urn:uuid:${service.packageIds.basic}` }), 400, 'VALIDATION_ERROR', ['packageId'])
+        expectError(await place({ serviceId: `urn:uuid:${service.serviceId}`, packageId: service.packageIds.basic }), 404, 'NOT_FOUND')
       })
       it('requirements over 5,000 characters: 400 on requirements', async () => {
         expectError(await place({ serviceId: service.serviceId, packageId: service.packageIds.basic, requirements: 'x'.repeat(5001) }), 400, 'VALIDATION_ERROR', ['requirements'])

@@ -3,7 +3,7 @@ import type { Db, Executor, Tx } from '../../db/client.ts'
 import { DAY, type Clock } from '../../lib/clock.ts'
 import { fieldError, forbidden, notFound, validationError, type FieldError } from '../../lib/errors.ts'
 import { rowFromJson } from '../../db/json-rows.ts'
-import { newId } from '../../lib/ids.ts'
+import { isUuid, newId } from '../../lib/ids.ts'
 import { fromCents } from '../../lib/money.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { StagedFile } from '../../platform/files.ts'
@@ -47,6 +47,13 @@ export interface OrdersDeps {
   platformFeeBasisPoints: number
   autoCompleteAfterMs: number
 }
+
+/**
+ * An id as the statement compares it: a well-formed UUID in lower case, anything else the nil
+ * UUID, which is no row's id (the schema's uuid format also lets through forms PostgreSQL does not
+ * read, such as a `urn:uuid:` prefix).
+ */
+const asUuid = (id: string): string => (isUuid(id) ? id.toLowerCase() : '00000000-0000-0000-0000-000000000000')
 
 /** The platform fee of a total, rounded half-up to the cent (DESIGN "Orders"). */
 export const platformFeeCents = (totalCents: number, basisPoints: number): number => Math.floor((totalCents * basisPoints + 5_000) / 10_000)
@@ -224,8 +231,8 @@ export function createOrdersService(deps: OrdersDeps) {
         const row = await place(db, {
           ...transferValues,
           ...sessions.params(caller),
-          serviceId: input.serviceId,
-          packageId: input.packageId,
+          serviceId: asUuid(input.serviceId),
+          packageId: asUuid(input.packageId),
           extraIds: JSON.stringify(input.extras ?? []),
           buyerId,
           requirements: input.requirements ?? '',
@@ -233,15 +240,14 @@ export function createOrdersService(deps: OrdersDeps) {
           ...messaging.orderConversationValues(),
           ...eventJobValuesWithoutData(ordersEvents.orderCreated, new Date(transferValues.createdAt)),
         })
+        // Every refusal below is decided on what the statement matched, so it also stopped the write.
         const actor = await sessions.actorOf(caller, row.session)
         const { offer, buyer, seller } = row
         if (!offer || offer.status !== 'active' || !buyer || !seller) throw notFound('Service')
         if (offer.sellerId === actor.id) throw ownService()
         const problems: FieldError[] = []
-        if (!offer.packages.some((item) => item.id === input.packageId)) problems.push({ field: 'packageId', message: 'is not a package of this service' })
-        for (const [index, extraId] of (input.extras ?? []).entries()) {
-          if (!offer.extras.some((item) => item.id === extraId)) problems.push({ field: `extras.${index}`, message: 'is not an extra of this service' })
-        }
+        if (!row.package_found) problems.push({ field: 'packageId', message: 'is not a package of this service' })
+        for (const index of row.missing_extras) problems.push({ field: `extras.${index}`, message: 'is not an extra of this service' })
         if (problems.length > 0) throw validationError(problems)
         if (!row.live) throw notFound('Service')
         answer = { actor, parties: [buyer, seller], placed: row.placed }
