@@ -252,6 +252,28 @@ describe('every route bounds what it accepts', () => {
   })
 })
 
+describe('the uuid format', () => {
+  let ctx: TestContext
+  let user: TestUser
+  let other: TestUser
+  beforeAll(async () => {
+    ctx = await createTestApp()
+    ;[user, other] = [await createUser(ctx), await createUser(ctx)]
+  })
+  afterAll(() => ctx.close())
+
+  it('refuses an id with a urn:uuid: prefix, which the database cannot read: 400 naming the field in a body, 404 in a path', async () => {
+    const urn = `urn:uuid:${other.user.id}`
+    expectError(await request(ctx.app, { method: 'POST', url: '/messages', token: user.accessToken, payload: { recipientId: urn, content: 'Hello' } }), 400, 'VALIDATION_ERROR', ['recipientId'])
+    expectError(await request(ctx.app, { method: 'GET', url: `/users/${urn}`, token: user.accessToken }), 404, 'NOT_FOUND')
+  })
+
+  it('takes an id in upper case, as the database reads it', async () => {
+    const response = await request(ctx.app, { method: 'POST', url: '/messages', token: user.accessToken, payload: { recipientId: other.user.id.toUpperCase(), content: 'Hello' } })
+    expect(response.statusCode, response.body).toBe(201)
+  })
+})
+
 describe('guardLimits', () => {
   it('moves items and uniqueItems behind maxItems, and pattern and format behind maxLength', () => {
     const schema = {

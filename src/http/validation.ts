@@ -4,9 +4,17 @@ import addFormats from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { FieldError } from '../lib/errors.ts'
 
+/**
+ * `uuid` as PostgreSQL reads it: 8-4-4-4-12 hexadecimal digits, in any letter case. ajv-formats
+ * also accepts a `urn:uuid:` prefix, which the database refuses to read: such an id would fail
+ * in SQL instead of being answered as bad input.
+ */
+export const UUID_FORMAT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
 function createAjv(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, useDefaults: true, removeAdditional: false, strict: false, ...options })
   addFormats.default(ajv)
+  ajv.addFormat('uuid', UUID_FORMAT)
   ajvErrors.default(ajv, { singleError: true })
   return ajv
 }

@@ -174,9 +174,10 @@ describe('orders: placing, reading, staff', () => {
         expectError(await place({ serviceId: service.serviceId, packageId: service.packageIds.basic, extras: ['nope'] }), 400, 'VALIDATION_ERROR', ['extras.0'])
         expectError(await place({ serviceId: service.serviceId, packageId: service.packageIds.basic, extras: [service.extraIds.source, service.extraIds.source] }), 400, 'VALIDATION_ERROR', ['extras'])
       })
-      it('ids the schema lets through but that are no UUID PostgreSQL reads: 400 or 404, never a 500', async () => {
+      it('ids in a form PostgreSQL does not read (a urn:uuid: prefix): 400 naming the field, never a 500', async () => {
         expectError(await place({ serviceId: service.serviceId, packageId: `urn:uuid:${service.packageIds.basic}` }), 400, 'VALIDATION_ERROR', ['packageId'])
-        expectError(await place({ serviceId: `urn:uuid:${service.serviceId}`, packageId: service.packageIds.basic }), 404, 'NOT_FOUND')
+        expectError(await place({ serviceId: `urn:uuid:${service.serviceId}`, packageId: service.packageIds.basic }), 400, 'VALIDATION_ERROR', ['serviceId'])
+        expectError(await place({ serviceId: service.serviceId, packageId: service.packageIds.basic, extras: [`urn:uuid:${service.extraIds.source}`] }), 400, 'VALIDATION_ERROR', ['extras.0'])
       })
       it('requirements over 5,000 characters: 400 on requirements', async () => {
         expectError(await place({ serviceId: service.serviceId, packageId: service.packageIds.basic, requirements: 'x'.repeat(5001) }), 400, 'VALIDATION_ERROR', ['requirements'])

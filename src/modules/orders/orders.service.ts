@@ -49,11 +49,11 @@ export interface OrdersDeps {
 }
 
 /**
- * An id as the statement compares it: a well-formed UUID in lower case, anything else the nil
- * UUID, which is no row's id (the schema's uuid format also lets through forms PostgreSQL does not
- * read, such as a `urn:uuid:` prefix).
+ * An id as the statement takes it: a well-formed UUID, or else (from a caller the route's schema
+ * did not check) the nil UUID, which is no row's id, so the answer is a 404 or a 400, not a
+ * failed cast.
  */
-const asUuid = (id: string): string => (isUuid(id) ? id.toLowerCase() : '00000000-0000-0000-0000-000000000000')
+const asUuid = (id: string): string => (isUuid(id) ? id : '00000000-0000-0000-0000-000000000000')
 
 /** The platform fee of a total, rounded half-up to the cent (DESIGN "Orders"). */
 export const platformFeeCents = (totalCents: number, basisPoints: number): number => Math.floor((totalCents * basisPoints + 5_000) / 10_000)
