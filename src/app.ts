@@ -19,14 +19,13 @@ import { badUrlHandler, errorHandler, notFoundHandler } from './http/error-handl
 import { objectBodiesOnly } from './http/json-body.ts'
 import { refuseMultipartOnJsonRoutes } from './http/multipart.ts'
 import { RateLimitCounter, rateLimits } from './http/rate-limit.ts'
-import { addSecurityHeaders } from './http/security-headers.ts'
+import { securityHeadersOf, startReplyHeaders } from './http/security-headers.ts'
 import { validatorCompiler } from './http/validation.ts'
 import { MINUTE, systemClock, type Clock } from './lib/clock.ts'
 import { limitPasswordHashing } from './lib/passwords.ts'
 import type { ErrorCode } from './lib/errors.ts'
 import { createLogger, type Logger } from './platform/logging/logger.ts'
 import { createMailer, type Mailer } from './platform/mail/mailer.ts'
-import { runInRequestContext } from './platform/request-context.ts'
 import { apiIndexRoutes, healthRoutes } from './http/health.routes.ts'
 import { metricsPlugin } from './http/metrics.ts'
 import { poolGauges } from './db/pool-metrics.ts'
@@ -115,34 +114,36 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler)
   app.setErrorHandler(errorHandler)
 
-  // First hook: everything after it (guards, handler, services) runs in the request's context,
-  // which is how audit rows learn the request id.
-  app.addHook('onRequest', (request, _reply, done) => runInRequestContext({ requestId: request.id }, done))
-  // Hooks on every request take a callback rather than return a promise: one less per request.
+  const fixedHeaders = {
+    'api-version': '1',
+    ...securityHeadersOf({
+      contentSecurityPolicy: {
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'", "'unsafe-inline'"],
+          imgSrc: ["'self'", 'data:'],
+          objectSrc: ["'none'"],
+          frameAncestors: ["'none'"],
+          // Local development is plain HTTP; upgrading would break the /docs page there.
+          upgradeInsecureRequests: config.isProduction ? [] : null,
+        },
+      },
+      hsts: config.isProduction,
+      crossOriginResourcePolicy: { policy: 'cross-origin' },
+    }),
+  }
+  // First hook, and the only one for what every answer carries: the headers that never change
+  // and the request id. Hooks on every request take a callback rather than return a promise: one
+  // less per request.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('API-Version', '1')
-    reply.header('X-Request-Id', request.id)
+    startReplyHeaders(reply, fixedHeaders)
+    reply.header('x-request-id', request.id)
     done()
   })
   app.addHook('preValidation', refuseMultipartOnJsonRoutes)
-
   limitPasswordHashing(config.passwordHashConcurrency)
-  addSecurityHeaders(app, {
-    contentSecurityPolicy: {
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:'],
-        objectSrc: ["'none'"],
-        frameAncestors: ["'none'"],
-        // Local development is plain HTTP; upgrading would break the /docs page there.
-        upgradeInsecureRequests: config.isProduction ? [] : null,
-      },
-    },
-    hsts: config.isProduction,
-    crossOriginResourcePolicy: { policy: 'cross-origin' },
-  })
+
   await app.register(cors, {
     origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],

@@ -28,6 +28,11 @@ export interface Actor {
   isStaff: boolean
   isSuperuser: boolean
   permissions: ReadonlySet<Permission>
+  /**
+   * The HTTP request the actor acts through (its `X-Request-Id`), set when the caller is
+   * identified; absent for the worker and the CLI. Audit rows record it (decision 0090).
+   */
+  requestId?: string
 }
 
 /** A superuser has every permission; staff have their roles' permissions; everyone else none. */
@@ -69,6 +74,8 @@ export interface AccessClaims {
  */
 export interface UncheckedCaller {
   claims: AccessClaims
+  /** As `Actor.requestId`: handed on to the actor once the session is confirmed. */
+  requestId?: string
 }
 
 /** Who calls a service: an actor whose session is checked, or a token whose session the service's statement checks. */

@@ -64,12 +64,14 @@ export const identifyCaller = fp(async (app: FastifyInstance, options: { authent
     }
     if (request.routeOptions.config.checksSessionItself === true && request.headers['idempotency-key'] === undefined) {
       options.verifyAccess(token).then((claims) => {
-        request.uncheckedCaller = { claims }
+        request.uncheckedCaller = { claims, requestId: request.id }
         done()
       }, refused(request, done))
       return
     }
     options.authenticate(token).then((session) => {
+      // The session is this request's own object: the actor learns which request it acts through.
+      session.actor.requestId = request.id
       request.session = session
       done()
     }, refused(request, done))

@@ -3,7 +3,6 @@ import type { Db, Tx } from '../../db/client.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
-import { currentRequestId } from '../../platform/request-context.ts'
 import { createAuditRepository, type AuditFilter } from './audit.repository.ts'
 import type { AuditRow } from './audit.table.ts'
 
@@ -11,7 +10,8 @@ import type { AuditRow } from './audit.table.ts'
 export interface AuditEntry {
   /** `<target>.<verb>`, e.g. `user.suspend`, `kyc.approve`, `payout.reject`. */
   action: string
-  actor: Pick<Actor, 'id'> | null
+  /** Who acted; its `requestId`, when it acts through a request, is recorded with the row. */
+  actor: Pick<Actor, 'id' | 'requestId'> | null
   targetType: string
   targetId: string
   reason?: string | null
@@ -40,7 +40,7 @@ export function createAuditService(deps: { db: Db; clock: Clock }) {
   return {
     /**
      * Writes the row in the caller's transaction, so it exists if and only if the action
-     * commits. The request id comes from the request context (null outside a request).
+     * commits. The request id is the actor's (null for the worker and the CLI).
      */
     async record(tx: Tx, entry: AuditEntry): Promise<void> {
       await createAuditRepository(tx).insert({
@@ -52,7 +52,7 @@ export function createAuditService(deps: { db: Db; clock: Clock }) {
         reason: entry.reason ?? null,
         before: entry.before ?? null,
         after: entry.after ?? null,
-        requestId: currentRequestId(),
+        requestId: entry.actor?.requestId ?? null,
         createdAt: clock.now(),
       })
     },

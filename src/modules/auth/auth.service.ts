@@ -292,7 +292,8 @@ export function createAuthService(deps: {
        */
       liveSql: (session: SQL) => sql<boolean>`(${sql.placeholder('sessionFamily')}::uuid is null or coalesce((${session}->>'live')::boolean, false))`,
       params: (caller: Caller): SessionParams => (isUnchecked(caller) ? paramsOf(caller.claims) : noSession),
-      actorOf: async (caller: Caller, read: SessionJson | null): Promise<Actor> => (isUnchecked(caller) ? (await confirmSession(caller.claims, read)).actor : caller),
+      actorOf: async (caller: Caller, read: SessionJson | null): Promise<Actor> =>
+        isUnchecked(caller) ? { ...(await confirmSession(caller.claims, read)).actor, requestId: caller.requestId } : caller,
     },
 
     /** The worker's half of the resend: only an account that was never activated gets mail. */

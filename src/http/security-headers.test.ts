@@ -1,0 +1,57 @@
+import Fastify, { type FastifyReply } from 'fastify'
+import { describe, expect, it } from 'vitest'
+import { securityHeadersOf, startReplyHeaders } from './security-headers.ts'
+
+describe('reply headers', () => {
+  const fixed = { 'api-version': '1', ...securityHeadersOf({ contentSecurityPolicy: { directives: { defaultSrc: ["'self'"] } } }) }
+
+  async function appWith(route: (reply: FastifyReply) => void) {
+    const app = Fastify()
+    app.addHook('onRequest', (_request, reply, done) => {
+      startReplyHeaders(reply, fixed)
+      done()
+    })
+    app.get('/', async (_request, reply) => {
+      route(reply)
+      return { ok: true }
+    })
+    await app.ready()
+    return app
+  }
+
+  it('keeps them in a null-prototype object, so that adding one is an insert (decision 0089)', async () => {
+    let prototype: unknown = 'unread'
+    let reached = false
+    const app = await appWith((reply) => {
+      const holder = reply as unknown as Record<symbol, object>
+      const symbol = Object.getOwnPropertySymbols(reply).find((key) => holder[key] && typeof holder[key] === 'object' && 'api-version' in holder[key])
+      reached = symbol !== undefined
+      prototype = symbol && Object.getPrototypeOf(holder[symbol])
+    })
+    await app.inject({ url: '/' })
+    expect(reached).toBe(true)
+    expect(prototype).toBeNull()
+  })
+
+  it('sends the fixed headers, and lets a route read, replace and remove one', async () => {
+    const app = await appWith((reply) => {
+      expect(reply.getHeader('x-frame-options')).toBe('SAMEORIGIN')
+      expect(reply.hasHeader('api-version')).toBe(true)
+      reply.header('Content-Security-Policy', "default-src 'none'")
+      reply.removeHeader('x-dns-prefetch-control')
+      reply.header('X-Extra', 'yes')
+    })
+    const response = await app.inject({ url: '/' })
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ ok: true })
+    expect(response.headers).toMatchObject({
+      'api-version': '1',
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'SAMEORIGIN',
+      'content-security-policy': "default-src 'none'",
+      'x-extra': 'yes',
+      'content-type': 'application/json; charset=utf-8',
+    })
+    expect(response.headers['x-dns-prefetch-control']).toBeUndefined()
+  })
+})
