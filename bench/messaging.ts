@@ -28,7 +28,8 @@ if (![socketCount, messageCount, concurrency, readCount].every((value) => Number
 }
 
 const loaded = loadConfig()
-const config = { ...loaded, host: '127.0.0.1', port: 0, rateLimit: { ...loaded.rateLimit, general: 10_000_000 }, runWorker: false, logLevel: 'warn' as const }
+// Measured as deployed: `isProduction` drops the development guard around the database handle.
+const config = { ...loaded, host: '127.0.0.1', port: 0, rateLimit: { ...loaded.rateLimit, general: 10_000_000 }, runWorker: false, logLevel: 'warn' as const, isProduction: true }
 const database = await openMigratedDatabase(config.database)
 const app = await buildApp({ config, database })
 await app.listen({ host: '127.0.0.1', port: 0 })

@@ -24,7 +24,8 @@ if (![requests, concurrency, buyerCount, serviceCount].every((value) => Number.i
 }
 
 const loaded = loadConfig()
-const config = { ...loaded, rateLimit: { ...loaded.rateLimit, general: 10_000_000 }, runWorker: false, logLevel: 'warn' as const }
+// Measured as deployed: `isProduction` drops the development guard around the database handle.
+const config = { ...loaded, rateLimit: { ...loaded.rateLimit, general: 10_000_000 }, runWorker: false, logLevel: 'warn' as const, isProduction: true }
 const database = await openMigratedDatabase(config.database)
 const app = await buildApp({ config, database })
 await app.ready()
