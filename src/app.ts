@@ -17,6 +17,7 @@ import { API_PREFIX } from './http/prefix.ts'
 import { polishDocument } from './http/openapi.ts'
 import { badUrlHandler, errorHandler, notFoundHandler } from './http/error-handler.ts'
 import { objectBodiesOnly } from './http/json-body.ts'
+import { checkJsonText } from './http/json-text.ts'
 import { refuseMultipartOnJsonRoutes } from './http/multipart.ts'
 import { RateLimitCounter, rateLimits } from './http/rate-limit.ts'
 import { securityHeadersOf, startReplyHeaders } from './http/security-headers.ts'
@@ -106,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const realtime = deps.realtime ?? createRealtimeHub({ redisUrl: config.redisUrl, heartbeatMs: config.realtime.heartbeatMs, logger: app.log })
   const container = createContainer({ config, db: database.db, clock, mailer, storage, logger: app.log, realtime })
   app.decorate('container', container)
+  checkJsonText(app, !config.isProduction)
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined
   // Connection errors are reported by the rate-limit counter, once a minute, not once per retry.
   redis?.on('error', () => undefined)

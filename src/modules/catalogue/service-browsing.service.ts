@@ -361,7 +361,9 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
       readService ??= prepareServiceRead(db, views)
       const row = await readService(serviceId)
       if (!row || !isVisibleTo(row, viewer)) throw notFound('Service')
-      return { ...row.service, rejectionReason: isOwner(row, viewer) || mayModerate(viewer) ? row.rejectionReason : null }
+      // The statement wrote `rejectionReason: null`; only its owner and moderators see a real one.
+      if (row.rejectionReason === null || !(isOwner(row, viewer) || mayModerate(viewer))) return row.service
+      return { ...row.service.parse(), rejectionReason: row.rejectionReason }
     },
 
     /** `GET /admin/services`: oldest first, so the review queue is worked in order. */

@@ -1,7 +1,10 @@
+import type { Static } from '@sinclair/typebox'
 import { and, asc, count, desc, eq, gte, inArray, isNull, lte, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { jsonObjectSql, JsonText } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
+import { Service } from './services.schemas.ts'
 import {
   searchWords,
   serviceColumns,
@@ -77,61 +80,66 @@ export interface ImageJson {
   order: number
 }
 
-/** `GET /services/{id}` as PostgreSQL builds it: the answer but for `rejectionReason`, which depends on the viewer. */
-export interface ServiceJson {
-  id: string
-  title: string
-  shortDescription: string
-  description: string
-  tags: string[]
-  status: ServiceStatus
-  category: { id: string; name: string; slug: string }
-  seller: SellerJson
-  packages: { id: string; name: string; description: string; price: number; deliveryDays: number; revisions: number | 'unlimited'; features: string[] }[]
-  extras: { id: string; title: string; price: number; additionalDays: number }[]
-  banner: string | null
-  images: ImageJson[]
-  startingPrice: number
-  rating: { average: number; count: number }
-  ordersCount: number
-  createdAt: string
-  updatedAt: string
-}
+/** `GET /services/{id}`'s answer. */
+export type ServiceJson = Static<typeof Service>
 
 /**
- * `GET /services/{id}` in one prepared statement: the service with its category, packages,
- * extras, seller, banner and gallery, built as the answer's JSON by PostgreSQL, and what decides
- * who may see it and its rejection reason. Prepared once per database handle: Drizzle builds its
- * SQL once, and on PostgreSQL each connection parses and plans it once (a named statement).
+ * `GET /services/{id}` in one prepared statement: the answer's JSON text, built by PostgreSQL from
+ * the response schema (`rejectionReason` null: it depends on the viewer), and what decides who
+ * may see the service and its rejection reason. Prepared once per database handle: Drizzle
+ * builds its SQL once, and on PostgreSQL each connection parses and plans it once (a named
+ * statement).
  */
 export function prepareServiceRead(db: Executor, views: ServiceViews) {
+  const { category, packages, extras, rating } = Service.properties
   const statement = db
     .select({
       sellerId: services.sellerId,
       status: services.status,
       deletedAt: services.deletedAt,
       rejectionReason: services.rejectionReason,
-      service: sql<ServiceJson>`json_build_object('id', ${services.id}, 'title', ${services.title}, 'shortDescription', ${services.shortDescription},
-        'description', ${services.description}, 'tags', ${services.tags}, 'status', ${services.status},
-        'category', json_build_object('id', ${categories.id}, 'name', ${categories.name}, 'slug', ${categories.slug}),
-        'seller', ${views.sellerOf(services.sellerId)},
-        'packages', coalesce((select json_agg(json_build_object('id', p.id, 'name', p.name, 'description', p.description, 'price', ${moneySql(sql`p.price_cents`)},
-            'deliveryDays', p.delivery_days, 'revisions', coalesce(to_json(p.revisions), '"unlimited"'::json), 'features', p.features) order by p.position)
-          from ${servicePackages} p where p.service_id = ${services.id}), '[]'::json),
-        'extras', coalesce((select json_agg(json_build_object('id', e.id, 'title', e.title, 'price', ${moneySql(sql`e.price_cents`)}, 'additionalDays', e.additional_days) order by e.position)
-          from ${serviceExtras} e where e.service_id = ${services.id}), '[]'::json),
-        'banner', ${views.bannerOf(services.id)},
-        'images', ${views.galleryOf(services.id)},
-        'startingPrice', ${moneySql(sql`${services.startingPriceCents}`)},
-        'rating', json_build_object('average', ${services.ratingAverage}, 'count', ${services.ratingCount}),
-        'ordersCount', ${services.ordersCount},
-        'createdAt', ${isoSql(sql`${services.createdAt}`)}, 'updatedAt', ${isoSql(sql`${services.updatedAt}`)})`,
+      service: sql<string>`${jsonObjectSql(Service, {
+        id: services.id,
+        title: services.title,
+        shortDescription: services.shortDescription,
+        description: services.description,
+        tags: services.tags,
+        status: services.status,
+        rejectionReason: sql`null`,
+        category: jsonObjectSql(category, { id: categories.id, name: categories.name, slug: categories.slug }),
+        seller: views.sellerOf(services.sellerId),
+        packages: sql`coalesce((select json_agg(${jsonObjectSql(packages.items, {
+          id: sql`p.id`,
+          name: sql`p.name`,
+          description: sql`p.description`,
+          price: moneySql(sql`p.price_cents`),
+          deliveryDays: sql`p.delivery_days`,
+          revisions: sql`coalesce(to_json(p.revisions), '"unlimited"'::json)`,
+          features: sql`p.features`,
+        })} order by p.position) from ${servicePackages} p where p.service_id = ${services.id}), '[]'::json)`,
+        extras: sql`coalesce((select json_agg(${jsonObjectSql(extras.items, {
+          id: sql`e.id`,
+          title: sql`e.title`,
+          price: moneySql(sql`e.price_cents`),
+          additionalDays: sql`e.additional_days`,
+        })} order by e.position) from ${serviceExtras} e where e.service_id = ${services.id}), '[]'::json)`,
+        banner: views.bannerOf(services.id),
+        images: views.galleryOf(services.id),
+        startingPrice: moneySql(sql`${services.startingPriceCents}`),
+        rating: jsonObjectSql(rating, { average: services.ratingAverage, count: services.ratingCount }),
+        ordersCount: services.ordersCount,
+        createdAt: isoSql(sql`${services.createdAt}`),
+        updatedAt: isoSql(sql`${services.updatedAt}`),
+      })}::text`,
     })
     .from(services)
     .innerJoin(categories, eq(categories.id, services.categoryId))
     .where(eq(services.id, sql.placeholder('id')))
     .prepare('catalogue_service_by_id')
-  return async (id: string) => (await statement.execute({ id }))[0]
+  return async (id: string) => {
+    const [row] = await statement.execute({ id })
+    return row && { ...row, service: new JsonText<ServiceJson>(row.service) }
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, IdParams, Message, MultipartForm, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
+import { answer } from '../../http/json-text.ts'
 import { withForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { catalogueErrors } from './catalogue.errors.ts'
@@ -66,7 +67,7 @@ export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueServ
   app.get(
     '/services/:serviceId',
     { schema: { tags, summary: 'One service', description: VISIBILITY, params: ServiceParams, response: responses({ 200: Envelope(Service) }, 404) } },
-    async (request) => ok(await services.getService(request.session?.actor ?? null, request.params.serviceId)),
+    async (request, reply) => answer(reply, await services.getService(request.session?.actor ?? null, request.params.serviceId)),
   )
 
   app.put(
