@@ -1,4 +1,4 @@
-import { getTableColumns, sql, type SQL } from 'drizzle-orm'
+import { getTableColumns, sql, type Column, type SQL } from 'drizzle-orm'
 import type { PgTable } from 'drizzle-orm/pg-core'
 
 /**
@@ -9,11 +9,20 @@ import type { PgTable } from 'drizzle-orm/pg-core'
  */
 export const rowJsonSql = (table: PgTable, where: SQL): SQL<Record<string, unknown> | null> => sql`(select row_to_json(${table}) from ${table} where ${where})`
 
+/** Each table's columns as [property, column] pairs, listed once: a hot read decodes rows per request. */
+const columnsByTable = new WeakMap<PgTable, [string, Column][]>()
+
 export function rowFromJson<Table extends PgTable>(table: Table, json: Record<string, unknown> | string): Table['$inferSelect'] {
   const source: Record<string, unknown> = typeof json === 'string' ? (JSON.parse(json) as Record<string, unknown>) : json
-  const entries = Object.entries(getTableColumns(table)).map(([key, column]) => {
+  let columns = columnsByTable.get(table)
+  if (columns === undefined) {
+    columns = Object.entries(getTableColumns(table))
+    columnsByTable.set(table, columns)
+  }
+  const row: Record<string, unknown> = {}
+  for (const [key, column] of columns) {
     const value = source[column.name]
-    return [key, value === null || value === undefined ? null : column.mapFromDriverValue(value)]
-  })
-  return Object.fromEntries(entries) as Table['$inferSelect']
+    row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value)
+  }
+  return row as Table['$inferSelect']
 }

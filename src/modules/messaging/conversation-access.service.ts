@@ -3,6 +3,7 @@ import type { Executor } from '../../db/client.ts'
 import { notFound } from '../../lib/errors.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import { createMessagingRepository, type MessageJson } from './messaging.repository.ts'
+import type { Message } from './messaging.schemas.ts'
 import type { ConversationRow, MessageRow, ParticipantRow } from './messaging.table.ts'
 
 /** What the reading and the sending use cases share: the 404 for non-participants, and messages as clients see them. */
@@ -29,6 +30,12 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
     }))
   }
 
+  /** Messages PostgreSQL built without their files, given the file of each message that has one (message id to upload id). */
+  async function withAttachments(executor: Executor, items: Message[], fileOf: Record<string, string>) {
+    const attachments = await attachmentsOf(executor, Object.values(fileOf))
+    return items.map((item) => ({ ...item, attachment: attachments.get(fileOf[item.id] ?? '') ?? null }))
+  }
+
   /** Message rows as clients see them; `readUpTo` is the other participant's last read number. */
   const toMessages = (executor: Executor, rows: MessageRow[], readUpTo: (row: MessageRow) => number) =>
     fromJson(
@@ -50,7 +57,7 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
     return participantsOf(actor, await createMessagingRepository(executor).findWithParticipants(conversationId))
   }
 
-  return { toMessages, fromJson, conversationFor, participantsOf }
+  return { toMessages, fromJson, withAttachments, conversationFor, participantsOf }
 }
 
 export type ConversationAccess = ReturnType<typeof createConversationAccess>

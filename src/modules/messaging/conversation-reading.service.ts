@@ -1,5 +1,6 @@
 import { isUnchecked, type Actor, type Caller } from '../../access/access.ts'
 import type { Db } from '../../db/client.ts'
+import { JsonText } from '../../db/json-sql.ts'
 import { offsetOf, type PageRequest } from '../../http/pagination.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { fieldError } from '../../lib/errors.ts'
@@ -9,6 +10,7 @@ import type { SessionCheck } from '../auth/auth.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { ConversationAccess } from './conversation-access.service.ts'
 import { createMessagingRepository, prepareConversationPage, type ConversationCursor } from './messaging.repository.ts'
+import type { MessagePage } from './messaging.schemas.ts'
 import type { ConversationRow, ParticipantRow } from './messaging.table.ts'
 
 export interface ListQuery extends PageRequest {
@@ -37,7 +39,7 @@ export function createConversationReading(deps: {
 }) {
   const { db, clock, realtime, users, sessions } = deps
   const readConversationPage = prepareConversationPage(sessions.sql)
-  const { toMessages, fromJson, conversationFor, participantsOf } = deps.access
+  const { toMessages, withAttachments, conversationFor, participantsOf } = deps.access
 
   /** Marks the conversation read for the caller and tells both participants' devices. */
   async function markRead(actor: Actor, conversation: ConversationRow, me: ParticipantRow, otherId: string) {
@@ -119,23 +121,22 @@ export function createConversationReading(deps: {
       const actor = await sessions.actorOf(caller, read.session)
       const found = read.found
       const { conversation, me, other } = participantsOf(actor, found)
-      const { newest, oldest } = found!
+      const { newest, oldest, items, attachments } = found!
       const total = conversation.lastSeq
-      const items = await fromJson(db, found!.messages)
       await markRead(actor, conversation, me, other.userId)
       const page = query.cursor !== undefined ? Math.floor((total - newest) / query.limit) + 1 : query.page
-      return {
-        items,
-        pagination: {
-          page,
-          limit: query.limit,
-          total,
-          pages: Math.ceil(total / query.limit),
-          hasNext: oldest > 1 && newest >= 1,
-          hasPrev: newest < total,
-          nextCursor: oldest > 1 && newest >= 1 ? String(oldest) : null,
-        },
+      const pagination = {
+        page,
+        limit: query.limit,
+        total,
+        pages: Math.ceil(total / query.limit),
+        hasNext: oldest > 1 && newest >= 1,
+        hasPrev: newest < total,
+        nextCursor: oldest > 1 && newest >= 1 ? String(oldest) : null,
       }
+      // A page without files is sent as PostgreSQL wrote it; a file's signed URL is made here.
+      if (attachments === null) return new JsonText<MessagePage>(`{"items":${items.text},"pagination":${JSON.stringify(pagination)}}`)
+      return { items: await withAttachments(db, items.parse(), attachments), pagination }
     },
 
     /** `POST /messages/conversations/{id}/read`. */

@@ -1,8 +1,10 @@
 import { and, asc, count, desc, eq, gt, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { JsonText, jsonObjectSql } from '../../db/json-sql.ts'
 import { rowFromJson } from '../../db/json-rows.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { newId } from '../../lib/ids.ts'
+import { Message } from './messaging.schemas.ts'
 import { conversationParticipants, conversations, messages, type ConversationRow, type MessageRow, type ParticipantRow } from './messaging.table.ts'
 
 /**
@@ -63,7 +65,15 @@ export interface MessageJson {
 export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>) {
   const statement = preparedSql<
     { id: string; userId: string; before: number | null; offset: number; limit: number } & Record<string, unknown>,
-    { session: Session | null; conversation: Record<string, unknown> | null; participants: Record<string, unknown>[] | null; messages: MessageJson[]; newest: number; oldest: number }
+    {
+      session: Session | null
+      conversation: Record<string, unknown> | null
+      participants: Record<string, unknown>[] | null
+      items: string | null
+      attachments: Record<string, string> | null
+      newest: number
+      oldest: number
+    }
   >(
     'messaging_conversation_page',
     sql`with c as (select * from ${conversations} where id = ${sql.placeholder('id')}::uuid),
@@ -75,12 +85,19 @@ export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>
       page as (
         select row_to_json(c) as conversation, bounds.newest, bounds.oldest,
           (select json_agg(row_to_json(participants)) from participants) as participants,
-          coalesce((select json_agg(json_build_object('id', m.id, 'conversationId', m.conversation_id, 'senderId', m.sender_id, 'content', m.content,
-              'attachmentId', m.attachment_id,
-              'isRead', m.seq <= case when m.sender_id = ${sql.placeholder('userId')}::uuid
-                then coalesce((select last_read_seq from participants where user_id <> ${sql.placeholder('userId')}::uuid), 0) else c.last_seq end,
-              'createdAt', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by m.seq desc)
-            from ${messages} m where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest), '[]'::json) as messages
+          coalesce((select json_agg(${jsonObjectSql(Message, {
+            id: sql`m.id`,
+            conversationId: sql`m.conversation_id`,
+            senderId: sql`m.sender_id`,
+            content: sql`m.content`,
+            attachment: sql`null`,
+            isRead: sql`m.seq <= case when m.sender_id = ${sql.placeholder('userId')}::uuid
+              then coalesce((select last_read_seq from participants where user_id <> ${sql.placeholder('userId')}::uuid), 0) else c.last_seq end`,
+            createdAt: sql`to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+          })} order by m.seq desc)
+            from ${messages} m where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest), '[]'::json)::text as items,
+          (select json_object_agg(m.id, m.attachment_id) from ${messages} m
+            where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest and m.attachment_id is not null) as attachments
         from c cross join bounds)
       select ${sessionSql} as session, page.* from (select 1) as one left join page on true`,
   )
@@ -91,7 +108,8 @@ export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>
       ? {
           conversation: rowFromJson(conversations, row.conversation),
           participants: (row.participants ?? []).map((json) => rowFromJson(conversationParticipants, json)),
-          messages: row.messages,
+          items: new JsonText<Message[]>(row.items ?? '[]'),
+          attachments: row.attachments,
           newest: row.newest,
           oldest: row.oldest,
         }

@@ -257,8 +257,10 @@ describe('messaging over HTTP', () => {
       expect((await request(ctx.app, { method: 'GET', url: path, token: b.accessToken })).statusCode).toBe(200)
       expectError(await request(ctx.app, { method: 'GET', url: path, token: stranger.accessToken }), 404, 'NOT_FOUND')
       expectError(await request(ctx.app, { method: 'GET', url: path }), 404, 'NOT_FOUND')
-      const listed = (await read(b, message.conversationId)).json().data.items[0]
-      expect(listed.attachment).toMatchObject({ id: sent.attachment.id, filename: 'photo.png' })
+      // A page holding a file and a text message: the file's signed link on the one, null on the other.
+      const [listed, text] = (await read(b, message.conversationId)).json().data.items
+      expect(listed.attachment).toMatchObject({ id: sent.attachment.id, filename: 'photo.png', url: expect.stringMatching(/\?expires=\d+&signature=/) })
+      expect(text).toMatchObject({ id: message.id, attachment: null })
     })
 
     it('refuses a file over 10 MB with 400 on file, and a missing conversationId with 400 on conversationId', async () => {

@@ -2,12 +2,13 @@ import type {} from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { actorOf, callerOf, requireAuth, sessionOf } from '../../http/auth-hooks.ts'
 import { Envelope, ok, responses } from '../../http/common.schemas.ts'
+import { answer } from '../../http/json-text.ts'
 import { withForm } from '../../http/multipart.ts'
 import { notFound } from '../../lib/errors.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { messagingErrors } from './messaging.errors.ts'
-import { AttachmentForm, Conversation, ConversationParams, CursorPage, ListQuery, Message, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
+import { AttachmentForm, Conversation, ConversationParams, CursorPage, ListQuery, Message, MessagePage, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
 
 const tags = ['messages']
@@ -42,10 +43,10 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
         description: 'Newest first (default limit 50), and marks the conversation read (the other participant gets a `read` frame). Page with `page`, or with `cursor` (the previous answer’s `pagination.nextCursor`), which stays stable while new messages arrive. A conversation the caller is not part of is 404.',
         params: ConversationParams,
         querystring: ListQuery(50),
-        response: responses({ 200: Envelope(CursorPage(Message)) }, 400, 401, 404),
+        response: responses({ 200: Envelope(MessagePage) }, 400, 401, 404),
       },
     },
-    async (request) => ok(await messaging.getConversationMessages(callerOf(request), request.params.conversationId, request.query)),
+    async (request, reply) => answer(reply, await messaging.getConversationMessages(callerOf(request), request.params.conversationId, request.query)),
   )
 
   app.post(

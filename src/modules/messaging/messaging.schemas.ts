@@ -49,6 +49,7 @@ export const Message = Type.Object({
   isRead: Type.Boolean({ description: 'Whether the recipient has read it.' }),
   createdAt: Timestamp,
 })
+export type Message = Static<typeof Message>
 
 export const Participant = Type.Object({
   id: Id,
@@ -96,6 +97,8 @@ const CursorPagination = Type.Object({
 })
 
 export const CursorPage = <T extends ReturnType<typeof Type.Object>>(item: T) => Type.Object({ items: Type.Array(item), pagination: CursorPagination })
+export const MessagePage = CursorPage(Message)
+export type MessagePage = Static<typeof MessagePage>
 
 export const ConversationParams = IdParams('conversationId')
 
