@@ -24,5 +24,5 @@ export function rowFromJson<Table extends PgTable>(table: Table, json: Record<st
     const value = source[column.name]
     row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value)
   }
-  return row as Table['$inferSelect']
+  return row
 }
