@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, gt, inArray, lt, lte, ne, or, sql, type SQL 
 import type { Executor } from '../../db/client.ts'
 import { JsonText, jsonObjectSql } from '../../db/json-sql.ts'
 import { rowFromJson } from '../../db/json-rows.ts'
-import { preparedSql } from '../../db/statements.ts'
+import { prepared, preparedSql } from '../../db/statements.ts'
 import { newId } from '../../lib/ids.ts'
 import { Message } from './messaging.schemas.ts'
 import { conversationParticipants, conversations, messages, type ConversationRow, type MessageRow, type ParticipantRow } from './messaging.table.ts'
@@ -118,6 +118,12 @@ export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>
   }
 }
 
+/** The lookups a message send makes before it writes: built once (a chat sends many). */
+const directByKey = prepared('messaging_direct_by_key', (db) => db.select().from(conversations).where(eq(conversations.directKey, sql.placeholder('directKey'))))
+const withParticipantsById = prepared('messaging_conversation_with_participants', (db) =>
+  db.select().from(conversations).innerJoin(conversationParticipants, eq(conversationParticipants.conversationId, conversations.id)).where(eq(conversations.id, sql.placeholder('id'))),
+)
+
 /**
  * A text message to a conversation whose recipient is online (no e-mail to weigh), written in one
  * statement: the next number under the conversation's row lock, the message, and both
@@ -168,7 +174,7 @@ export function createMessagingRepository(db: Executor) {
     },
 
     async findDirect(directKey: string): Promise<ConversationRow | undefined> {
-      const [row] = await db.select().from(conversations).where(eq(conversations.directKey, directKey))
+      const [row] = await directByKey(db, { directKey })
       return row
     },
 
@@ -184,7 +190,7 @@ export function createMessagingRepository(db: Executor) {
 
     /** The conversation with its participants, in one query (none when it does not exist). */
     async findWithParticipants(id: string): Promise<{ conversation: ConversationRow; participants: ParticipantRow[] } | undefined> {
-      const rows = await db.select().from(conversations).innerJoin(conversationParticipants, eq(conversationParticipants.conversationId, conversations.id)).where(eq(conversations.id, id))
+      const rows = await withParticipantsById(db, { id })
       const first = rows[0]
       return first ? { conversation: first.conversations, participants: rows.map((row) => row.conversation_participants) } : undefined
     },
