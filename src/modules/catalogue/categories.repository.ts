@@ -1,34 +1,41 @@
+import type { Static } from '@sinclair/typebox'
 import { asc, count, eq, inArray, isNull, max, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { JsonText, jsonObjectSql } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
+import { CategoryNode, CategoryTreeItem } from './categories.schemas.ts'
 import { categories, categoryServiceCounts, type CategoryRow } from './categories.table.ts'
 import { services } from './services.table.ts'
-
-/** A node of `GET /categories`, as the tree statement builds it. */
-export interface CategoryNodeJson {
-  id: string
-  name: string
-  slug: string
-  description: string
-  parentId: string | null
-  position: number
-  servicesCount: number
-}
 
 /**
  * `GET /categories` in one prepared statement: the top-level categories by position then name,
  * each with its subcategories and the active services of the category and its subcategories,
- * from the kept counts, built as JSON by PostgreSQL. The list changes a few times a day and is
- * read on most pages, so it costs one cached plan and one row.
+ * from the kept counts, built as the answer's JSON text by PostgreSQL from the response schema.
+ * The list changes a few times a day and is read on most pages, so it costs one cached plan and
+ * one row.
  */
-const categoryTree = preparedSql<Record<string, never>, { tree: (CategoryNodeJson & { subcategories: CategoryNodeJson[] })[] }>(
+const categoryTree = preparedSql<Record<string, never>, { tree: string }>(
   'catalogue_category_tree',
-  sql`select coalesce(json_agg(node order by position, name, id), '[]'::json) as tree from (
-    select p.position, p.name, p.id, json_build_object('id', p.id, 'name', p.name, 'slug', p.slug, 'description', p.description, 'parentId', null, 'position', p.position,
-      'servicesCount', coalesce(pc.active_services, 0) + coalesce((select sum(cc.active_services) from ${categories} ch join ${categoryServiceCounts} cc on cc.category_id = ch.id where ch.parent_id = p.id), 0)::int,
-      'subcategories', coalesce((select json_agg(json_build_object('id', ch.id, 'name', ch.name, 'slug', ch.slug, 'description', ch.description, 'parentId', ch.parent_id,
-          'position', ch.position, 'servicesCount', coalesce(cc.active_services, 0)) order by ch.position, ch.name, ch.id)
-        from ${categories} ch left join ${categoryServiceCounts} cc on cc.category_id = ch.id where ch.parent_id = p.id), '[]'::json)) as node
+  sql`select coalesce(json_agg(node order by position, name, id), '[]'::json)::text as tree from (
+    select p.position, p.name, p.id, ${jsonObjectSql(CategoryTreeItem, {
+      id: sql`p.id`,
+      name: sql`p.name`,
+      slug: sql`p.slug`,
+      description: sql`p.description`,
+      parentId: sql`null`,
+      position: sql`p.position`,
+      servicesCount: sql`coalesce(pc.active_services, 0) + coalesce((select sum(cc.active_services) from ${categories} ch join ${categoryServiceCounts} cc on cc.category_id = ch.id where ch.parent_id = p.id), 0)::int`,
+      subcategories: sql`coalesce((select json_agg(${jsonObjectSql(CategoryNode, {
+        id: sql`ch.id`,
+        name: sql`ch.name`,
+        slug: sql`ch.slug`,
+        description: sql`ch.description`,
+        parentId: sql`ch.parent_id`,
+        position: sql`ch.position`,
+        servicesCount: sql`coalesce(cc.active_services, 0)`,
+      })} order by ch.position, ch.name, ch.id)
+        from ${categories} ch left join ${categoryServiceCounts} cc on cc.category_id = ch.id where ch.parent_id = p.id), '[]'::json)`,
+    })} as node
     from ${categories} p left join ${categoryServiceCounts} pc on pc.category_id = p.id where p.parent_id is null) as tree`,
 )
 
@@ -40,7 +47,7 @@ export function createCategoriesRepository(db: Executor) {
   return {
 
     /** The two-level tree with counts (`categoryTree`). */
-    tree: async () => (await categoryTree(db, {}))[0]?.tree ?? [],
+    tree: async () => new JsonText<Static<typeof CategoryTreeItem>[]>((await categoryTree(db, {}))[0]?.tree ?? '[]'),
 
     listChildren: (parentId: string): Promise<CategoryRow[]> =>
       db.select().from(categories).where(eq(categories.parentId, parentId)).orderBy(...byPositionThenName),

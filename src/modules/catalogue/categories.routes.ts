@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { Envelope, Message, ok, responses } from '../../http/common.schemas.ts'
 import { requireSuperuser } from '../../http/auth-hooks.ts'
+import { answer } from '../../http/json-text.ts'
 import type { CatalogueService } from './catalogue.service.ts'
 import { Category, CategoryParams, CategoryTreeItem, CreateCategoryBody, UpdateCategoryBody } from './categories.schemas.ts'
 
@@ -19,7 +20,7 @@ export const categoriesRoutes: FastifyPluginAsyncTypebox<{ categories: Catalogue
         response: responses({ 200: Envelope(Type.Array(CategoryTreeItem)) }, 429),
       },
     },
-    async () => ok(await categories.listCategoryTree()),
+    async (_request, reply) => answer(reply, await categories.listCategoryTree()),
   )
 
   app.get(

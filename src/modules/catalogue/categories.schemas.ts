@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Id, Nullable } from '../../http/common.schemas.ts'
-import { POSITION_MAX, SLUG_MAX } from './categories.service.ts'
+import { POSITION_MAX, SLUG_MAX } from './categories.table.ts'
 
 const SLUG_PATTERN = '[a-z0-9]+(-[a-z0-9]+)*'
 const UUID_PATTERN = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}'

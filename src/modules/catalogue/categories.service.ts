@@ -1,11 +1,12 @@
 import type { Db } from '../../db/client.ts'
+import type { JsonText } from '../../db/json-sql.ts'
 import { uniqueViolation } from '../../db/errors.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { isUuid, newId } from '../../lib/ids.ts'
 import { categoryInUse } from './catalogue.errors.ts'
 import { createCategoriesRepository, type CategoriesRepository } from './categories.repository.ts'
-import type { CategoryRow } from './categories.table.ts'
+import { POSITION_MAX, SLUG_MAX, type CategoryRow } from './categories.table.ts'
 
 export interface CategoryInput {
   name: string
@@ -14,9 +15,6 @@ export interface CategoryInput {
   parentId?: string | null
   position?: number
 }
-
-export const SLUG_MAX = 60
-export const POSITION_MAX = 1000
 
 const toSummary = (row: CategoryRow) => ({ id: row.id, name: row.name, slug: row.slug, parentId: row.parentId })
 export type CategorySummary = ReturnType<typeof toSummary>
@@ -118,7 +116,7 @@ export function createCategoriesService(deps: { db: Db; clock: Clock }) {
 
   return {
     /** Top-level categories with their subcategories, by position then name; counts cover active services. */
-    async listCategoryTree(): Promise<CategoryTreeItem[]> {
+    async listCategoryTree(): Promise<JsonText<CategoryTreeItem[]>> {
       return createCategoriesRepository(db).tree()
     },
 

@@ -18,6 +18,10 @@ export const categories = pgTable(
 
 export type CategoryRow = typeof categories.$inferSelect
 
+/** The longest slug, and the highest position among siblings. */
+export const SLUG_MAX = 60
+export const POSITION_MAX = 1000
+
 /**
  * Active, not deleted services per category (its own, not its subcategories'), kept by triggers
  * on `services` (migration `catalogue_counts_custom`) so no read counts services. A category with
