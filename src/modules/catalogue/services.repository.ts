@@ -92,53 +92,58 @@ export type ServiceJson = Static<typeof Service>
  */
 export function prepareServiceRead(db: Executor, views: ServiceViews) {
   const { category, packages, extras, rating } = Service.properties
-  const statement = db
-    .select({
-      sellerId: services.sellerId,
-      status: services.status,
-      deletedAt: services.deletedAt,
-      rejectionReason: services.rejectionReason,
-      service: sql<string>`${jsonObjectSql(Service, {
-        id: services.id,
-        title: services.title,
-        shortDescription: services.shortDescription,
-        description: services.description,
-        tags: services.tags,
-        status: services.status,
-        rejectionReason: sql`null`,
-        category: jsonObjectSql(category, { id: categories.id, name: categories.name, slug: categories.slug }),
-        seller: views.sellerOf(services.sellerId),
-        packages: sql`coalesce((select json_agg(${jsonObjectSql(packages.items, {
-          id: sql`p.id`,
-          name: sql`p.name`,
-          description: sql`p.description`,
-          price: moneySql(sql`p.price_cents`),
-          deliveryDays: sql`p.delivery_days`,
-          revisions: sql`coalesce(to_json(p.revisions), '"unlimited"'::json)`,
-          features: sql`p.features`,
-        })} order by p.position) from ${servicePackages} p where p.service_id = ${services.id}), '[]'::json)`,
-        extras: sql`coalesce((select json_agg(${jsonObjectSql(extras.items, {
-          id: sql`e.id`,
-          title: sql`e.title`,
-          price: moneySql(sql`e.price_cents`),
-          additionalDays: sql`e.additional_days`,
-        })} order by e.position) from ${serviceExtras} e where e.service_id = ${services.id}), '[]'::json)`,
-        banner: views.bannerOf(services.id),
-        images: views.galleryOf(services.id),
-        startingPrice: moneySql(sql`${services.startingPriceCents}`),
-        rating: jsonObjectSql(rating, { average: services.ratingAverage, count: services.ratingCount }),
-        ordersCount: services.ordersCount,
-        createdAt: isoSql(sql`${services.createdAt}`),
-        updatedAt: isoSql(sql`${services.updatedAt}`),
-      })}::text`,
-    })
-    .from(services)
-    .innerJoin(categories, eq(categories.id, services.categoryId))
-    .where(eq(services.id, sql.placeholder('id')))
-    .prepare('catalogue_service_by_id')
+  const answer = jsonObjectSql(Service, {
+    id: services.id,
+    title: services.title,
+    shortDescription: services.shortDescription,
+    description: services.description,
+    tags: services.tags,
+    status: services.status,
+    rejectionReason: sql`null`,
+    category: jsonObjectSql(category, { id: categories.id, name: categories.name, slug: categories.slug }),
+    seller: views.sellerOf(services.sellerId),
+    packages: sql`coalesce((select json_agg(${jsonObjectSql(packages.items, {
+      id: sql`p.id`,
+      name: sql`p.name`,
+      description: sql`p.description`,
+      price: moneySql(sql`p.price_cents`),
+      deliveryDays: sql`p.delivery_days`,
+      revisions: sql`coalesce(to_json(p.revisions), '"unlimited"'::json)`,
+      features: sql`p.features`,
+    })} order by p.position) from ${servicePackages} p where p.service_id = ${services.id}), '[]'::json)`,
+    extras: sql`coalesce((select json_agg(${jsonObjectSql(extras.items, {
+      id: sql`e.id`,
+      title: sql`e.title`,
+      price: moneySql(sql`e.price_cents`),
+      additionalDays: sql`e.additional_days`,
+    })} order by e.position) from ${serviceExtras} e where e.service_id = ${services.id}), '[]'::json)`,
+    banner: views.bannerOf(services.id),
+    images: views.galleryOf(services.id),
+    startingPrice: moneySql(sql`${services.startingPriceCents}`),
+    rating: jsonObjectSql(rating, { average: services.ratingAverage, count: services.ratingCount }),
+    ordersCount: services.ordersCount,
+    createdAt: isoSql(sql`${services.createdAt}`),
+    updatedAt: isoSql(sql`${services.updatedAt}`),
+  })
+  // Rows as the driver gives them (no mapping per column): the timestamp as text.
+  const statement = preparedSql<{ id: string }, { sellerId: string; status: ServiceStatus; deletedAt: string | null; rejectionReason: string | null; service: string }>(
+    'catalogue_service_by_id',
+    sql`select ${services.sellerId} as "sellerId", ${services.status} as status, ${services.deletedAt} as "deletedAt",
+      ${services.rejectionReason} as "rejectionReason", ${answer}::text as service
+      from ${services} join ${categories} on ${categories.id} = ${services.categoryId}
+      where ${services.id} = ${sql.placeholder('id')}::uuid`,
+  )
   return async (id: string) => {
-    const [row] = await statement.execute({ id })
-    return row && { ...row, service: new JsonText<ServiceJson>(row.service) }
+    const [row] = await statement(db, { id })
+    return (
+      row && {
+        sellerId: row.sellerId,
+        status: row.status,
+        deletedAt: row.deletedAt === null ? null : new Date(row.deletedAt),
+        rejectionReason: row.rejectionReason,
+        service: new JsonText<ServiceJson>(row.service),
+      }
+    )
   }
 }
 
