@@ -133,11 +133,12 @@ const BARE_SQL = {
           then ${cursorOf(`'{"sortBy":"price","sortOrder":"asc","id":"' || (select id from shown order by starting_price_cents desc, id desc limit 1) || '"}'`)} end)))::text as body
     from total`,
 
-  // Full text, at most 1,001 candidates by ts_rank, the best 100 re-ranked with the title's word similarity.
+  // Full text, at most 1,001 candidates by ts_rank, the best 100 re-ranked with the title's word
+  // similarity; the query parsed once per execution (a sub-select), not per ranked row.
   search: `
     with candidates as (
-      select s.id, s.title, ts_rank(s.search_vector, websearch_to_tsquery('english', $1)) as cheap from services s
-      where s.status = 'active' and s.deleted_at is null and s.search_vector @@ websearch_to_tsquery('english', $1) limit 1001),
+      select s.id, s.title, ts_rank(s.search_vector, (select websearch_to_tsquery('english', $1))) as cheap from services s
+      where s.status = 'active' and s.deleted_at is null and s.search_vector @@ (select websearch_to_tsquery('english', $1)) limit 1001),
     best as (select id, cheap + word_similarity(lower($1), lower(title)) as rank from (select * from candidates order by cheap desc, id desc limit 100) as top),
     ranked as (
       select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank

@@ -278,7 +278,9 @@ export interface CommonSearchShape {
 export function prepareCommonSearch(shape: CommonSearchShape, cap: number, views: ServiceViews) {
   const search = sql`${sql.placeholder('search')}::text`
   const typed = sql`websearch_to_tsquery('english', ${search})`
-  const query = shape.corrected ? sql`(${typed} || to_tsquery('english', ${sql.placeholder('corrected')}::text))` : typed
+  // A sub-select, so that the query is parsed once per execution: in the generic plan a prepared
+  // statement keeps, the function call itself would run again for every row it ranks or rechecks.
+  const query = sql`(select ${shape.corrected ? sql`${typed} || to_tsquery('english', ${sql.placeholder('corrected')}::text)` : typed})`
   // Written out, not bound: a generic plan must see that only active, live services are wanted.
   const ranking = searchRanking(sql`${services.status} = 'active' and ${services.deletedAt} is null`, query, search, cap)
   const offset = shape.paging === 'offset' ? sql`${sql.placeholder('offset')}::int` : sql`0`
