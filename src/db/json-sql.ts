@@ -44,6 +44,3 @@ export class JsonText<T> {
     return JSON.parse(this.text) as T
   }
 }
-
-/** The value of an answer that may be JSON text: parsed, or as it is. */
-export const parsedData = <T>(data: T | JsonText<T>): T => (data instanceof JsonText ? data.parse() : data)

@@ -3,7 +3,7 @@ import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { and, count, countDistinct, eq, like } from 'drizzle-orm'
 import type { Database } from '../../src/db/client.ts'
-import { parsedData } from '../../src/db/json-sql.ts'
+import { JsonText } from '../../src/db/json-sql.ts'
 import { ManualClock } from '../../src/lib/clock.ts'
 import { services as servicesTable } from '../../src/modules/catalogue/services.table.ts'
 import { uploads } from '../../src/modules/uploads/uploads.table.ts'
@@ -54,7 +54,8 @@ describe('demo seed', () => {
     // The public catalogue shows them, with banners, sellers and a starting price that matches the packages.
     const page = await deps.container.catalogue.listServices({ page: 1, limit: 100, category: 'graphics-design' })
     expect(page.pagination.total).toBeGreaterThan(5)
-    const detail = parsedData(await deps.container.catalogue.getService(null, page.items[0]!.id))
+    const found = await deps.container.catalogue.getService(null, page.items[0]!.id)
+    const detail = found instanceof JsonText ? found.parse() : found
     expect(detail.status).toBe('active')
     expect(detail.packages.length).toBeGreaterThanOrEqual(1)
     expect(detail.banner).toContain('/service_banner/')
