@@ -1,13 +1,30 @@
 import { defineConfig } from 'vitest/config'
 
+/**
+ * Tests that start the server, the CLI or a linter as separate processes. They are the slowest
+ * per test and need no second pass on another database, so they form their own project:
+ * `npm run test:processes` (CI runs it once, on PostgreSQL with Redis, after `npm test`).
+ */
+export const PROCESS_TESTS = [
+  'test/flows/cli.test.ts',
+  'test/flows/startup.test.ts',
+  'test/flows/money-crash.test.ts',
+  'test/flows/scale-out.test.ts',
+  'test/flows/deploy-files.test.ts',
+  'test/flows/openapi-lint.test.ts',
+]
+
 export default defineConfig({
   test: {
     globalSetup: ['./test/setup/global-setup.ts'],
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Files run in parallel, each on its own database copy; tests inside a file run in order.
     sequence: { concurrent: false },
+    projects: [
+      { extends: true, test: { name: 'suite', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: PROCESS_TESTS } },
+      { extends: true, test: { name: 'processes', include: PROCESS_TESTS } },
+    ],
   },
 })
