@@ -4,8 +4,6 @@ import { loadConfig, type Config } from './config.ts'
 import type { Database } from './db/client.ts'
 import { openMigratedDatabase } from './db/open.ts'
 import { systemClock } from './lib/clock.ts'
-import { hashPassword } from './lib/passwords.ts'
-import { normaliseEmail } from './lib/text.ts'
 import { AppError } from './lib/errors.ts'
 import { createLogger } from './platform/logging/logger.ts'
 import { createMailer } from './platform/mail/mailer.ts'
@@ -65,18 +63,7 @@ async function createSuperuser(config: Config, argv: string[]): Promise<void> {
   await withDatabase(config, async (database) => {
     const { container, mailer } = containerFor(config, database)
     try {
-      const passwordHash = await hashPassword(password)
-      const user = await database.db.transaction((tx) =>
-        container.users.createAccount(tx, {
-          email: normaliseEmail(email),
-          fullName: fullName.trim(),
-          username: values.username,
-          passwordHash,
-          isActive: true,
-          isStaff: true,
-          isSuperuser: true,
-        }),
-      )
+      const user = await container.admin.createSuperuser({ email, password, fullName, username: values.username })
       console.log(user.id)
     } finally {
       mailer.close()

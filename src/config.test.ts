@@ -272,3 +272,22 @@ describe('order settings', () => {
     expect(variablesOf(configError({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: 'ten' }))).toEqual(['PLATFORM_FEE_PERCENT'])
   })
 })
+
+describe('the first administrator (SUPERUSER_*)', () => {
+  it('reads the e-mail, password and full name as given', () => {
+    const config = loadConfig({ DATA_DIR: dataDir, SUPERUSER_EMAIL: 'root@example.test', SUPERUSER_PASSWORD: 'Sup3r-secret', SUPERUSER_FULL_NAME: 'Site Admin' })
+    expect(config.superuser).toEqual({ email: 'root@example.test', password: 'Sup3r-secret', fullName: 'Site Admin' })
+  })
+
+  it('stops the start naming each bad variable, never echoing the password', () => {
+    const error = configError({ DATA_DIR: dataDir, SUPERUSER_EMAIL: 'root-at-localhost', SUPERUSER_PASSWORD: 'weakpass', SUPERUSER_FULL_NAME: 'X' })
+    expect(variablesOf(error)).toEqual(['SUPERUSER_EMAIL', 'SUPERUSER_FULL_NAME', 'SUPERUSER_PASSWORD'])
+    expect(error.problems).toContain('SUPERUSER_PASSWORD: must be 8 to 128 characters and contain an uppercase letter, a lowercase letter and a digit')
+    expect(error.message).not.toContain('weakpass')
+  })
+
+  it('needs the e-mail and the password together', () => {
+    expect(configError({ DATA_DIR: dataDir, SUPERUSER_EMAIL: 'root@example.test' }).problems).toEqual(['SUPERUSER_PASSWORD: required with SUPERUSER_EMAIL'])
+    expect(configError({ DATA_DIR: dataDir, SUPERUSER_PASSWORD: 'Sup3r-secret' }).problems).toEqual(['SUPERUSER_EMAIL: required with SUPERUSER_PASSWORD'])
+  })
+})

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path'
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { defaultHashConcurrency } from './lib/passwords.ts'
+import { Email, FullName, Password } from './modules/users/account-fields.ts'
 
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Url = (protocols: string) => Type.String({ pattern: `^(${protocols})://\\S+$` })
@@ -107,7 +108,10 @@ export interface Config {
   logLevel: Env['LOG_LEVEL']
   /** Bearer token that `GET /metrics` requires; without it metrics are open outside production and off in production. */
   metricsToken: string | undefined
-  /** Fallbacks for `cli create-superuser` when its flags are absent. */
+  /**
+   * The first administrator: created at start when no superuser exists, never changed afterwards
+   * (README "The first administrator"); also the fallbacks for `cli create-superuser`'s flags.
+   */
   superuser: { email?: string; password?: string; fullName?: string }
 }
 
@@ -159,6 +163,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) problems.push('WEBHOOK_SECRET: required with WEBHOOK_URL (a whsec_ secret, base64 of at least 16 bytes)')
   if (env.WEBHOOK_URL && hasCredentials(env.WEBHOOK_URL)) problems.push('WEBHOOK_URL: must not carry credentials (user:password@)')
   if (env.JWT_ACCESS_SECRET && env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) problems.push('JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET')
+  problems.push(...superuserProblems(env))
   if (problems.length > 0) throw new ConfigError(problems)
 
   const isProduction = env.NODE_ENV === 'production'
@@ -217,6 +222,20 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     metricsToken: env.METRICS_TOKEN,
     superuser: { email: env.SUPERUSER_EMAIL, password: env.SUPERUSER_PASSWORD, fullName: env.SUPERUSER_FULL_NAME },
   }
+}
+
+/**
+ * The first administrator's variables follow the API's rules for an account, or it could never
+ * log in. They come as a pair; the password is never echoed.
+ */
+function superuserProblems(env: Env): string[] {
+  const problems: string[] = []
+  if (env.SUPERUSER_EMAIL !== undefined && !Value.Check(Email, env.SUPERUSER_EMAIL)) problems.push(`SUPERUSER_EMAIL: ${String(Email.errorMessage)} (got ${JSON.stringify(env.SUPERUSER_EMAIL)})`)
+  if (env.SUPERUSER_PASSWORD !== undefined && !Value.Check(Password, env.SUPERUSER_PASSWORD)) problems.push(`SUPERUSER_PASSWORD: ${String(Password.errorMessage)}`)
+  if (env.SUPERUSER_FULL_NAME !== undefined && !Value.Check(FullName, env.SUPERUSER_FULL_NAME)) problems.push(`SUPERUSER_FULL_NAME: ${String(FullName.errorMessage)}`)
+  if (env.SUPERUSER_EMAIL !== undefined && env.SUPERUSER_PASSWORD === undefined) problems.push('SUPERUSER_PASSWORD: required with SUPERUSER_EMAIL')
+  if (env.SUPERUSER_PASSWORD !== undefined && env.SUPERUSER_EMAIL === undefined) problems.push('SUPERUSER_EMAIL: required with SUPERUSER_PASSWORD')
+  return problems
 }
 
 function hasCredentials(url: string): boolean {

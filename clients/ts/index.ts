@@ -1,4 +1,5 @@
-import createClient, { type Client, type Middleware } from 'openapi-fetch'
+import createClient from 'openapi-fetch'
+import type { Client, Middleware } from 'openapi-fetch'
 import type { paths } from './schema.ts'
 
 export type { components, paths } from './schema.ts'

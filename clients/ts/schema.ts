@@ -445,7 +445,7 @@ export interface paths {
         put?: never;
         /**
          * Activate an account
-         * @description A token used a second time answers 400 `TOKEN_USED` on `token`: the account is already active, log in.
+         * @description A token used a second time answers 400 `TOKEN_USED` on `token`: the account is already active, log in. A genuine token past its 24 hours answers 400 `TOKEN_EXPIRED`: ask for a new link with `POST /auth/activation/resend`. Any other bad token is 400 `VALIDATION_ERROR` on `token`.
          */
         post: operations["postAuthActivate"];
         delete?: never;
@@ -485,7 +485,7 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Wrong password, unknown e-mail and inactive account all answer 401 alike.
+         * @description Wrong password, unknown e-mail and an account deactivated by staff all answer 401 `UNAUTHENTICATED` alike. The right password of an account that was never activated answers 401 `ACCOUNT_NOT_ACTIVATED`: follow the e-mailed link or ask for a new one with `POST /auth/activation/resend`.
          */
         post: operations["postAuthLogin"];
         delete?: never;
@@ -585,7 +585,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset token
-         * @description The token works once. Every token issued before the reset stops working.
+         * @description The token works once. Every token issued before the reset stops working. A genuine token past its hour answers 400 `TOKEN_EXPIRED`: ask for a new link with `POST /auth/forgot-password`. Any other bad token is 400 `VALIDATION_ERROR` on `token`.
          */
         post: operations["postAuthResetPassword"];
         delete?: never;
@@ -605,7 +605,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset token
-         * @description The token works once. Every token issued before the reset stops working.
+         * @description The token works once. Every token issued before the reset stops working. A genuine token past its hour answers 400 `TOKEN_EXPIRED`: ask for a new link with `POST /auth/forgot-password`. Any other bad token is 400 `VALIDATION_ERROR` on `token`.
          */
         post: operations["postAuthPasswordReset"];
         delete?: never;
@@ -9876,7 +9876,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            /** @description `VALIDATION_ERROR`: A body, query or file breaks a rule; `details` names each field (nested paths as `packages.0.price`). `TOKEN_USED`: The activation link was already used: the account is active, log in instead. `TOKEN_EXPIRED`: The activation or password-reset link is genuine but past its lifetime: ask for a new one (`POST /api/v1/auth/activation/resend` or `POST /api/v1/auth/forgot-password`). */
             400: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -10191,7 +10191,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            /** @description `UNAUTHENTICATED`: No token, a bad or expired one, wrong credentials or an inactive account. `ACCOUNT_NOT_ACTIVATED`: The e-mail and password are right, but the account was never activated: follow the e-mailed link, or ask for a new one (`POST /api/v1/auth/activation/resend`). */
             401: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -10866,7 +10866,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            /** @description `VALIDATION_ERROR`: A body, query or file breaks a rule; `details` names each field (nested paths as `packages.0.price`). `TOKEN_EXPIRED`: The activation or password-reset link is genuine but past its lifetime: ask for a new one (`POST /api/v1/auth/activation/resend` or `POST /api/v1/auth/forgot-password`). */
             400: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -10988,7 +10988,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            /** @description `VALIDATION_ERROR`: A body, query or file breaks a rule; `details` names each field (nested paths as `packages.0.price`). `TOKEN_EXPIRED`: The activation or password-reset link is genuine but past its lifetime: ask for a new one (`POST /api/v1/auth/activation/resend` or `POST /api/v1/auth/forgot-password`). */
             400: {
                 headers: {
                     /** @description Requests allowed in the current window. */

@@ -20,8 +20,10 @@ describe('account lifecycle: register, activate by e-mail, log in, refresh, log 
     expect(user).not.toHaveProperty('passwordHash')
 
     const early = await request(ctx.app, { method: 'POST', url: '/auth/login', payload: { email: 'maria.lopez@example.com', password: 'Secret123' } })
+    // The right password before activation: the owner is told to activate, with where to get a new link.
     expect(early.statusCode).toBe(401)
-    expect(early.json().error.code).toBe('UNAUTHENTICATED')
+    expect(early.json().error.code).toBe('ACCOUNT_NOT_ACTIVATED')
+    expect(early.json().error.message).toContain('/api/v1/auth/activation/resend')
 
     // The activation e-mail leaves through the outbox, after the registration committed.
     expect(ctx.mailer.sent).toHaveLength(0)

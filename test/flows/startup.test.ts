@@ -103,3 +103,56 @@ describe('npm start under a process manager', () => {
     }, TIMEOUT)
   }
 })
+
+describe('the first administrator at npm start', () => {
+  /** Starts the server as `npm start` does and waits until it answers; `stop` ends it with SIGTERM. */
+  async function startServer(env: NodeJS.ProcessEnv, port: number) {
+    const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    server.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    server.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)))
+    await expect.poll(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.status, { timeout: TIMEOUT, interval: 200 }).toBe(200)
+    return {
+      output: () => output,
+      stop: async () => {
+        server.kill('SIGTERM')
+        expect(await exited).toBe(0)
+      },
+      kill: () => server.kill('SIGKILL'),
+    }
+  }
+
+  const login = async (port: number, email: string, password: string) => {
+    const response = await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) })
+    return { status: response.status, body: (await response.json()) as { data?: { user: { role: string; fullName: string } } } }
+  }
+
+  it('creates the superuser of SUPERUSER_* on the first start, and leaves it alone on a start with other values', async () => {
+    const port = await closedPort()
+    const dir = mkdtempSync(join(tmpdir(), 'marketplace-first-admin-'))
+    const base = { DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' }
+    const first = await startServer(serverEnv({ ...base, SUPERUSER_EMAIL: 'root@example.test', SUPERUSER_PASSWORD: 'Sup3r-secret', SUPERUSER_FULL_NAME: 'Site Admin' }), port)
+    try {
+      const session = await login(port, 'root@example.test', 'Sup3r-secret')
+      expect(session.status).toBe(200)
+      expect(session.body.data?.user).toMatchObject({ role: 'admin', fullName: 'Site Admin' })
+      expect(first.output()).toContain('first superuser created from SUPERUSER_EMAIL')
+      expect(first.output()).not.toContain('Sup3r-secret')
+      await first.stop()
+
+      const second = await startServer(serverEnv({ ...base, SUPERUSER_EMAIL: 'other@example.test', SUPERUSER_PASSWORD: 'An0ther-secret' }), port)
+      try {
+        expect(second.output()).toContain('a superuser exists: SUPERUSER_EMAIL and SUPERUSER_PASSWORD are not used')
+        expect((await login(port, 'other@example.test', 'An0ther-secret')).status).toBe(401)
+        expect((await login(port, 'root@example.test', 'Sup3r-secret')).status).toBe(200)
+        await second.stop()
+      } finally {
+        second.kill()
+      }
+    } finally {
+      first.kill()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 2 * TIMEOUT)
+})

@@ -23,6 +23,14 @@ export interface StaffInput {
 
 export type StaffUser = User & { roles: Role[] }
 
+/** A superuser made outside the API: by `cli create-superuser`, or from SUPERUSER_* at start. */
+export interface SuperuserInput {
+  email: string
+  password: string
+  fullName?: string
+  username?: string
+}
+
 /** What staff see of an account in the admin console: the account, its suspension and its services count. */
 const toAdminUser = (row: Account, servicesCount: number) => ({
   ...toUser(row),
@@ -38,7 +46,7 @@ const accessState = (row: Account) => ({ status: statusOf(row), isActive: row.is
 export function createAdminService(deps: {
   db: Db
   clock: Clock
-  users: Pick<UsersService, 'createAccount' | 'lockAccount' | 'updateAccount' | 'listAccounts'>
+  users: Pick<UsersService, 'createAccount' | 'lockAccount' | 'updateAccount' | 'listAccounts' | 'hasSuperuser' | 'lockFirstSuperuser'>
   roles: Pick<RolesService, 'assignRoles' | 'rolesOf'>
   catalogue: Pick<CatalogueService, 'countServicesBySellers'>
   audit: Pick<AuditService, 'record'>
@@ -83,7 +91,41 @@ export function createAdminService(deps: {
     return toUser(row)
   }
 
+  /** No audit row: nobody acted through the API, and the audit log needs an actor. */
+  const insertSuperuser = (tx: Tx, input: SuperuserInput, passwordHash: string) =>
+    users.createAccount(tx, {
+      email: normaliseEmail(input.email),
+      fullName: (input.fullName ?? 'Administrator').trim(),
+      username: input.username,
+      passwordHash,
+      isActive: true,
+      isStaff: true,
+      isSuperuser: true,
+    })
+
   return {
+    /** An active superuser, whatever exists already; a registered e-mail or username is a field error. */
+    async createSuperuser(input: SuperuserInput): Promise<User> {
+      const passwordHash = await hashPassword(input.password)
+      return toUser(await db.transaction((tx) => insertSuperuser(tx, input, passwordHash)))
+    },
+
+    /**
+     * The first administrator of a deployment: created when no superuser exists (active or not),
+     * and undefined otherwise. Never changes an existing account, so the variables it comes from
+     * can stay set. Instances starting together create one.
+     */
+    async ensureFirstSuperuser(input: SuperuserInput): Promise<User | undefined> {
+      // Every start after the first stops here, without hashing the password.
+      if (await users.hasSuperuser(db)) return undefined
+      const passwordHash = await hashPassword(input.password)
+      const created = await db.transaction(async (tx) => {
+        await users.lockFirstSuperuser(tx)
+        return (await users.hasSuperuser(tx)) ? undefined : insertSuperuser(tx, input, passwordHash)
+      })
+      return created && toUser(created)
+    },
+
     async createStaff(actor: Actor, input: StaffInput): Promise<StaffUser> {
       const passwordHash = await hashPassword(input.password)
       return db.transaction(async (tx) => {

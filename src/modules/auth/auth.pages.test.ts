@@ -3,6 +3,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createUser } from '../../../test/factories/users.ts'
 import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { DAY, HOUR, SECOND } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 
 const NEW_PASSWORD = 'Fresh4Start'
@@ -38,6 +39,24 @@ describe('activation and password-reset pages', () => {
 
   const login = (email: string, password: string) => request(ctx.app, { method: 'POST', url: '/auth/login', payload: { email, password } })
 
+  const ACTIVATION_FORM = '<form method="post" action="/activate">'
+  const RESEND_FORM = '<form method="post" action="/activation/resend">'
+  const RESET_FORM = '<form method="post" action="/reset-password">'
+  const FORGOT_FORM = '<form method="post" action="/forgot-password">'
+
+  /** The new-link form: one e-mail field, posted to a page of this server. */
+  function expectNewLinkForm(body: string, form: string): void {
+    expect(body).toContain(form)
+    expect(body).toContain('name="email" type="email"')
+    expect(body).toContain('Send me a new link')
+  }
+
+  /** Delivers the queued mail and returns the token in the newest message to `email`. */
+  async function tokenMailedTo(email: string): Promise<string> {
+    await ctx.app.container.worker.drain()
+    return ctx.mailer.tokenTo(email)
+  }
+
   /** An HTML page that no cache keeps and no Referer carries away. */
   function expectPage(response: LightMyRequestResponse, status: number): void {
     expect(response.statusCode, response.body).toBe(status)
@@ -61,17 +80,41 @@ describe('activation and password-reset pages', () => {
       expect(await accountRow(account.user.email)).toMatchObject({ isActive: false, activatedAt: null })
     })
 
-    it('escapes whatever the link carries', async () => {
+    it('answers a garbled link at once with a 400 page that offers a new link and does not echo the link', async () => {
       const response = await get(`/activate?token=${encodeURIComponent('"><script>alert(1)</script>&')}`)
-      expectPage(response, 200)
-      expect(response.body).toContain('value="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&amp;"')
+      expectPage(response, 400)
+      expect(response.body).toContain('The link is invalid or has expired.')
+      expectNewLinkForm(response.body, RESEND_FORM)
+      expect(response.body).not.toContain(ACTIVATION_FORM)
+      expect(response.body).not.toContain('alert(1)')
     })
 
-    it('answers a link without a token with a 400 page', async () => {
+    it('answers an expired link at once with a 400 page that says so and offers a new link, and leaves the account inactive', async () => {
+      const account = await createUser(ctx, { isActive: false })
+      const token = await activationTokenFor(account.user.id)
+      ctx.clock.advance(DAY + SECOND)
+      const response = await get(`/activate?token=${encodeURIComponent(token)}`)
+      expectPage(response, 400)
+      expect(response.body).toContain('The link has expired; ask for a new link.')
+      expectNewLinkForm(response.body, RESEND_FORM)
+      expect(response.body).not.toContain(ACTIVATION_FORM)
+      expect(await accountRow(account.user.email)).toMatchObject({ isActive: false, activatedAt: null })
+    })
+
+    it('answers a used link at once with a 400 page that says to log in, without a new-link form', async () => {
+      const account = await createUser(ctx)
+      const response = await get(`/activate?token=${encodeURIComponent(await activationTokenFor(account.user.id))}`)
+      expectPage(response, 400)
+      expect(response.body).toContain('already been used; log in instead')
+      expect(response.body).not.toContain('<form')
+    })
+
+    it('answers a link without a token with a 400 page that offers a new link', async () => {
       const response = await get('/activate')
       expectPage(response, 400)
       expect(response.body).toContain('incomplete')
-      expect(response.body).not.toContain('<form')
+      expect(response.body).not.toContain(ACTIVATION_FORM)
+      expectNewLinkForm(response.body, RESEND_FORM)
     })
 
     it('counts in the auth rate-limit bucket', async () => {
@@ -113,6 +156,63 @@ describe('activation and password-reset pages', () => {
     it('answers a well-signed token of no account with a 400 page', async () => {
       expectPage(await submit('/activate', { token: await activationTokenFor(newId()) }), 400)
     })
+
+    it('answers a link that expired while the page was open with a 400 page that offers a new link', async () => {
+      const account = await createUser(ctx, { isActive: false })
+      const token = await activationTokenFor(account.user.id)
+      expectPage(await get(`/activate?token=${encodeURIComponent(token)}`), 200)
+      ctx.clock.advance(DAY + SECOND)
+      const response = await submit('/activate', { token })
+      expectPage(response, 400)
+      expect(response.body).toContain('The link has expired; ask for a new link.')
+      expectNewLinkForm(response.body, RESEND_FORM)
+      expect((await accountRow(account.user.email))?.isActive).toBe(false)
+    })
+  })
+
+  describe('POST /activation/resend (the new-link form)', () => {
+    it('queues a new activation e-mail and says so without telling whether the account exists; the new link activates', async () => {
+      const account = await createUser(ctx, { isActive: false })
+      const expired = await activationTokenFor(account.user.id)
+      ctx.clock.advance(DAY + SECOND)
+      const response = await submit('/activation/resend', { email: ` ${account.user.email.toUpperCase()} ` })
+      expectPage(response, 200)
+      expect(response.body).toContain('Check your inbox')
+      expect(response.body).toContain(`If ${account.user.email} belongs to an account waiting for activation`)
+      expect(response.body).toContain('24 hours')
+
+      const fresh = await tokenMailedTo(account.user.email)
+      expect(fresh).not.toBe(expired)
+      expectPage(await submit('/activate', { token: fresh }), 200)
+      expect((await accountRow(account.user.email))?.isActive).toBe(true)
+    })
+
+    it('answers an unknown address with the same page and sends nothing', async () => {
+      const email = `nobody.${newId()}@example.test`
+      const response = await submit('/activation/resend', { email })
+      expectPage(response, 200)
+      expect(response.body).toContain(`If ${email} belongs to an account waiting for activation`)
+      await ctx.app.container.worker.drain()
+      expect(ctx.mailer.sent.filter((message) => message.to === email)).toEqual([])
+    })
+
+    it.each([
+      ['a malformed address', { email: '"><script>alert(1)</script>' }],
+      ['no address', {}],
+    ])('answers %s with a 400 page that shows the form again, escaped, and sends nothing', async (_label, fields) => {
+      const sentBefore = ctx.mailer.sent.length
+      const response = await submit('/activation/resend', fields)
+      expectPage(response, 400)
+      expect(response.body).toContain('The e-mail address must be a valid e-mail address.')
+      expectNewLinkForm(response.body, RESEND_FORM)
+      if ('email' in fields) expect(response.body).toContain('value="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"')
+      await ctx.app.container.worker.drain()
+      expect(ctx.mailer.sent.length).toBe(sentBefore)
+    })
+
+    it('counts in the auth rate-limit bucket', async () => {
+      expect((await submit('/activation/resend', {})).headers['x-ratelimit-limit']).toBe(String(AUTH_LIMIT))
+    })
   })
 
   describe('GET /reset-password', () => {
@@ -128,10 +228,35 @@ describe('activation and password-reset pages', () => {
       expect(response.body).toContain('name="passwordConfirmation"')
     })
 
-    it('answers a link without a token with a 400 page', async () => {
+    it('answers a link without a token with a 400 page that offers a new link', async () => {
       const response = await get('/reset-password')
       expectPage(response, 400)
-      expect(response.body).not.toContain('<form')
+      expect(response.body).not.toContain(RESET_FORM)
+      expectNewLinkForm(response.body, FORGOT_FORM)
+    })
+
+    it('says an expired link has expired when the page opens, before any password is typed, and offers a new link', async () => {
+      const account = await createUser(ctx)
+      const token = await resetTokenFor(account.user.email)
+      ctx.clock.advance(HOUR + SECOND)
+      const response = await get(`/reset-password?token=${encodeURIComponent(token)}`)
+      expectPage(response, 400)
+      expect(response.body).toContain('The link has expired; ask for a new link.')
+      expect(response.body).not.toContain('type="password"')
+      expectNewLinkForm(response.body, FORGOT_FORM)
+    })
+
+    it('says a used or garbled link is no good when the page opens, and offers a new link', async () => {
+      const account = await createUser(ctx)
+      const used = await resetTokenFor(account.user.email)
+      expectPage(await submit('/reset-password', { token: used, password: NEW_PASSWORD, passwordConfirmation: NEW_PASSWORD }), 200)
+      for (const token of [used, 'garbage']) {
+        const response = await get(`/reset-password?token=${encodeURIComponent(token)}`)
+        expectPage(response, 400)
+        expect(response.body).toContain('The link is invalid or has expired.')
+        expect(response.body).not.toContain('type="password"')
+        expectNewLinkForm(response.body, FORGOT_FORM)
+      }
     })
   })
 
@@ -172,6 +297,17 @@ describe('activation and password-reset pages', () => {
       expect((await login(account.user.email, account.password)).statusCode).toBe(200)
     })
 
+    it('answers a link that expired while the form was filled with a 400 page that offers a new link, and keeps the old password', async () => {
+      const account = await createUser(ctx)
+      const token = await resetTokenFor(account.user.email)
+      ctx.clock.advance(HOUR + SECOND)
+      const response = await submit('/reset-password', { token, password: NEW_PASSWORD, passwordConfirmation: NEW_PASSWORD })
+      expectPage(response, 400)
+      expect(response.body).toContain('The link has expired; ask for a new link.')
+      expectNewLinkForm(response.body, FORGOT_FORM)
+      expect((await login(account.user.email, account.password)).statusCode).toBe(200)
+    })
+
     it('refuses a used, malformed or missing token with a 400 page', async () => {
       const account = await createUser(ctx)
       const token = await resetTokenFor(account.user.email)
@@ -182,6 +318,31 @@ describe('activation and password-reset pages', () => {
         expectPage(response, 400)
         expect(response.body).toContain('The link is invalid or has expired.')
       }
+    })
+  })
+
+  describe('POST /forgot-password (the new-link form)', () => {
+    it('queues a reset e-mail and says so without telling whether the account exists; the new link changes the password', async () => {
+      const account = await createUser(ctx)
+      const response = await submit('/forgot-password', { email: account.user.email })
+      expectPage(response, 200)
+      expect(response.body).toContain(`If ${account.user.email} belongs to an active account`)
+      expect(response.body).toContain('1 hour')
+      const token = await tokenMailedTo(account.user.email)
+      expectPage(await get(`/reset-password?token=${encodeURIComponent(token)}`), 200)
+      expectPage(await submit('/reset-password', { token, password: NEW_PASSWORD, passwordConfirmation: NEW_PASSWORD }), 200)
+      expect((await login(account.user.email, NEW_PASSWORD)).statusCode).toBe(200)
+    })
+
+    it('answers a malformed address with a 400 page that shows the form again and sends nothing', async () => {
+      const sentBefore = ctx.mailer.sent.length
+      const response = await submit('/forgot-password', { email: 'not-an-address' })
+      expectPage(response, 400)
+      expect(response.body).toContain('The e-mail address must be a valid e-mail address.')
+      expectNewLinkForm(response.body, FORGOT_FORM)
+      expect(response.body).toContain('value="not-an-address"')
+      await ctx.app.container.worker.drain()
+      expect(ctx.mailer.sent.length).toBe(sentBefore)
     })
   })
 

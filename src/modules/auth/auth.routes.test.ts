@@ -450,12 +450,55 @@ describe('auth routes', () => {
       expect((await findUser(user.email))?.isActive).toBe(true)
     })
 
-    it('refuses an activation token older than 24 hours (400 on token) and leaves the account inactive', async () => {
+    it('refuses an activation token older than 24 hours with 400 TOKEN_EXPIRED naming the resend route, and leaves the account inactive', async () => {
       const user = await register()
       const token = await tokenMailedTo(user.email)
       ctx.clock.advance(DAY + SECOND)
+      const response = await post('/auth/activate', { token })
+      expectError(response, 400, 'TOKEN_EXPIRED', ['token'])
+      expect(response.json().error.message).toContain('/api/v1/auth/activation/resend')
+      expect(response.json()).not.toHaveProperty('data')
+      expect(response.body).not.toContain(user.email)
+      expect(await findUser(user.email)).toMatchObject({ isActive: false, activatedAt: null })
+    })
+
+    it('lets a late activator ask for a new link after TOKEN_EXPIRED; the new link activates the account', async () => {
+      const user = await register()
+      const expired = await tokenMailedTo(user.email)
+      ctx.clock.advance(2 * DAY)
+      expectError(await post('/auth/activate', { token: expired }), 400, 'TOKEN_EXPIRED', ['token'])
+      expect((await post('/auth/activation/resend', { email: user.email })).statusCode).toBe(200)
+      const fresh = await tokenMailedTo(user.email)
+      expect(fresh).not.toBe(expired)
+      expect((await post('/auth/activate', { token: fresh })).statusCode).toBe(200)
+      expect((await login(user.email, PASSWORD)).statusCode).toBe(200)
+    })
+
+    it('answers an expired activation token of an account active since with 400 TOKEN_USED (log in), not TOKEN_EXPIRED', async () => {
+      const user = await register()
+      const token = await tokenMailedTo(user.email)
+      expect((await post('/auth/activate', { token })).statusCode).toBe(200)
+      ctx.clock.advance(DAY + SECOND)
+      expectError(await post('/auth/activate', { token }), 400, 'TOKEN_USED', ['token'])
+    })
+
+    it('keeps answering an expired activation token of an account deactivated by staff as invalid (400 VALIDATION_ERROR on token)', async () => {
+      const user = await register()
+      const token = await tokenMailedTo(user.email)
+      expect((await post('/auth/activate', { token })).statusCode).toBe(200)
+      await ctx.app.container.admin.deactivateUser(await superuserActor(), user.id)
+      ctx.clock.advance(DAY + SECOND)
       expectValidationError(await post('/auth/activate', { token }), ['token'])
-      expect((await findUser(user.email))?.isActive).toBe(false)
+    })
+
+    it('answers an expired token that names no account, or that a foreign key signed, as invalid (400 VALIDATION_ERROR on token)', async () => {
+      const user = await register()
+      const orphan = await ctx.app.container.auth.tokens.signActivation(newId())
+      const genuine = await tokenMailedTo(user.email)
+      const forged = await new SignJWT(decodeJwt(genuine)).setProtectedHeader({ alg: 'HS256', typ: 'activation+jwt' }).sign(randomBytes(32))
+      ctx.clock.advance(DAY + SECOND)
+      for (const token of [orphan, forged]) expectValidationError(await post('/auth/activate', { token }), ['token'])
+      expectError(await post('/auth/activate', { token: genuine }), 400, 'TOKEN_EXPIRED', ['token'])
     })
 
     it('does not let the old activation token undo a deactivation by staff (400 on token)', async () => {
@@ -598,23 +641,37 @@ describe('auth routes', () => {
       expect(response.json().data.user.role).toBe(role)
     })
 
-    it('answers a wrong password, an unknown e-mail and an inactive account with the same 401 UNAUTHENTICATED', async () => {
+    it('answers a wrong password, an unknown e-mail, an account deactivated by staff and a wrong password of an account never activated with the same 401 UNAUTHENTICATED', async () => {
       const active = await createUser(ctx)
-      const inactive = await createUser(ctx, { isActive: false })
+      const waiting = await createUser(ctx, { isActive: false })
+      const deactivated = await registerActive()
+      await ctx.app.container.admin.deactivateUser(await superuserActor(), deactivated.id)
 
       const wrongPassword = await login(active.user.email, 'Wrong1234')
       const unknownEmail = await login(newEmail(), active.password)
-      const inactiveAccount = await login(inactive.user.email, inactive.password)
+      const deactivatedAccount = await login(deactivated.email, deactivated.password)
+      const waitingWrongPassword = await login(waiting.user.email, 'Wrong1234')
 
-      for (const response of [wrongPassword, unknownEmail, inactiveAccount]) {
+      for (const response of [wrongPassword, unknownEmail, deactivatedAccount, waitingWrongPassword]) {
         expectUnauthenticated(response)
         expect(response.json().error.details).toEqual([])
         expect(response.json()).not.toHaveProperty('data')
+        expect(response.json().error.message).toBe(wrongPassword.json().error.message)
       }
-      expect(unknownEmail.json().error.message).toBe(wrongPassword.json().error.message)
-      expect(inactiveAccount.json().error.message).toBe(wrongPassword.json().error.message)
-      expect((await findUser(active.user.email))?.lastLogin).toBeNull()
-      expect((await findUser(inactive.user.email))?.lastLogin).toBeNull()
+      for (const email of [active.user.email, waiting.user.email, deactivated.email]) expect((await findUser(email))?.lastLogin).toBeNull()
+    })
+
+    it('tells the owner of an account never activated, once the password is right, to activate it (401 ACCOUNT_NOT_ACTIVATED naming the resend route)', async () => {
+      const user = await register()
+      const response = await login(user.email, PASSWORD)
+      expectError(response, 401, 'ACCOUNT_NOT_ACTIVATED')
+      expect(response.json().error.message).toContain('/api/v1/auth/activation/resend')
+      expect(response.json().error.details).toEqual([])
+      expect(response.json()).not.toHaveProperty('data')
+      expect(response.body).not.toMatch(/accessToken|refreshToken/)
+      const row = await findUser(user.email)
+      expect(row).toMatchObject({ isActive: false, lastLogin: null })
+      expect(await ctx.database.db.select().from(tokenFamilies).where(eq(tokenFamilies.userId, user.id))).toEqual([])
     })
 
     it('refuses a malformed e-mail (400 on email) and a missing password (400 on password)', async () => {
@@ -976,12 +1033,24 @@ describe('auth routes', () => {
       expectValidationError(await post(resetPath, { token: 'x' }), ['password'])
     })
 
-    it('refuses a reset token older than 1 hour (400 on token) and keeps the old password', async () => {
+    it('refuses a reset token older than 1 hour with 400 TOKEN_EXPIRED naming the route for a new link, and keeps the old password', async () => {
       const account = await createUser(ctx)
       const token = await resetTokenFor(account.user.email)
+      const before = await findUser(account.user.email)
       ctx.clock.advance(HOUR + SECOND)
-      expectValidationError(await post(resetPath, { token, password: NEW_PASSWORD }), ['token'])
+      const response = await post(resetPath, { token, password: NEW_PASSWORD })
+      expectError(response, 400, 'TOKEN_EXPIRED', ['token'])
+      expect(response.json().error.message).toContain('/api/v1/auth/forgot-password')
+      expect((await findUser(account.user.email))?.passwordHash).toBe(before?.passwordHash)
       expect((await login(account.user.email, account.password)).statusCode).toBe(200)
+    })
+
+    it('keeps answering a forged expired reset token as invalid (400 VALIDATION_ERROR on token)', async () => {
+      const account = await createUser(ctx)
+      const genuine = await resetTokenFor(account.user.email)
+      const forged = await new SignJWT(decodeJwt(genuine)).setProtectedHeader({ alg: 'HS256', typ: 'reset+jwt' }).sign(randomBytes(32))
+      ctx.clock.advance(HOUR + SECOND)
+      expectValidationError(await post(resetPath, { token: forged, password: NEW_PASSWORD }), ['token'])
     })
 
     it('accepts a reset token just before 1 hour has passed', async () => {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, Message, ok, responses } from '../../http/common.schemas.ts'
-import { fieldError } from '../../lib/errors.ts'
+import { commonErrors, fieldError } from '../../lib/errors.ts'
+import { authErrors } from './auth.errors.ts'
 import { requireAuth, sessionOf } from '../../http/auth-hooks.ts'
 import { UserSchema as User } from '../users/users.module.ts'
 import type { AuthService } from './auth.service.ts'
@@ -49,9 +50,10 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = asyn
       schema: {
         tags,
         summary: 'Activate an account',
-        description: 'A token used a second time answers 400 `TOKEN_USED` on `token`: the account is already active, log in.',
+        description:
+          'A token used a second time answers 400 `TOKEN_USED` on `token`: the account is already active, log in. A genuine token past its 24 hours answers 400 `TOKEN_EXPIRED`: ask for a new link with `POST /auth/activation/resend`. Any other bad token is 400 `VALIDATION_ERROR` on `token`.',
         body: TokenBody,
-        response: responses({ 200: Envelope(User) }, 400),
+        response: responses({ 200: Envelope(User) }, commonErrors.VALIDATION_ERROR, authErrors.TOKEN_USED, authErrors.TOKEN_EXPIRED),
       },
     },
     async (request) => ok(await auth.activate(request.body.token)),
@@ -79,9 +81,10 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = asyn
       schema: {
         tags,
         summary: 'Log in',
-        description: 'Wrong password, unknown e-mail and inactive account all answer 401 alike.',
+        description:
+          'Wrong password, unknown e-mail and an account deactivated by staff all answer 401 `UNAUTHENTICATED` alike. The right password of an account that was never activated answers 401 `ACCOUNT_NOT_ACTIVATED`: follow the e-mailed link or ask for a new one with `POST /auth/activation/resend`.',
         body: LoginBody,
-        response: responses({ 200: Envelope(LoginResult) }, 400, 401),
+        response: responses({ 200: Envelope(LoginResult) }, 400, commonErrors.UNAUTHENTICATED, authErrors.ACCOUNT_NOT_ACTIVATED),
       },
     },
     async (request) => ok(await auth.login(request.body.email, request.body.password)),
@@ -151,9 +154,10 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = asyn
         schema: {
           tags,
           summary: 'Set a new password with a reset token',
-          description: 'The token works once. Every token issued before the reset stops working.',
+          description:
+            'The token works once. Every token issued before the reset stops working. A genuine token past its hour answers 400 `TOKEN_EXPIRED`: ask for a new link with `POST /auth/forgot-password`. Any other bad token is 400 `VALIDATION_ERROR` on `token`.',
           body: ResetPasswordBody,
-          response: responses({ 200: Envelope(EmailResult) }, 400),
+          response: responses({ 200: Envelope(EmailResult) }, commonErrors.VALIDATION_ERROR, authErrors.TOKEN_EXPIRED),
         },
       },
       async (request) => ok(await auth.resetPassword(request.body.token, request.body.password)),

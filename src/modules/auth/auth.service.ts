@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { burnPasswordCheck, hashPassword, verifyPassword } from '../../lib/passwords.ts'
 import { newId } from '../../lib/ids.ts'
 import { normaliseEmail } from '../../lib/text.ts'
-import { fieldError, unauthenticated } from '../../lib/errors.ts'
+import { fieldError, unauthenticated, type AppError } from '../../lib/errors.ts'
 import type { Mailer } from '../../platform/mail/mailer.ts'
 import { defineJob } from '../../platform/outbox/jobs.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
@@ -13,10 +13,10 @@ import { isUnchecked, permissions as allPermissions, type AccessClaims, type Act
 import type { RolesService } from '../roles/roles.module.ts'
 import { toUser, type Account, type User, type UsersService } from '../users/users.module.ts'
 import { activationEmail, passwordResetEmail } from './auth-emails.ts'
-import { activationTokenUsed } from './auth.errors.ts'
+import { accountNotActivated, activationTokenExpired, activationTokenUsed, resetTokenExpired } from './auth.errors.ts'
 import { sql, type SQL } from 'drizzle-orm'
 import { createAuthRepository, prepareSessionRead, sessionJsonSql, type SessionJson, type SessionParams } from './auth.repository.ts'
-import { passwordFingerprint, TOKEN_LIFETIMES, type TokenFamilyRef, type TokenService } from './tokens.ts'
+import { passwordFingerprint, TOKEN_LIFETIMES, type ResetClaims, type TokenFamilyRef, type TokenService } from './tokens.ts'
 
 /**
  * The payload of a mail job. Registration names the account it just created; the public
@@ -45,6 +45,22 @@ export interface TokenPair {
 
 const INVALID_TOKEN = 'is invalid or has expired'
 const INVALID_REFRESH = 'Invalid or expired refresh token'
+
+/**
+ * Why a verified activation token cannot activate `user` now, or undefined when it can. A
+ * replayed link must not hand out the private profile (decision 0014); an account activated
+ * before and inactive now was deactivated by staff, which an old link must not undo.
+ */
+function activationRefusal(user: Account | undefined): AppError | undefined {
+  if (!user) return fieldError('token', INVALID_TOKEN)
+  if (user.isActive) return activationTokenUsed()
+  if (user.activatedAt) return fieldError('token', INVALID_TOKEN)
+  return undefined
+}
+
+/** The reset token works once, for an active account: its fingerprint names the password it replaces. */
+const resetFits = (user: Account | undefined, claims: ResetClaims): user is Account =>
+  user !== undefined && user.isActive && user.email === claims.email && passwordFingerprint(user.passwordHash) === claims.pwd
 
 export function createAuthService(deps: {
   db: Db
@@ -119,6 +135,23 @@ export function createAuthService(deps: {
     return signPair(user, family, jti)
   }
 
+  /**
+   * The refusal of an activation token that does not verify. A genuine but expired link of an
+   * account still waiting says so and where to get a new one (decision 0110); one of an account
+   * that is active says to log in, as a used link does; anything else stays "invalid".
+   */
+  async function refuseActivationToken(token: string): Promise<AppError> {
+    const userId = await tokens.expiredSubject('activation', token)
+    const user = userId ? await users.findAccountById(db, userId) : undefined
+    if (user && !user.isActive && !user.activatedAt) return activationTokenExpired()
+    return activationRefusal(user) ?? fieldError('token', INVALID_TOKEN)
+  }
+
+  /** The refusal of a reset token that does not verify: an expired one is told apart without looking at the account. */
+  async function refuseResetToken(token: string): Promise<AppError> {
+    return (await tokens.expiredSubject('reset', token)) ? resetTokenExpired() : fieldError('token', INVALID_TOKEN)
+  }
+
   const recipientOf = (job: MailJob): Promise<Account | undefined> =>
     job.email !== undefined
       ? users.findAccountByEmail(db, job.email)
@@ -138,17 +171,25 @@ export function createAuthService(deps: {
 
     async activate(token: string): Promise<User> {
       const userId = await tokens.verifyActivation(token)
-      const user = userId ? await users.findAccountById(db, userId) : undefined
-      if (!user) throw fieldError('token', INVALID_TOKEN)
+      if (!userId) throw await refuseActivationToken(token)
       return db.transaction(async (tx) => {
         // Under the row lock, so a deactivation by staff at the same moment is not overwritten.
-        const current = (await users.lockAccount(tx, user.id))!
-        // A replayed link must not hand out the private profile (decision 0014).
-        if (current.isActive) throw activationTokenUsed()
-        // Activated before and inactive now means staff deactivated it: an old link must not undo that.
-        if (current.activatedAt) throw fieldError('token', INVALID_TOKEN)
-        return toUser(await users.updateAccount(tx, current.id, { isActive: true, activatedAt: clock.now() }))
+        const current = await users.lockAccount(tx, userId)
+        const refusal = activationRefusal(current)
+        if (refusal) throw refusal
+        return toUser(await users.updateAccount(tx, userId, { isActive: true, activatedAt: clock.now() }))
       })
+    },
+
+    /**
+     * What `activate` would answer, without activating: the activation page checks the link when
+     * it opens, so an expired or used one is told at once (a GET never acts: mail scanners follow links).
+     */
+    async checkActivationToken(token: string): Promise<void> {
+      const userId = await tokens.verifyActivation(token)
+      if (!userId) throw await refuseActivationToken(token)
+      const refusal = activationRefusal(await users.findAccountById(db, userId))
+      if (refusal) throw refusal
     },
 
     /**
@@ -169,8 +210,11 @@ export function createAuthService(deps: {
         throw unauthenticated('Invalid e-mail or password')
       }
       const matches = await verifyPassword(user.passwordHash, password)
-      // Spec 5.3: an inactive account answers exactly like a wrong password.
-      if (!matches || !user.isActive) throw unauthenticated('Invalid e-mail or password')
+      if (!matches) throw unauthenticated('Invalid e-mail or password')
+      // Only after the password proved ownership: the owner learns the account waits for its
+      // activation link (decision 0111). An account deactivated by staff answers like a wrong password.
+      if (!user.isActive && !user.activatedAt) throw accountNotActivated()
+      if (!user.isActive) throw unauthenticated('Invalid e-mail or password')
       // Only the account's owner (who knows the password) learns why they are refused.
       if (user.suspendedAt) throw unauthenticated('This account is suspended')
       const updated = await users.recordLogin(db, user.id)
@@ -244,20 +288,24 @@ export function createAuthService(deps: {
 
     async resetPassword(token: string, password: string): Promise<{ email: string }> {
       const claims = await tokens.verifyReset(token)
-      if (!claims) throw fieldError('token', INVALID_TOKEN)
+      if (!claims) throw await refuseResetToken(token)
       const passwordHash = await hashPassword(password)
       const reset = await db.transaction(async (tx) => {
         const user = await users.lockAccount(tx, claims.sub)
-        // The fingerprint ties the token to the password it was issued for: it works once.
-        if (!user?.isActive || user.email !== claims.email || passwordFingerprint(user.passwordHash) !== claims.pwd) {
-          throw fieldError('token', INVALID_TOKEN)
-        }
+        if (!resetFits(user, claims)) throw fieldError('token', INVALID_TOKEN)
         await users.updateAccount(tx, user.id, { passwordHash, tokenVersion: user.tokenVersion + 1 })
         return { email: user.email, userId: user.id }
       })
       // Every token issued before the reset is refused now; so are the sockets opened with them.
       await realtime.disconnectUser(reset.userId, 'Password changed')
       return { email: reset.email }
+    },
+
+    /** What `resetPassword` would answer about the token, without changing anything: the reset page checks it when it opens. */
+    async checkResetToken(token: string): Promise<void> {
+      const claims = await tokens.verifyReset(token)
+      if (!claims) throw await refuseResetToken(token)
+      if (!resetFits(await users.findAccountById(db, claims.sub), claims)) throw fieldError('token', INVALID_TOKEN)
     },
 
     async checkEmail(email: string): Promise<{ exists: boolean; email: string }> {

@@ -219,6 +219,18 @@ describe('createTokenService', () => {
       expect(JSON.stringify(decodeJwt(token))).not.toContain(PASSWORD_HASH)
     })
 
+    it.each(['activation', 'reset'] as const)('names the subject of a genuine %s token only once its lifetime is over, never of a forged or other-kind one', async (kind) => {
+      const { clock, tokens } = setup()
+      const token = await sign(tokens, kind)
+      const forged = await foreignCopy(token)
+      const otherKind = await sign(tokens, kind === 'activation' ? 'reset' : 'activation')
+      expect(await tokens.expiredSubject(kind, token)).toBeUndefined()
+      clock.advance(TOKEN_LIFETIMES[kind] + SECOND)
+      expect(await tokens.expiredSubject(kind, token)).toBe(identity.id)
+      expect(await accepts(tokens, kind, token)).toBe(false)
+      for (const refused of [forged, otherKind, unsignedCopy(token), 'garbage']) expect(await tokens.expiredSubject(kind, refused)).toBeUndefined()
+    })
+
     it('the password fingerprint changes when the password hash changes', () => {
       const fingerprint = passwordFingerprint(PASSWORD_HASH)
       expect(fingerprint).toMatch(/^[A-Za-z0-9_-]{22}$/)

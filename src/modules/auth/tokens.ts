@@ -78,8 +78,11 @@ export function createTokenService(secrets: JwtSecrets, clock: Clock) {
     return signers[kind]({ ...claims, sub: subject, jti: options.jti ?? randomUUID(), iat: issuedAt, exp: expiresAt })
   }
 
-  /** Returns the payload, or undefined for any token that is not a valid, unexpired token of this kind. */
-  async function verify(kind: TokenKind, token: string): Promise<Claims | undefined> {
+  /**
+   * The payload of a token signed with one of this kind's keys, with whether its lifetime is over;
+   * undefined for anything else (another kind, a foreign key, garbage, no expiry).
+   */
+  function read(kind: TokenKind, token: string): { payload: Claims; isExpired: boolean } | undefined {
     for (const verifier of verifiers[kind]) {
       let payload: Claims
       try {
@@ -89,12 +92,25 @@ export function createTokenService(secrets: JwtSecrets, clock: Clock) {
         if ((error as { code?: string }).code === 'FAST_JWT_INVALID_SIGNATURE') continue
         return undefined
       }
-      const now = clock.now().getTime() / 1000
-      const isCurrent = typeof payload.exp === 'number' && payload.exp > now && typeof payload.iat === 'number' && (payload.nbf === undefined || (typeof payload.nbf === 'number' && payload.nbf <= now))
-      return isCurrent ? payload : undefined
+      if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number') return undefined
+      return { payload, isExpired: payload.exp <= clock.now().getTime() / 1000 }
     }
     return undefined
   }
+
+  /** Returns the payload, or undefined for any token that is not a valid, unexpired token of this kind. */
+  async function verify(kind: TokenKind, token: string): Promise<Claims | undefined> {
+    const found = read(kind, token)
+    if (!found || found.isExpired) return undefined
+    const { nbf } = found.payload
+    const now = clock.now().getTime() / 1000
+    return nbf === undefined || (typeof nbf === 'number' && nbf <= now) ? found.payload : undefined
+  }
+
+  const resetClaimsOf = (payload: Claims): ResetClaims | undefined =>
+    typeof payload.email === 'string' && typeof payload.pwd === 'string' && typeof payload.sub === 'string' && payload.sub
+      ? { sub: payload.sub, email: payload.email, pwd: payload.pwd }
+      : undefined
 
   const isSession = (payload: Claims): payload is Claims & SessionClaims =>
     typeof payload.sub === 'string' &&
@@ -123,8 +139,18 @@ export function createTokenService(secrets: JwtSecrets, clock: Clock) {
     },
     async verifyReset(token: string): Promise<ResetClaims | undefined> {
       const payload = await verify('reset', token)
-      if (!payload || typeof payload.email !== 'string' || typeof payload.pwd !== 'string' || typeof payload.sub !== 'string' || !payload.sub) return undefined
-      return { sub: payload.sub, email: payload.email, pwd: payload.pwd }
+      return payload && resetClaimsOf(payload)
+    },
+    /**
+     * The subject of a link token this service signed whose lifetime is over, so the refusal can
+     * say "expired, ask for a new one" instead of "invalid"; undefined for any other token,
+     * including a forged or garbled one.
+     */
+    async expiredSubject(kind: 'activation' | 'reset', token: string): Promise<string | undefined> {
+      const found = read(kind, token)
+      if (!found?.isExpired) return undefined
+      if (kind === 'reset') return resetClaimsOf(found.payload)?.sub
+      return typeof found.payload.sub === 'string' && found.payload.sub ? found.payload.sub : undefined
     },
   }
 }

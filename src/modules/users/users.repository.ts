@@ -77,6 +77,17 @@ export function createUsersRepository(db: Executor) {
       return row
     },
 
+    /** Whether any superuser exists, active or not. */
+    async hasSuperuser(): Promise<boolean> {
+      const [row] = await db.select({ id: users.id }).from(users).where(eq(users.isSuperuser, true)).limit(1)
+      return row !== undefined
+    },
+
+    /** Held until the transaction ends, so instances starting together create one first superuser, not one each. */
+    async lockFirstSuperuser(): Promise<void> {
+      await db.execute(sql`select pg_advisory_xact_lock(hashtextextended('users:first-superuser', 0))`)
+    },
+
     /** Active superusers, oldest first. */
     async listActiveSuperusers(): Promise<UserRow[]> {
       return db

@@ -2,35 +2,9 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { Portfolio } from '../portfolio/portfolio.module.ts'
 import { permissions } from '../../access/access.ts'
+import { Email, FullName, Password, Username } from './account-fields.ts'
 
-export const Email = Type.String({
-  minLength: 3,
-  maxLength: 254,
-  pattern: '^\\s*[^\\s@]+@[^\\s@]+\\.[^\\s@]+\\s*$',
-  errorMessage: 'must be a valid e-mail address',
-  description: 'Trimmed and lowercased before use.',
-})
-
-export const Password = Type.String({
-  minLength: 8,
-  maxLength: 128,
-  pattern: '^(?=.*[a-z])(?=.*[A-Z])(?=.*[0-9])',
-  errorMessage: 'must be 8 to 128 characters and contain an uppercase letter, a lowercase letter and a digit',
-})
-
-export const FullName = Type.String({
-  minLength: 2,
-  maxLength: 100,
-  pattern: '^\\s*\\S.*\\S\\s*$',
-  errorMessage: 'must be 2 to 100 characters',
-})
-
-export const Username = Type.String({
-  minLength: 3,
-  maxLength: 20,
-  pattern: '^[a-z0-9_]+$',
-  errorMessage: 'must be 3 to 20 characters of lowercase letters, digits and underscores',
-})
+export { Email, FullName, Password, Username }
 
 const Title = Type.String({ maxLength: 100, errorMessage: 'must be at most 100 characters' })
 const Description = Type.String({ maxLength: 1000, errorMessage: 'must be at most 1000 characters' })

@@ -161,6 +161,10 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
     findAccountByEmail: (executor: Executor, email: string) => createUsersRepository(executor).findByEmail(email),
     lockAccount: (tx: Tx, id: string) => createUsersRepository(tx).lockById(id),
 
+    hasSuperuser: (executor: Executor) => createUsersRepository(executor).hasSuperuser(),
+    /** Taken before checking for and creating the first superuser: across instances, one creates it. */
+    lockFirstSuperuser: (tx: Tx) => createUsersRepository(tx).lockFirstSuperuser(),
+
     async updateAccount(
       tx: Tx,
       id: string,
