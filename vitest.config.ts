@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config'
 
 /**
- * Tests that start the server, the CLI or a linter as separate processes. They are the slowest
+ * Tests that start the server, the CLI, npm or a linter as separate processes. They are the slowest
  * per test and need no second pass on another database, so they form their own project:
  * `npm run test:processes` (CI runs it once, on PostgreSQL with Redis, after `npm test`).
  */
@@ -12,6 +12,7 @@ export const PROCESS_TESTS = [
   'test/flows/scale-out.test.ts',
   'test/flows/deploy-files.test.ts',
   'test/flows/openapi-lint.test.ts',
+  'test/flows/typed-client.test.ts',
 ]
 
 export default defineConfig({
