@@ -28,6 +28,8 @@ export const messagingModule = defineModule({
 
 /**
  * For the orders module: `orderConversationCtes(placed)` and `orderConversationValues()` open the
- * order's conversation in the statement that places the order.
+ * order's conversation in the statement that places the order; `conversationsOfOrders` finds it
+ * for order answers; `writeOrderNote` and `publishMessage` post a party's note on a move to it.
  */
 export type { MessagingService } from './messaging.service.ts'
+export type { MessageRow } from './messaging.table.ts'

@@ -183,6 +183,12 @@ export function createMessagingRepository(db: Executor) {
       return row
     },
 
+    /** The conversations of these orders (those that have one). */
+    findByOrders(orderIds: string[]): Promise<ConversationRow[]> {
+      if (orderIds.length === 0) return Promise.resolve([])
+      return db.select().from(conversations).where(inArray(conversations.orderId, orderIds))
+    },
+
     async findById(id: string): Promise<ConversationRow | undefined> {
       const [row] = await db.select().from(conversations).where(eq(conversations.id, id))
       return row

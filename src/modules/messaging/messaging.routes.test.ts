@@ -232,6 +232,16 @@ describe('messaging over HTTP', () => {
       expect((await list(b)).json().data.items[0].unreadCount).toBe(0)
       expect((await list(a)).json().data.items[0].lastMessage.isRead).toBe(true)
     })
+
+    it('refuses a field it would not use (400 naming it) and marks nothing; an empty object is fine', async () => {
+      const { a, b } = await pair()
+      const message = await sendMessage(ctx, a, { recipientId: b.user.id })
+      const path = `/messages/conversations/${message.conversationId}/read`
+      expectError(await request(ctx.app, { method: 'POST', url: path, token: b.accessToken, payload: { upTo: message.id } }), 400, 'VALIDATION_ERROR', ['upTo'])
+      expect((await list(b)).json().data.items[0].unreadCount).toBe(1)
+      expect((await request(ctx.app, { method: 'POST', url: path, token: b.accessToken, payload: {} })).statusCode).toBe(200)
+      expect((await list(b)).json().data.items[0].unreadCount).toBe(0)
+    })
   })
 
   describe('POST /messages/files', () => {

@@ -8,7 +8,7 @@ import { notFound } from '../../lib/errors.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { messagingErrors } from './messaging.errors.ts'
-import { AttachmentForm, Conversation, ConversationParams, CursorPage, ListQuery, Message, MessagePage, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
+import { AttachmentForm, Conversation, ConversationParams, CursorPage, ListQuery, MarkReadBody, Message, MessagePage, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
 
 const tags = ['messages']
@@ -53,7 +53,15 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
     '/messages/conversations/:conversationId/read',
     {
       preValidation: requireAuth,
-      schema: { tags, security, summary: 'Mark a conversation read', description: 'Without listing its messages.', params: ConversationParams, response: responses({ 200: Envelope(ReadReceipt) }, 401, 404) },
+      schema: {
+        tags,
+        security,
+        summary: 'Mark a conversation read',
+        description: 'Every message of it, without listing them. No body is needed; a body with any field is 400.',
+        params: ConversationParams,
+        body: MarkReadBody,
+        response: responses({ 200: Envelope(ReadReceipt) }, 400, 401, 404),
+      },
     },
     async (request) => ok(await messaging.markConversationRead(actorOf(request), request.params.conversationId)),
   )
