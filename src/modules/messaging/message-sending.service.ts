@@ -10,7 +10,7 @@ import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { ConversationAccess } from './conversation-access.service.ts'
 import { EMAIL_EVERY, MESSAGING_JOBS } from './message-emails.service.ts'
-import { invalidRecipient } from './messaging.errors.ts'
+import { invalidRecipient, recipientUnavailable } from './messaging.errors.ts'
 import { createMessagingRepository, orderConversationCtes, orderConversationValues, sendMessageAtOnce } from './messaging.repository.ts'
 import type { MessageRow } from './messaging.table.ts'
 
@@ -41,12 +41,16 @@ export function createMessageSending(deps: {
     if (target.conversationId !== undefined && target.recipientId !== undefined) throw fieldError('recipientId', 'must not be sent with conversationId: send one of them')
     if (target.conversationId !== undefined) {
       const { other } = await conversationFor(db, actor, target.conversationId)
+      if (!other.available) throw recipientUnavailable()
       return { conversationId: target.conversationId, recipientId: other.userId }
     }
     if (target.recipientId === undefined) throw validationError([{ field: 'conversationId', message: 'or recipientId is required' }])
     if (target.recipientId === actor.id) throw invalidRecipient()
     const [recipient, existing] = await Promise.all([users.findAccountById(db, target.recipientId), createMessagingRepository(db).findDirect(directKeyOf(actor.id, target.recipientId))])
-    if (!recipient?.isActive) throw notFound('User')
+    // An account never activated has no public existence yet: as unknown as a wrong id. One
+    // that staff suspended or deactivated exists, but nobody would read the message.
+    if (!recipient || (!recipient.isActive && recipient.activatedAt === null && recipient.suspendedAt === null)) throw notFound('User')
+    if (!recipient.isActive || recipient.suspendedAt !== null) throw recipientUnavailable()
     return { conversationId: existing?.id, recipientId: recipient.id }
   }
 

@@ -75,9 +75,9 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
         security,
         summary: 'Send a message',
         description:
-          'To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read", data }` and is closed with code 4401 when its session ends (logout, suspension).',
+          'To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). An account that is suspended or deactivated cannot be written to (422 `RECIPIENT_UNAVAILABLE`); staff accounts can. Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read", data }` and is closed with code 4401 when its session ends (logout, suspension).',
         body: SendMessageBody,
-        response: responses({ 201: Envelope(Message) }, 400, 401, 404, messagingErrors.INVALID_RECIPIENT),
+        response: responses({ 201: Envelope(Message) }, 400, 401, 404, messagingErrors.INVALID_RECIPIENT, messagingErrors.RECIPIENT_UNAVAILABLE),
       },
     },
     async (request, reply) => reply.status(201).send(ok(await messaging.sendMessage(actorOf(request), request.body))),
@@ -95,7 +95,7 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
         description: 'multipart/form-data with `conversationId`, one `file` (any type, at most 10 MB) and an optional `content` caption. The file is private to the participants; the answer carries a signed link to it.',
         consumes: ['multipart/form-data'],
         body: AttachmentForm,
-        response: responses({ 201: Envelope(Message) }, 400, 401, 404, 415),
+        response: responses({ 201: Envelope(Message) }, 400, 401, 404, 415, messagingErrors.RECIPIENT_UNAVAILABLE),
       },
     },
     async (request, reply) => {
