@@ -20,7 +20,7 @@ export const messagingModule = defineModule({
     return service
   },
   routes: (api, { config, realtime }) => async (app) => {
-    await app.register(messagingRoutes, { messaging: api, realtime, tmpDir: config.tmpDir })
+    await app.register(messagingRoutes, { messaging: api, realtime, maxSocketsPerUser: config.realtime.maxSocketsPerUser, tmpDir: config.tmpDir })
   },
   jobs: (api) => [handleJob(MESSAGING_JOBS.newMessageEmail, (payload) => api.sendNewMessageEmail(payload))],
   errors: messagingErrors,

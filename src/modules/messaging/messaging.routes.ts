@@ -1,20 +1,21 @@
 import type {} from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { actorOf, callerOf, requireAuth, sessionOf } from '../../http/auth-hooks.ts'
 import { Envelope, ok, responses } from '../../http/common.schemas.ts'
 import { answer } from '../../http/json-text.ts'
 import { withForm } from '../../http/multipart.ts'
 import { notFound } from '../../lib/errors.ts'
-import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
+import type { RealtimeHub, SocketSlot } from '../../platform/realtime/realtime.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
-import { messagingErrors } from './messaging.errors.ts'
+import { messagingErrors, tooManySockets } from './messaging.errors.ts'
 import { AttachmentForm, Conversation, ConversationParams, CursorPage, ListQuery, MarkReadBody, Message, MessagePage, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
 
 const tags = ['messages']
 const security = [{ bearerAuth: [] }]
 
-export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingService; realtime: RealtimeHub; tmpDir: string }> = async (app, { messaging, realtime, tmpDir }) => {
+export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingService; realtime: RealtimeHub; maxSocketsPerUser: number; tmpDir: string }> = async (app, { messaging, realtime, maxSocketsPerUser, tmpDir }) => {
   app.get(
     '/messages/conversations',
     {
@@ -107,18 +108,28 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
   )
 
   // The socket: authenticated at the upgrade like any request (Bearer header, or the subprotocol
-  // pair `bearer, <token>`); refused with 401 before any upgrade. Frames only flow to the client.
+  // pair `bearer, <token>`); refused with 401 before any upgrade, and with 429 when the user holds
+  // the cap of open sockets already (decision 0107). Frames only flow to the client.
+  const slots = new WeakMap<FastifyRequest, SocketSlot>()
   app.route({
     method: 'GET',
     url: '/messages/ws',
     preValidation: requireAuth,
+    preHandler: async (request) => {
+      if (!request.ws) return
+      const { actor, familyId } = sessionOf(request)
+      const slot = await realtime.reserve({ userId: actor.id, familyId })
+      if (!slot) throw tooManySockets(maxSocketsPerUser)
+      // Given back with the connection, whether the upgrade happens or the client leaves first.
+      request.raw.socket.once('close', () => slot.release())
+      slots.set(request, slot)
+    },
     schema: { hide: true },
     handler: async () => {
       throw notFound('WebSocket upgrade expected: this path')
     },
     wsHandler: (socket, request) => {
-      const { actor, familyId } = sessionOf(request)
-      realtime.connect(socket, { userId: actor.id, familyId })
+      realtime.connect(socket, slots.get(request)!)
     },
   })
 }
