@@ -21055,6 +21055,7 @@ export interface operations {
         /** @description No fields: everything in the conversation is marked read. */
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": Record<string, never>;
             };
         };
