@@ -6,7 +6,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import websocket from '@fastify/websocket'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify'
 import { Redis } from 'ioredis'
 import packageInfo from '../package.json' with { type: 'json' }
 import type { Config } from './config.ts'
@@ -61,6 +61,25 @@ declare module 'fastify' {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/
 
+/** The largest frame a chat socket takes from a client; a bigger one ends the socket (1009). */
+const WS_MAX_PAYLOAD = 64 * 1024
+
+/**
+ * An error on an open chat socket. A client that breaks the protocol (a frame over the size
+ * limit, a bad opcode: `ws` codes `WS_ERR_*`) is the client's doing, not a fault here: a warning
+ * without a stack, and `ws` is left to close the socket with the code that says why (1009 for a
+ * frame too big). Anything else is a fault of ours, logged as such.
+ */
+function socketErrorHandler(error: Error & { code?: unknown }, socket: { terminate(): void }, request: FastifyRequest): void {
+  const code = typeof error.code === 'string' ? error.code : undefined
+  if (code?.startsWith('WS_ERR_')) {
+    request.log.warn({ code, reason: error.message, maxPayload: WS_MAX_PAYLOAD }, 'websocket: a client broke the protocol; its socket is closed')
+    return
+  }
+  request.log.error({ err: error }, 'websocket: socket error')
+  socket.terminate()
+}
+
 /** The reference's introduction, with every error code a client may switch on (from each module's catalogue). */
 function apiDescription(errors: ErrorCode[]): string {
   const rows = errors.map((error) => `| \`${error.code}\` | ${error.status} | ${error.description} |`)
@@ -104,7 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const mailer = deps.mailer ?? createMailer(config.mail, app.log)
   const storage = deps.storage ?? createStorage(config.storage)
-  const realtime = deps.realtime ?? createRealtimeHub({ redisUrl: config.redisUrl, heartbeatMs: config.realtime.heartbeatMs, logger: app.log })
+  const realtime = deps.realtime ?? createRealtimeHub({ redisUrl: config.redisUrl, ...config.realtime, logger: app.log })
   const container = createContainer({ config, db: database.db, clock, mailer, storage, logger: app.log, realtime })
   app.decorate('container', container)
   checkJsonText(app, !config.isProduction)
@@ -186,9 +205,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // browser's subprotocol token is read there (DESIGN 6 "Messaging"); the reply names `bearer`.
   await app.register(websocket, {
     options: {
-      maxPayload: 64 * 1024,
+      maxPayload: WS_MAX_PAYLOAD,
       handleProtocols: (protocols) => (protocols.has('bearer') ? 'bearer' : false),
     },
+    errorHandler: socketErrorHandler,
   })
   await app.register(identifyCaller, { authenticate: (token) => container.auth.authenticate(token), verifyAccess: (token) => container.auth.verifyAccess(token) })
   await app.register(rateLimits, {

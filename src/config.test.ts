@@ -45,7 +45,7 @@ describe('loadConfig defaults', () => {
       trustProxy: false,
       runWorker: true,
       rateLimit: { auth: 5, uploads: 10, general: 100, windowSeconds: 60 },
-      realtime: { heartbeatMs: 30_000 },
+      realtime: { heartbeatMs: 30_000, maxSocketsPerUser: 10 },
       logLevel: 'info',
     })
   })
@@ -53,6 +53,11 @@ describe('loadConfig defaults', () => {
   it('reads WS_HEARTBEAT_SECONDS in seconds and refuses 0', () => {
     expect(loadConfig({ DATA_DIR: dataDir, WS_HEARTBEAT_SECONDS: '5' }).realtime.heartbeatMs).toBe(5000)
     expect(() => loadConfig({ DATA_DIR: dataDir, WS_HEARTBEAT_SECONDS: '0' })).toThrow(/WS_HEARTBEAT_SECONDS/)
+  })
+
+  it('reads WS_MAX_SOCKETS_PER_USER (default 10) and refuses 0 or a fraction', () => {
+    expect(loadConfig({ DATA_DIR: dataDir, WS_MAX_SOCKETS_PER_USER: '3' }).realtime.maxSocketsPerUser).toBe(3)
+    for (const value of ['0', '2.5']) expect(() => loadConfig({ DATA_DIR: dataDir, WS_MAX_SOCKETS_PER_USER: value })).toThrow(/WS_MAX_SOCKETS_PER_USER/)
   })
 
   it('treats empty variables as unset', () => {

@@ -56,6 +56,7 @@ const EnvSchema = Type.Object({
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Optional(Bool),
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   WS_HEARTBEAT_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
+  WS_MAX_SOCKETS_PER_USER: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)), { default: 'info' }),
 })
 
@@ -104,7 +105,7 @@ export interface Config {
   /** Orders: the platform's share of a completed order in basis points (10 % = 1000), and how long after the latest delivery an undecided order completes by itself. */
   orders: { platformFeeBasisPoints: number; autoCompleteAfterMs: number }
   /** Realtime sockets: how often each is pinged; one that missed the previous ping is dropped. */
-  realtime: { heartbeatMs: number }
+  realtime: { heartbeatMs: number; maxSocketsPerUser: number }
   logLevel: Env['LOG_LEVEL']
   /** Bearer token that `GET /metrics` requires; without it metrics are open outside production and off in production. */
   metricsToken: string | undefined
@@ -217,7 +218,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       secret: env.WEBHOOK_SECRET,
       allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS ? env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true' : !isProduction,
     },
-    realtime: { heartbeatMs: env.WS_HEARTBEAT_SECONDS * 1000 },
+    realtime: { heartbeatMs: env.WS_HEARTBEAT_SECONDS * 1000, maxSocketsPerUser: env.WS_MAX_SOCKETS_PER_USER },
     logLevel: env.LOG_LEVEL,
     metricsToken: env.METRICS_TOKEN,
     superuser: { email: env.SUPERUSER_EMAIL, password: env.SUPERUSER_PASSWORD, fullName: env.SUPERUSER_FULL_NAME },

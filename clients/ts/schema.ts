@@ -1354,7 +1354,7 @@ export interface paths {
         put?: never;
         /**
          * Mark a conversation read
-         * @description Without listing its messages.
+         * @description Every message of it, without listing them. No body is needed; a body with any field is 400.
          */
         post: operations["postMessagesConversationsByConversationIdRead"];
         delete?: never;
@@ -1374,7 +1374,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message
-         * @description To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read", data }` and is closed with code 4401 when its session ends (logout, suspension).
+         * @description To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). An account that is suspended or deactivated cannot be written to (422 `RECIPIENT_UNAVAILABLE`); staff accounts can. Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read", data }` and is closed with code 4401 when its session ends (logout, suspension).
          */
         post: operations["postMessages"];
         delete?: never;
@@ -21052,7 +21052,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description No fields: everything in the conversation is marked read. */
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             /** @description Default Response */
             200: {
@@ -21079,6 +21085,37 @@ export interface operations {
                             conversationId: string;
                             /** Format: int64 */
                             unreadCount: number;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
                         };
                     };
                 };
@@ -21373,7 +21410,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_RECIPIENT`: A message cannot be sent to yourself. */
+            /** @description `INVALID_RECIPIENT`: A message cannot be sent to yourself. `RECIPIENT_UNAVAILABLE`: The other person’s account is suspended or deactivated: no message can be sent to it, in a new conversation or an existing one. Staff accounts can be written to. */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -21673,6 +21710,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description `RECIPIENT_UNAVAILABLE`: The other person’s account is suspended or deactivated: no message can be sent to it, in a new conversation or an existing one. Staff accounts can be written to. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
             /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
             429: {
                 headers: {
@@ -21780,6 +21848,11 @@ export interface operations {
                             id: string;
                             /**
                              * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
                              * @description UUIDv7 identifier.
                              */
                             serviceId: string;
@@ -21845,8 +21918,23 @@ export interface operations {
                             /** @description In progress past its due date. */
                             late: boolean;
                             revisionsLeft: number | "unlimited";
-                            /** @description The reason given for the latest dispute or cancellation. */
+                            /** @description The reason given with the latest move; null when it had none. */
                             statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
                             /** @description Oldest first. */
                             deliveries: {
                                 /**
@@ -22152,6 +22240,11 @@ export interface operations {
                                 id: string;
                                 /**
                                  * Format: uuid
+                                 * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                                 */
+                                conversationId: string;
+                                /**
+                                 * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 serviceId: string;
@@ -22217,8 +22310,23 @@ export interface operations {
                                 /** @description In progress past its due date. */
                                 late: boolean;
                                 revisionsLeft: number | "unlimited";
-                                /** @description The reason given for the latest dispute or cancellation. */
+                                /** @description The reason given with the latest move; null when it had none. */
                                 statusReason: string | null;
+                                /** @description Every move since the order was placed, oldest first. */
+                                timeline: {
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    action: string;
+                                    status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                    /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                    by: "buyer" | "seller" | "staff" | "system";
+                                    /** @description The reason or note sent with the move. */
+                                    reason: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    at: string;
+                                }[];
                                 /** @description Oldest first. */
                                 deliveries: {
                                     /**
@@ -22444,6 +22552,11 @@ export interface operations {
                                 id: string;
                                 /**
                                  * Format: uuid
+                                 * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                                 */
+                                conversationId: string;
+                                /**
+                                 * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 serviceId: string;
@@ -22509,8 +22622,23 @@ export interface operations {
                                 /** @description In progress past its due date. */
                                 late: boolean;
                                 revisionsLeft: number | "unlimited";
-                                /** @description The reason given for the latest dispute or cancellation. */
+                                /** @description The reason given with the latest move; null when it had none. */
                                 statusReason: string | null;
+                                /** @description Every move since the order was placed, oldest first. */
+                                timeline: {
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    action: string;
+                                    status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                    /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                    by: "buyer" | "seller" | "staff" | "system";
+                                    /** @description The reason or note sent with the move. */
+                                    reason: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    at: string;
+                                }[];
                                 /** @description Oldest first. */
                                 deliveries: {
                                     /**
@@ -22733,6 +22861,11 @@ export interface operations {
                             id: string;
                             /**
                              * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
                              * @description UUIDv7 identifier.
                              */
                             serviceId: string;
@@ -22798,8 +22931,23 @@ export interface operations {
                             /** @description In progress past its due date. */
                             late: boolean;
                             revisionsLeft: number | "unlimited";
-                            /** @description The reason given for the latest dispute or cancellation. */
+                            /** @description The reason given with the latest move; null when it had none. */
                             statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
                             /** @description Oldest first. */
                             deliveries: {
                                 /**
@@ -23006,7 +23154,7 @@ export interface operations {
             content: {
                 "application/json": {
                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
-                    /** @description Required to open a dispute; kept with a cancellation. */
+                    /** @description Required to open a dispute, optional with any other move (a revision request’s note, why you cancel). Kept on the order’s `timeline` and in `statusReason`, and posted to the order’s conversation as your message, so the other party reads it in the chat. */
                     reason?: string;
                 };
             };
@@ -23036,6 +23184,11 @@ export interface operations {
                              * @description UUIDv7 identifier.
                              */
                             id: string;
+                            /**
+                             * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
                             /**
                              * Format: uuid
                              * @description UUIDv7 identifier.
@@ -23103,8 +23256,23 @@ export interface operations {
                             /** @description In progress past its due date. */
                             late: boolean;
                             revisionsLeft: number | "unlimited";
-                            /** @description The reason given for the latest dispute or cancellation. */
+                            /** @description The reason given with the latest move; null when it had none. */
                             statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
                             /** @description Oldest first. */
                             deliveries: {
                                 /**
@@ -23428,6 +23596,11 @@ export interface operations {
                             id: string;
                             /**
                              * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
                              * @description UUIDv7 identifier.
                              */
                             serviceId: string;
@@ -23493,8 +23666,23 @@ export interface operations {
                             /** @description In progress past its due date. */
                             late: boolean;
                             revisionsLeft: number | "unlimited";
-                            /** @description The reason given for the latest dispute or cancellation. */
+                            /** @description The reason given with the latest move; null when it had none. */
                             statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
                             /** @description Oldest first. */
                             deliveries: {
                                 /**
@@ -23802,6 +23990,11 @@ export interface operations {
                                 id: string;
                                 /**
                                  * Format: uuid
+                                 * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                                 */
+                                conversationId: string;
+                                /**
+                                 * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 serviceId: string;
@@ -23867,8 +24060,23 @@ export interface operations {
                                 /** @description In progress past its due date. */
                                 late: boolean;
                                 revisionsLeft: number | "unlimited";
-                                /** @description The reason given for the latest dispute or cancellation. */
+                                /** @description The reason given with the latest move; null when it had none. */
                                 statusReason: string | null;
+                                /** @description Every move since the order was placed, oldest first. */
+                                timeline: {
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    action: string;
+                                    status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                    /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                    by: "buyer" | "seller" | "staff" | "system";
+                                    /** @description The reason or note sent with the move. */
+                                    reason: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    at: string;
+                                }[];
                                 /** @description Oldest first. */
                                 deliveries: {
                                     /**
@@ -24134,6 +24342,11 @@ export interface operations {
                             id: string;
                             /**
                              * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
                              * @description UUIDv7 identifier.
                              */
                             serviceId: string;
@@ -24199,8 +24412,23 @@ export interface operations {
                             /** @description In progress past its due date. */
                             late: boolean;
                             revisionsLeft: number | "unlimited";
-                            /** @description The reason given for the latest dispute or cancellation. */
+                            /** @description The reason given with the latest move; null when it had none. */
                             statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
                             /** @description Oldest first. */
                             deliveries: {
                                 /**

@@ -297,6 +297,11 @@ describe('the request body examples of the OpenAPI document', () => {
       const { conversationId } = await sendMessage(ctx, other, { recipientId: caller.user.id }, 'I have sent you the questionnaire.')
       return { token: caller.accessToken, real: { conversationId } }
     },
+    'POST /api/v1/messages/conversations/{conversationId}/read': async () => {
+      const [caller, other] = await Promise.all([user(), user()])
+      const { conversationId } = await sendMessage(ctx, other, { recipientId: caller.user.id }, 'Did you see the new sketches?')
+      return { token: caller.accessToken, params: { conversationId } }
+    },
     'POST /api/v1/messages/files': async () => {
       const [caller, other] = await Promise.all([user(), user()])
       const { conversationId } = await sendMessage(ctx, other, { recipientId: caller.user.id }, 'Could you fill in the brand questionnaire?')

@@ -2,13 +2,15 @@ import type { Actor } from '../../access/access.ts'
 import type { Executor } from '../../db/client.ts'
 import { notFound } from '../../lib/errors.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
-import { createMessagingRepository, type MessageJson } from './messaging.repository.ts'
+import type { UsersService } from '../users/users.module.ts'
+import { prepareConversationWithParticipants, type MessageJson } from './messaging.repository.ts'
 import type { Message } from './messaging.schemas.ts'
 import type { ConversationRow, MessageRow, ParticipantRow } from './messaging.table.ts'
 
 /** What the reading and the sending use cases share: the 404 for non-participants, and messages as clients see them. */
-export function createConversationAccess(deps: { uploads: Pick<UploadsService, 'filesByIds' | 'urlOf'> }) {
+export function createConversationAccess(deps: { uploads: Pick<UploadsService, 'filesByIds' | 'urlOf'>; users: Pick<UsersService, 'availableAccountSql'> }) {
   const { uploads } = deps
+  const withParticipants = prepareConversationWithParticipants(deps.users.availableAccountSql)
 
   /** The attachments of messages, as clients see them: one query, none when no message has one. */
   async function attachmentsOf(executor: Executor, ids: (string | null)[]) {
@@ -44,7 +46,7 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
     )
 
   /** The caller's and the other's participation in a conversation read, or 404 for anyone who is not one of them. */
-  function participantsOf(actor: Actor, found: { conversation: ConversationRow; participants: ParticipantRow[] } | undefined) {
+  function participantsOf<Participant extends ParticipantRow>(actor: Actor, found: { conversation: ConversationRow; participants: Participant[] } | undefined) {
     const conversation = found?.conversation
     const me = found?.participants.find((participant) => participant.userId === actor.id)
     const other = found?.participants.find((participant) => participant.userId !== actor.id)
@@ -52,9 +54,9 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
     return { conversation, me, other }
   }
 
-  /** The conversation and both participants, or 404 for anyone who is not one of them. */
+  /** The conversation and both participants (each with whether their account can be written to), or 404 for anyone who is not one of them. */
   async function conversationFor(executor: Executor, actor: Actor, conversationId: string) {
-    return participantsOf(actor, await createMessagingRepository(executor).findWithParticipants(conversationId))
+    return participantsOf(actor, await withParticipants(executor, conversationId))
   }
 
   return { toMessages, fromJson, withAttachments, conversationFor, participantsOf }

@@ -10,7 +10,7 @@ import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { ConversationAccess } from './conversation-access.service.ts'
 import { EMAIL_EVERY, MESSAGING_JOBS } from './message-emails.service.ts'
-import { invalidRecipient } from './messaging.errors.ts'
+import { invalidRecipient, recipientUnavailable } from './messaging.errors.ts'
 import { createMessagingRepository, orderConversationCtes, orderConversationValues, sendMessageAtOnce } from './messaging.repository.ts'
 import type { MessageRow } from './messaging.table.ts'
 
@@ -41,12 +41,16 @@ export function createMessageSending(deps: {
     if (target.conversationId !== undefined && target.recipientId !== undefined) throw fieldError('recipientId', 'must not be sent with conversationId: send one of them')
     if (target.conversationId !== undefined) {
       const { other } = await conversationFor(db, actor, target.conversationId)
+      if (!other.available) throw recipientUnavailable()
       return { conversationId: target.conversationId, recipientId: other.userId }
     }
     if (target.recipientId === undefined) throw validationError([{ field: 'conversationId', message: 'or recipientId is required' }])
     if (target.recipientId === actor.id) throw invalidRecipient()
     const [recipient, existing] = await Promise.all([users.findAccountById(db, target.recipientId), createMessagingRepository(db).findDirect(directKeyOf(actor.id, target.recipientId))])
-    if (!recipient?.isActive) throw notFound('User')
+    // An account never activated has no public existence yet: as unknown as a wrong id. One
+    // that staff suspended or deactivated exists, but nobody would read the message.
+    if (!recipient || (!recipient.isActive && recipient.activatedAt === null && recipient.suspendedAt === null)) throw notFound('User')
+    if (!recipient.isActive || recipient.suspendedAt !== null) throw recipientUnavailable()
     return { conversationId: existing?.id, recipientId: recipient.id }
   }
 
@@ -55,13 +59,13 @@ export function createMessageSending(deps: {
    * the recipient's unread count moved, and an e-mail job when the recipient is away and was not
    * e-mailed about this conversation in the last 15 minutes. Frames go out after commit.
    */
-  async function writeMessage(tx: Tx, actor: Actor, conversationId: string, recipientId: string, message: { content: string; attachmentId: string | null }, recipientOnline: boolean) {
+  async function writeMessage(tx: Tx, senderId: string, conversationId: string, recipientId: string, message: { content: string; attachmentId: string | null }, recipientOnline: boolean) {
     const repository = createMessagingRepository(tx)
     const now = clock.now()
     // The UPDATE takes the conversation's row lock: messages of one conversation are numbered one at a time.
     const seq = await repository.advanceSeq(conversationId, now)
-    const row = await repository.insertMessage({ id: newId(), conversationId, seq, senderId: actor.id, content: message.content, attachmentId: message.attachmentId, createdAt: now })
-    await repository.recordMessage(conversationId, actor.id, seq, now)
+    const row = await repository.insertMessage({ id: newId(), conversationId, seq, senderId, content: message.content, attachmentId: message.attachmentId, createdAt: now })
+    await repository.recordMessage(conversationId, senderId, seq, now)
     if (!recipientOnline && (await repository.claimEmail(conversationId, recipientId, now, EMAIL_EVERY))) {
       await outbox.add(tx, MESSAGING_JOBS.newMessageEmail, { messageId: row.id, recipientId })
     }
@@ -87,11 +91,31 @@ export function createMessageSending(deps: {
     orderConversationCtes,
     orderConversationValues,
 
-    /** The conversation of an order, if it was opened. */
-    async conversationOfOrder(executor: Executor, orderId: string): Promise<{ id: string } | undefined> {
-      const row = await createMessagingRepository(executor).findByOrder(orderId)
-      return row ? { id: row.id } : undefined
+    /** For order answers: the conversation of each of these orders, by order id (one query for a page of orders). */
+    async conversationsOfOrders(executor: Executor, orderIds: string[]): Promise<Map<string, string>> {
+      const rows = await createMessagingRepository(executor).findByOrders(orderIds)
+      return new Map(rows.map((row) => [row.orderId!, row.id]))
     },
+
+    /** Whether the user has a socket open on any instance; read before a transaction that writes a message. */
+    isOnline: (userId: string): Promise<boolean> => realtime.isOnline(userId),
+
+    /**
+     * For the orders module: a party's note on a move of their order (a revision request's note, a
+     * dispute's reason), written as their message in the order's conversation within the move's
+     * transaction, so the note exists if and only if the move does. Whether the recipient is
+     * available does not matter here: the move is the order's business. Push it with
+     * `publishMessage` after the commit.
+     */
+    async writeOrderNote(tx: Tx, note: { orderId: string; senderId: string; recipientId: string; content: string; recipientOnline: boolean }): Promise<MessageRow> {
+      // Placing an order opens its conversation in the same statement (migration 0021 opened those of older orders).
+      const conversation = await createMessagingRepository(tx).findByOrder(note.orderId)
+      if (!conversation) throw new Error(`order ${note.orderId} has no conversation`)
+      return writeMessage(tx, note.senderId, conversation.id, note.recipientId, { content: note.content, attachmentId: null }, note.recipientOnline)
+    },
+
+    /** Pushes a message written in a transaction to both participants' sockets, once that transaction committed. */
+    publishMessage: (row: MessageRow, recipientId: string) => deliver(row, recipientId).then(() => undefined),
 
     /** `POST /messages`. */
     async sendMessage(actor: Actor, request: SendMessage) {
@@ -105,7 +129,7 @@ export function createMessageSending(deps: {
       }
       const row = await db.transaction(async (tx) => {
         const conversationId = target.conversationId ?? (await openDirect(tx, actor, target.recipientId))
-        return writeMessage(tx, actor, conversationId, target.recipientId, { content: request.content, attachmentId: null }, online)
+        return writeMessage(tx, actor.id, conversationId, target.recipientId, { content: request.content, attachmentId: null }, online)
       })
       return deliver(row, target.recipientId)
     },
@@ -124,7 +148,7 @@ export function createMessageSending(deps: {
       try {
         row = await db.transaction(async (tx) => {
           const [file] = await uploads.recordFiles(tx, stored)
-          return writeMessage(tx, actor, conversationId, target.recipientId, { content, attachmentId: file!.id }, online)
+          return writeMessage(tx, actor.id, conversationId, target.recipientId, { content, attachmentId: file!.id }, online)
         })
       } catch (error) {
         await uploads.discardFiles(stored)

@@ -20,7 +20,7 @@ export const messagingModule = defineModule({
     return service
   },
   routes: (api, { config, realtime }) => async (app) => {
-    await app.register(messagingRoutes, { messaging: api, realtime, tmpDir: config.tmpDir })
+    await app.register(messagingRoutes, { messaging: api, realtime, maxSocketsPerUser: config.realtime.maxSocketsPerUser, tmpDir: config.tmpDir })
   },
   jobs: (api) => [handleJob(MESSAGING_JOBS.newMessageEmail, (payload) => api.sendNewMessageEmail(payload))],
   errors: messagingErrors,
@@ -28,6 +28,8 @@ export const messagingModule = defineModule({
 
 /**
  * For the orders module: `orderConversationCtes(placed)` and `orderConversationValues()` open the
- * order's conversation in the statement that places the order.
+ * order's conversation in the statement that places the order; `conversationsOfOrders` finds it
+ * for order answers; `writeOrderNote` and `publishMessage` post a party's note on a move to it.
  */
 export type { MessagingService } from './messaging.service.ts'
+export type { MessageRow } from './messaging.table.ts'

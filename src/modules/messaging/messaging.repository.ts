@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, gt, inArray, lt, lte, ne, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { JsonText, jsonObjectSql } from '../../db/json-sql.ts'
 import { rowFromJson } from '../../db/json-rows.ts'
@@ -120,9 +120,29 @@ export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>
 
 /** The lookups a message send makes before it writes: built once (a chat sends many). */
 const directByKey = prepared('messaging_direct_by_key', (db) => db.select().from(conversations).where(eq(conversations.directKey, sql.placeholder('directKey'))))
-const withParticipantsById = prepared('messaging_conversation_with_participants', (db) =>
-  db.select().from(conversations).innerJoin(conversationParticipants, eq(conversationParticipants.conversationId, conversations.id)).where(eq(conversations.id, sql.placeholder('id'))),
-)
+
+/** A participant, and whether their account can be written to now. */
+export type ParticipantWithState = ParticipantRow & { available: boolean }
+
+/**
+ * The conversation with its participants, each with whether their account can be written to
+ * (the users module's fragment `available`), in one statement: a send learns who the recipient is
+ * and whether they may receive it in the round trip it already made.
+ */
+export function prepareConversationWithParticipants(available: (userId: AnyColumn) => SQL<boolean>) {
+  const statement = prepared('messaging_conversation_with_participants', (db) =>
+    db
+      .select({ conversation: conversations, participant: conversationParticipants, available: available(conversationParticipants.userId) })
+      .from(conversations)
+      .innerJoin(conversationParticipants, eq(conversationParticipants.conversationId, conversations.id))
+      .where(eq(conversations.id, sql.placeholder('id'))),
+  )
+  return async (executor: Executor, id: string): Promise<{ conversation: ConversationRow; participants: ParticipantWithState[] } | undefined> => {
+    const rows = await statement(executor, { id })
+    const first = rows[0]
+    return first ? { conversation: first.conversation, participants: rows.map((row) => ({ ...row.participant, available: row.available })) } : undefined
+  }
+}
 
 /**
  * A text message to a conversation whose recipient is online (no e-mail to weigh), written in one
@@ -183,16 +203,15 @@ export function createMessagingRepository(db: Executor) {
       return row
     },
 
+    /** The conversations of these orders (those that have one). */
+    findByOrders(orderIds: string[]): Promise<ConversationRow[]> {
+      if (orderIds.length === 0) return Promise.resolve([])
+      return db.select().from(conversations).where(inArray(conversations.orderId, orderIds))
+    },
+
     async findById(id: string): Promise<ConversationRow | undefined> {
       const [row] = await db.select().from(conversations).where(eq(conversations.id, id))
       return row
-    },
-
-    /** The conversation with its participants, in one query (none when it does not exist). */
-    async findWithParticipants(id: string): Promise<{ conversation: ConversationRow; participants: ParticipantRow[] } | undefined> {
-      const rows = await withParticipantsById(db, { id })
-      const first = rows[0]
-      return first ? { conversation: first.conversations, participants: rows.map((row) => row.conversation_participants) } : undefined
     },
 
     async participantsOf(conversationId: string): Promise<ParticipantRow[]> {

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { fileForm, MB, opaqueBytes, png } from '../../../test/factories/files.ts'
+import { fileForm, MB, multipart, opaqueBytes, png } from '../../../test/factories/files.ts'
 import { sendMessage } from '../../../test/factories/messages.ts'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
@@ -67,10 +67,63 @@ describe('messaging over HTTP', () => {
       expectError(await post(alice, { recipientId: alice.user.id, content: 'note to self' }), 422, 'INVALID_RECIPIENT')
     })
 
-    it('answers 404 for an unknown recipient and for an inactive one', async () => {
+    it('answers 404 for an unknown recipient and for one who never activated their account', async () => {
       expectError(await post(alice, { recipientId: '018f0000-0000-7000-8000-000000000000', content: 'hi' }), 404, 'NOT_FOUND')
       const inactive = await createUser(ctx, { isActive: false })
       expectError(await post(alice, { recipientId: inactive.user.id, content: 'hi' }), 404, 'NOT_FOUND')
+    })
+
+    describe('to an account that cannot answer: 422 RECIPIENT_UNAVAILABLE, nothing written', () => {
+      let admin: TestUser
+      beforeAll(async () => {
+        admin = await createUser(ctx, { isStaff: true, isSuperuser: true })
+      })
+      const suspend = async (user: TestUser) => expect((await request(ctx.app, { method: 'POST', url: `/admin/users/${user.user.id}/suspend`, token: admin.accessToken, payload: { reason: 'Spam' } })).statusCode).toBe(200)
+      const staffAction = async (user: TestUser, action: 'deactivate' | 'reactivate' | 'unsuspend') =>
+        expect((await request(ctx.app, { method: 'POST', url: `/admin/users/${user.user.id}/${action}`, token: admin.accessToken })).statusCode).toBe(200)
+      const messagesBy = (user: TestUser) => ctx.database.db.select().from(messages).where(eq(messages.senderId, user.user.id))
+      const directsOf = (user: TestUser) => ctx.database.db.select().from(conversationParticipants).where(eq(conversationParticipants.userId, user.user.id))
+
+      it('a new conversation with a suspended user', async () => {
+        const { a, b } = await pair()
+        await suspend(b)
+        expectError(await post(a, { recipientId: b.user.id, content: 'Are you there?' }), 422, 'RECIPIENT_UNAVAILABLE')
+        expect(await directsOf(b)).toEqual([])
+        expect(await messagesBy(a)).toEqual([])
+      })
+
+      it('an existing conversation after the other party was suspended, by conversationId, by recipientId and with a file; again once unsuspended', async () => {
+        const { a, b } = await pair()
+        const first = await sendMessage(ctx, a, { recipientId: b.user.id })
+        await suspend(b)
+        expectError(await post(a, { conversationId: first.conversationId, content: 'Hello?' }), 422, 'RECIPIENT_UNAVAILABLE')
+        expectError(await post(a, { recipientId: b.user.id, content: 'Hello?' }), 422, 'RECIPIENT_UNAVAILABLE')
+        const form = multipart([{ name: 'conversationId', value: first.conversationId }, { name: 'file', filename: 'notes.bin', content: opaqueBytes(100) }])
+        expectError(await request(ctx.app, { method: 'POST', url: '/messages/files', token: a.accessToken, payload: form.payload, headers: form.headers }), 422, 'RECIPIENT_UNAVAILABLE')
+        expect((await messagesBy(a)).map((message) => message.id)).toEqual([first.id])
+        await staffAction(b, 'unsuspend')
+        await sendMessage(ctx, a, { conversationId: first.conversationId }, 'Welcome back')
+      })
+
+      it('a deactivated user, in a new conversation and in an existing one', async () => {
+        const { a, b } = await pair()
+        const c = await createUser(ctx)
+        const first = await sendMessage(ctx, a, { recipientId: b.user.id })
+        await staffAction(b, 'deactivate')
+        await staffAction(c, 'deactivate')
+        expectError(await post(a, { conversationId: first.conversationId, content: 'Hello?' }), 422, 'RECIPIENT_UNAVAILABLE')
+        expectError(await post(a, { recipientId: c.user.id, content: 'Hello?' }), 422, 'RECIPIENT_UNAVAILABLE')
+        expect((await messagesBy(a)).map((message) => message.id)).toEqual([first.id])
+        expect(await directsOf(c)).toEqual([])
+      })
+
+      it('staff accounts can be written to, in a new conversation and an existing one', async () => {
+        const client = await createUser(ctx)
+        const staff = await createUser(ctx, { permissions: ['view_orders'] })
+        const first = await sendMessage(ctx, client, { recipientId: staff.user.id }, 'My order is stuck')
+        await sendMessage(ctx, client, { conversationId: first.conversationId }, 'It is order 42')
+        await sendMessage(ctx, client, { recipientId: admin.user.id }, 'And to the superuser')
+      })
     })
 
     it("answers 404 for another pair's conversation, and writes nothing", async () => {
@@ -231,6 +284,16 @@ describe('messaging over HTTP', () => {
       expect(response.json().data).toEqual({ conversationId: message.conversationId, unreadCount: 0 })
       expect((await list(b)).json().data.items[0].unreadCount).toBe(0)
       expect((await list(a)).json().data.items[0].lastMessage.isRead).toBe(true)
+    })
+
+    it('refuses a field it would not use (400 naming it) and marks nothing; an empty object is fine', async () => {
+      const { a, b } = await pair()
+      const message = await sendMessage(ctx, a, { recipientId: b.user.id })
+      const path = `/messages/conversations/${message.conversationId}/read`
+      expectError(await request(ctx.app, { method: 'POST', url: path, token: b.accessToken, payload: { upTo: message.id } }), 400, 'VALIDATION_ERROR', ['upTo'])
+      expect((await list(b)).json().data.items[0].unreadCount).toBe(1)
+      expect((await request(ctx.app, { method: 'POST', url: path, token: b.accessToken, payload: {} })).statusCode).toBe(200)
+      expect((await list(b)).json().data.items[0].unreadCount).toBe(0)
     })
   })
 

@@ -1,20 +1,21 @@
 import type {} from '@fastify/websocket'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { actorOf, callerOf, requireAuth, sessionOf } from '../../http/auth-hooks.ts'
 import { Envelope, ok, responses } from '../../http/common.schemas.ts'
 import { answer } from '../../http/json-text.ts'
 import { withForm } from '../../http/multipart.ts'
 import { notFound } from '../../lib/errors.ts'
-import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
+import type { RealtimeHub, SocketSlot } from '../../platform/realtime/realtime.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
-import { messagingErrors } from './messaging.errors.ts'
-import { AttachmentForm, Conversation, ConversationParams, CursorPage, ListQuery, Message, MessagePage, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
+import { messagingErrors, tooManySockets } from './messaging.errors.ts'
+import { AttachmentForm, Conversation, ConversationParams, CursorPage, ListQuery, MarkReadBody, Message, MessagePage, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
 
 const tags = ['messages']
 const security = [{ bearerAuth: [] }]
 
-export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingService; realtime: RealtimeHub; tmpDir: string }> = async (app, { messaging, realtime, tmpDir }) => {
+export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingService; realtime: RealtimeHub; maxSocketsPerUser: number; tmpDir: string }> = async (app, { messaging, realtime, maxSocketsPerUser, tmpDir }) => {
   app.get(
     '/messages/conversations',
     {
@@ -53,7 +54,15 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
     '/messages/conversations/:conversationId/read',
     {
       preValidation: requireAuth,
-      schema: { tags, security, summary: 'Mark a conversation read', description: 'Without listing its messages.', params: ConversationParams, response: responses({ 200: Envelope(ReadReceipt) }, 401, 404) },
+      schema: {
+        tags,
+        security,
+        summary: 'Mark a conversation read',
+        description: 'Every message of it, without listing them. No body is needed; a body with any field is 400.',
+        params: ConversationParams,
+        body: MarkReadBody,
+        response: responses({ 200: Envelope(ReadReceipt) }, 400, 401, 404),
+      },
     },
     async (request) => ok(await messaging.markConversationRead(actorOf(request), request.params.conversationId)),
   )
@@ -67,9 +76,9 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
         security,
         summary: 'Send a message',
         description:
-          'To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read", data }` and is closed with code 4401 when its session ends (logout, suspension).',
+          'To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). An account that is suspended or deactivated cannot be written to (422 `RECIPIENT_UNAVAILABLE`); staff accounts can. Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read", data }` and is closed with code 4401 when its session ends (logout, suspension).',
         body: SendMessageBody,
-        response: responses({ 201: Envelope(Message) }, 400, 401, 404, messagingErrors.INVALID_RECIPIENT),
+        response: responses({ 201: Envelope(Message) }, 400, 401, 404, messagingErrors.INVALID_RECIPIENT, messagingErrors.RECIPIENT_UNAVAILABLE),
       },
     },
     async (request, reply) => reply.status(201).send(ok(await messaging.sendMessage(actorOf(request), request.body))),
@@ -87,7 +96,7 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
         description: 'multipart/form-data with `conversationId`, one `file` (any type, at most 10 MB) and an optional `content` caption. The file is private to the participants; the answer carries a signed link to it.',
         consumes: ['multipart/form-data'],
         body: AttachmentForm,
-        response: responses({ 201: Envelope(Message) }, 400, 401, 404, 415),
+        response: responses({ 201: Envelope(Message) }, 400, 401, 404, 415, messagingErrors.RECIPIENT_UNAVAILABLE),
       },
     },
     async (request, reply) => {
@@ -99,18 +108,28 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
   )
 
   // The socket: authenticated at the upgrade like any request (Bearer header, or the subprotocol
-  // pair `bearer, <token>`); refused with 401 before any upgrade. Frames only flow to the client.
+  // pair `bearer, <token>`); refused with 401 before any upgrade, and with 429 when the user holds
+  // the cap of open sockets already (decision 0107). Frames only flow to the client.
+  const slots = new WeakMap<FastifyRequest, SocketSlot>()
   app.route({
     method: 'GET',
     url: '/messages/ws',
     preValidation: requireAuth,
+    preHandler: async (request) => {
+      if (!request.ws) return
+      const { actor, familyId } = sessionOf(request)
+      const slot = await realtime.reserve({ userId: actor.id, familyId })
+      if (!slot) throw tooManySockets(maxSocketsPerUser)
+      // Given back with the connection, whether the upgrade happens or the client leaves first.
+      request.raw.socket.once('close', () => slot.release())
+      slots.set(request, slot)
+    },
     schema: { hide: true },
     handler: async () => {
       throw notFound('WebSocket upgrade expected: this path')
     },
     wsHandler: (socket, request) => {
-      const { actor, familyId } = sessionOf(request)
-      realtime.connect(socket, { userId: actor.id, familyId })
+      realtime.connect(socket, slots.get(request)!)
     },
   })
 }

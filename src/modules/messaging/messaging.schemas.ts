@@ -102,4 +102,7 @@ export type MessagePage = Static<typeof MessagePage>
 
 export const ConversationParams = IdParams('conversationId')
 
+/** Marking read takes no fields: the whole conversation is read. A field sent anyway is refused, not ignored. */
+export const MarkReadBody = Type.Object({}, { additionalProperties: false, description: 'No fields: everything in the conversation is marked read.', examples: [{}] })
+
 export const ReadReceipt = Type.Object({ conversationId: Id, unreadCount: Type.Integer() })

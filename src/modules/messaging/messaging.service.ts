@@ -28,7 +28,7 @@ export function createMessagingService(deps: {
   mailer: Mailer
   appUrl: string
   realtime: Pick<RealtimeHub, 'publish' | 'isOnline'>
-  users: Pick<UsersService, 'findAccountById' | 'publicSummariesOf'>
+  users: Pick<UsersService, 'findAccountById' | 'publicSummariesOf' | 'availableAccountSql'>
   uploads: Pick<UploadsService, 'storeFiles' | 'recordFiles' | 'discardFiles' | 'filesByIds' | 'urlOf'>
   sessions: SessionCheck
 }) {

@@ -1,8 +1,11 @@
+import { EventEmitter } from 'node:events'
+import { PassThrough } from 'node:stream'
 import { eq } from 'drizzle-orm'
+import type { WebSocket } from 'ws'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { sendMessage } from '../../../test/factories/messages.ts'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
-import { listen, openSocket, refusedUpgrade, type TestSocket } from '../../../test/setup/sockets.ts'
+import { listen, openSocket, refusedUpgrade, type SocketAuth, type TestSocket } from '../../../test/setup/sockets.ts'
 import { createTestApp, request, TEST_REDIS_URL, type TestContext } from '../../../test/setup/test-app.ts'
 import { outboxJobs } from '../../platform/outbox/outbox.table.ts'
 import { messages } from './messaging.table.ts'
@@ -216,6 +219,109 @@ describe('realtime delivery over WebSocket', () => {
   })
 })
 
+/** Opens a socket and answers it with its server side (sockets are opened one at a time here). */
+async function openTracked(ctx: TestContext, url: string, auth: SocketAuth) {
+  const before = new Set(ctx.app.websocketServer.clients)
+  const socket = await openSocket(url, auth)
+  const server = [...ctx.app.websocketServer.clients].find((client) => !before.has(client))!
+  return { socket, server }
+}
+
+/** Closes a socket from the client and waits until the server has let it go (its place is free again). */
+async function closeTracked(tracked: { socket: TestSocket; server: WebSocket }) {
+  const released = new Promise((resolve) => tracked.server.once('close', resolve))
+  tracked.socket.close()
+  await released
+}
+
+describe('limits of the chat socket', () => {
+  let ctx: TestContext
+  let url: string
+  const logLines: { level: number; msg: string; [key: string]: unknown }[] = []
+  const logged = new EventEmitter()
+  const sockets: TestSocket[] = []
+  beforeAll(async () => {
+    const logStream = new PassThrough()
+    logStream.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+        logLines.push(JSON.parse(line))
+        logged.emit('line')
+      }
+    })
+    // WS_MAX_SOCKETS_PER_USER is left to its default (10).
+    ctx = await createTestApp({ env: { WS_HEARTBEAT_SECONDS: '3600', LOG_LEVEL: 'warn' }, logStream })
+    url = await listen(ctx.app)
+  })
+  afterAll(async () => {
+    for (const socket of sockets) socket.close()
+    await ctx.close()
+  })
+  const open = async (auth: SocketAuth) => {
+    const tracked = await openTracked(ctx, url, auth)
+    sockets.push(tracked.socket)
+    return tracked
+  }
+
+  it('accepts 10 sockets of one person across logins, refuses the 11th with 429 TOO_MANY_SOCKETS, and the 10 work', async () => {
+    const alice = await createUser(ctx)
+    const phone = { ...alice, ...(await ctx.app.container.auth.issueSession(alice.user)) }
+    const opened = []
+    for (let index = 0; index < 10; index++) opened.push(await open(index % 2 === 0 ? { header: alice.accessToken } : { subprotocol: phone.accessToken }))
+    for (const auth of [{ header: alice.accessToken }, { subprotocol: phone.accessToken }]) {
+      const refused = await refusedUpgrade(url, auth)
+      expect(refused.status).toBe(429)
+      expect(JSON.parse(refused.body)).toMatchObject({ success: false, error: { code: 'TOO_MANY_SOCKETS' } })
+    }
+    // Someone else is not affected by Alice's sockets.
+    const bob = await createUser(ctx)
+    const bobSocket = await open({ header: bob.accessToken })
+    const hello = await sendMessage(ctx, bob, { recipientId: alice.user.id }, 'Ten devices?')
+    for (const { socket } of opened) expect((await socket.message(hello.id)).data).toMatchObject({ content: 'Ten devices?' })
+    await bobSocket.socket.message(hello.id)
+    expect(opened.every(({ socket }) => socket.ws.readyState === 1)).toBe(true)
+  })
+
+  it('frees a place when one of the sockets closes, and only one', async () => {
+    const carol = await createUser(ctx)
+    const opened = []
+    for (let index = 0; index < 10; index++) opened.push(await open({ header: carol.accessToken }))
+    expect((await refusedUpgrade(url, { header: carol.accessToken })).status).toBe(429)
+    await closeTracked(opened[3]!)
+    const replacement = await open({ header: carol.accessToken })
+    expect(replacement.socket.ws.readyState).toBe(1)
+    expect((await refusedUpgrade(url, { header: carol.accessToken })).status).toBe(429)
+    // Sockets the server closes (the logout of their session) free their places too.
+    const other = { ...carol, ...(await ctx.app.container.auth.issueSession(carol.user)) }
+    expect((await request(ctx.app, { method: 'POST', url: '/auth/logout', token: carol.accessToken })).statusCode).toBe(200)
+    const stillOpen = [...opened.filter((_, index) => index !== 3), replacement]
+    expect((await Promise.all(stillOpen.map(({ socket }) => socket.closed))).map((closed) => closed.code)).toEqual(Array(10).fill(4401))
+    for (let index = 0; index < 10; index++) await open({ header: other.accessToken })
+    expect((await refusedUpgrade(url, { header: other.accessToken })).status).toBe(429)
+  })
+
+  it('logs a frame over 64 KB at warn, without a stack, and closes that socket with 1009', async () => {
+    const dave = await createUser(ctx)
+    const { socket } = await open({ header: dave.accessToken })
+    const warned = new Promise<void>((resolve) => {
+      const check = () => {
+        if (logLines.some((line) => line.msg.includes('broke the protocol'))) {
+          logged.off('line', check)
+          resolve()
+        }
+      }
+      logged.on('line', check)
+      check()
+    })
+    socket.ws.send('x'.repeat(64 * 1024 + 1))
+    expect((await socket.closed).code).toBe(1009)
+    await warned
+    const line = logLines.find((candidate) => candidate.msg.includes('broke the protocol'))!
+    expect(line).toMatchObject({ level: 40, code: 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH', maxPayload: 65536 })
+    expect(JSON.stringify(line)).not.toContain('stack')
+    expect(logLines.filter((candidate) => candidate.level >= 50)).toEqual([])
+  })
+})
+
 describe('a flood of 1,000 messages from one user', () => {
   let ctx: TestContext
   beforeAll(async () => {
@@ -299,5 +405,48 @@ describe.runIf(inject('pgTemplate') && TEST_REDIS_URL)('two instances on one Pos
     await first.app.container.realtime.disconnectUser(dave.user.id)
     const hello = await sendMessage(first, alice, { recipientId: dave.user.id })
     expect(await mailJobsFor(first, hello.id)).toHaveLength(1)
+  })
+})
+
+// Redis only (skipped without it): two instances on one database and one Redis count one cap.
+describe.runIf(TEST_REDIS_URL)('the socket cap across two instances sharing Redis', () => {
+  let first: TestContext
+  let second: TestContext
+  let firstUrl: string
+  let secondUrl: string
+  const sockets: TestSocket[] = []
+  beforeAll(async () => {
+    const env = { REDIS_URL: TEST_REDIS_URL, WS_HEARTBEAT_SECONDS: '3600', WS_MAX_SOCKETS_PER_USER: '4' }
+    first = await createTestApp({ env })
+    second = await createTestApp({ env, database: first.database })
+    firstUrl = await listen(first.app)
+    secondUrl = await listen(second.app)
+  })
+  afterAll(async () => {
+    for (const socket of sockets) socket.close()
+    await second.close()
+    await first.close()
+  })
+
+  it('holds one cap for a person whose sockets are on both instances, and a place freed on one is taken on the other', async () => {
+    expect(second.app.container.realtime.kind).toBe('redis')
+    const erin = await createUser(first)
+    const onFirst = [await openTracked(first, firstUrl, { header: erin.accessToken }), await openTracked(first, firstUrl, { subprotocol: erin.accessToken })]
+    const onSecond = [await openTracked(second, secondUrl, { header: erin.accessToken }), await openTracked(second, secondUrl, { header: erin.accessToken })]
+    sockets.push(...[...onFirst, ...onSecond].map((tracked) => tracked.socket))
+    for (const target of [firstUrl, secondUrl]) {
+      const refused = await refusedUpgrade(target, { header: erin.accessToken })
+      expect(refused.status).toBe(429)
+      expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'TOO_MANY_SOCKETS' } })
+    }
+    await closeTracked(onFirst[0]!)
+    // The instance gave the place back in Redis on its one connection: a heartbeat sent after it on
+    // that connection is answered after it.
+    await first.app.container.realtime.heartbeat()
+    sockets.push((await openTracked(second, secondUrl, { header: erin.accessToken })).socket)
+    expect((await refusedUpgrade(firstUrl, { header: erin.accessToken })).status).toBe(429)
+    // Every one of the four still works, whichever instance holds it.
+    const hello = await sendMessage(first, await createUser(first), { recipientId: erin.user.id })
+    for (const socket of sockets.filter((candidate) => candidate.ws.readyState === 1)) await socket.message(hello.id)
   })
 })

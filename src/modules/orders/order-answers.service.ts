@@ -2,6 +2,7 @@ import { can, type Actor } from '../../access/access.ts'
 import type { Executor } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { fromCents } from '../../lib/money.ts'
+import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { allowedMoves } from './order-status.ts'
@@ -18,19 +19,31 @@ export interface AnswerDeps {
   clock: Clock
   users: Pick<UsersService, 'publicSummariesOf'>
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf'>
+  messaging: Pick<MessagingService, 'conversationsOfOrders'>
 }
 
 /** Order answers as a viewer sees them: parties' public fields, deliveries with signed file links, and the viewer's allowed moves. */
 export function createOrderAnswers(deps: AnswerDeps) {
-  const { clock, users, uploads } = deps
+  const { clock, users, uploads, messaging } = deps
 
   type Party = { id: string; fullName: string; username: string; avatar: string | null }
   type OrderFile = Awaited<ReturnType<AnswerDeps['uploads']['filesOf']>>[number]
 
-  /** One order's answer from what was read for it: its parties, deliveries and their files. */
-  function answerOf(row: OrderRow, people: Map<string, Party>, deliveries: OrderDeliveryRow[], fileById: Map<string, OrderFile>, viewer: Actor, now: Date) {
+  /** What was read for a set of orders besides their rows. */
+  interface Related {
+    people: Map<string, Party>
+    deliveries: OrderDeliveryRow[]
+    fileById: Map<string, OrderFile>
+    conversations: Map<string, string>
+  }
+
+  /** One order's answer from what was read for it: its parties, conversation, deliveries and their files. */
+  function answerOf(row: OrderRow, related: Related, viewer: Actor, now: Date) {
+    const { people, deliveries, fileById, conversations } = related
     return {
       id: row.id,
+      // Every order has one: placing an order opens it in the same statement.
+      conversationId: conversations.get(row.id)!,
       serviceId: row.serviceId,
       serviceTitle: row.serviceTitle,
       packageId: row.packageId,
@@ -50,6 +63,7 @@ export function createOrderAnswers(deps: AnswerDeps) {
       late: row.status === 'in_progress' && row.dueAt !== null && row.dueAt < now,
       revisionsLeft: row.revisionsLeft ?? ('unlimited' as const),
       statusReason: row.statusReason,
+      timeline: row.timeline.map((move) => ({ action: move.action, status: move.status, by: move.by, reason: move.reason, at: move.at })),
       deliveries: deliveries
         .filter((delivery) => delivery.orderId === row.id)
         .map((delivery) => ({
@@ -70,24 +84,26 @@ export function createOrderAnswers(deps: AnswerDeps) {
     }
   }
 
-  /** The answers for many orders in four queries whatever their number (lists never query per row). */
+  /** The answers for many orders in four queries side by side whatever their number (lists never query per row). */
   async function describeAll(executor: Executor, rows: OrderRow[], viewer: Actor) {
     const ids = rows.map((row) => row.id)
-    const [people, deliveries, files] = await Promise.all([
+    const [people, deliveries, files, conversations] = await Promise.all([
       users.publicSummariesOf(executor, [...new Set(rows.flatMap((row) => [row.buyerId, row.sellerId]))]),
       createOrdersRepository(executor).deliveriesOf(ids),
       uploads.filesOf(executor, 'order', ids, 'order_delivery'),
+      messaging.conversationsOfOrders(executor, ids),
     ])
-    const fileById = new Map(files.map((file) => [file.id, file]))
+    const related = { people, deliveries, fileById: new Map(files.map((file) => [file.id, file])), conversations }
     const now = clock.now()
-    return rows.map((row) => answerOf(row, people, deliveries, fileById, viewer, now))
+    return rows.map((row) => answerOf(row, related, viewer, now))
   }
 
   return {
     describeAll,
     describe: async (executor: Executor, row: OrderRow, viewer: Actor) => (await describeAll(executor, [row], viewer))[0]!,
-    /** A just-placed order's answer, from the parties already read: it has no deliveries yet. */
-    describeNew: (row: OrderRow, parties: Party[], viewer: Actor) => answerOf(row, new Map(parties.map((party) => [party.id, party])), [], new Map(), viewer, clock.now()),
+    /** A just-placed order's answer, from the parties already read and the conversation it opened: it has no deliveries yet. */
+    describeNew: (row: OrderRow, parties: Party[], conversationId: string, viewer: Actor) =>
+      answerOf(row, { people: new Map(parties.map((party) => [party.id, party])), deliveries: [], fileById: new Map(), conversations: new Map([[row.id, conversationId]]) }, viewer, clock.now()),
   }
 }
 

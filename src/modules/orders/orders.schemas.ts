@@ -35,12 +35,24 @@ export type PlaceOrderBody = Static<typeof PlaceOrderBody>
 export const ChangeStatusBody = Type.Object(
   {
     status: StatusSchema,
-    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, pattern: '\\S', errorMessage: 'must be 1 to 1000 characters', description: 'Required to open a dispute; kept with a cancellation.' })),
+    reason: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        pattern: '\\S',
+        errorMessage: 'must be 1 to 1000 characters',
+        description: 'Required to open a dispute, optional with any other move (a revision request’s note, why you cancel). Kept on the order’s `timeline` and in `statusReason`, and posted to the order’s conversation as your message, so the other party reads it in the chat.',
+      }),
+    ),
   },
   {
     additionalProperties: false,
     description: `Moves an order (DESIGN.md "Orders"). The moves:\n\n${transitionTable()}`,
-    examples: [{ status: 'in_progress' }, { status: 'disputed', reason: 'The delivered logo uses a stock icon, not the hand-drawn mark we agreed on, and the seller has not answered for four days.' }],
+    examples: [
+      { status: 'in_progress' },
+      { status: 'in_progress', reason: 'The mark is right, but could the blue be a shade darker, closer to the bags we already print?' },
+      { status: 'disputed', reason: 'The delivered logo uses a stock icon, not the hand-drawn mark we agreed on, and the seller has not answered for four days.' },
+    ],
   },
 )
 export type ChangeStatusBody = Static<typeof ChangeStatusBody>
@@ -71,11 +83,13 @@ export const StaffOrdersQuery = Type.Composite(
 )
 
 const Person = Type.Object({ id: Id, fullName: Type.String(), username: Type.String(), avatar: Nullable(Type.String()) })
+const OrderActionSchema = Type.String({ description: '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`.' })
 const Money = (description: string) => Type.Number({ description: `${description} Two decimals, in the platform currency.` })
 
 export const Order = Type.Object(
   {
     id: Id,
+    conversationId: Type.String({ ...Id, description: 'The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).' }),
     serviceId: Id,
     serviceTitle: Type.String({ description: 'As it was when the order was placed.' }),
     packageId: Id,
@@ -93,7 +107,17 @@ export const Order = Type.Object(
     dueAt: Nullable(Type.String({ format: 'date-time', description: 'Set when the seller accepts: then plus `deliveryDays`.' })),
     late: Type.Boolean({ description: 'In progress past its due date.' }),
     revisionsLeft: Type.Union([Type.Integer(), Type.Literal('unlimited')]),
-    statusReason: Nullable(Type.String({ description: 'The reason given for the latest dispute or cancellation.' })),
+    statusReason: Nullable(Type.String({ description: 'The reason given with the latest move; null when it had none.' })),
+    timeline: Type.Array(
+      Type.Object({
+        action: OrderActionSchema,
+        status: StatusSchema,
+        by: Type.Union([Type.Literal('buyer'), Type.Literal('seller'), Type.Literal('staff'), Type.Literal('system')], { description: 'Who moved it: a party, staff, or the system (auto-completion).' }),
+        reason: Nullable(Type.String({ description: 'The reason or note sent with the move.' })),
+        at: Timestamp,
+      }),
+      { description: 'Every move since the order was placed, oldest first.' },
+    ),
     deliveries: Type.Array(
       Type.Object({
         id: Id,
@@ -106,7 +130,7 @@ export const Order = Type.Object(
     autoCompleteAt: Nullable(Type.String({ format: 'date-time', description: 'While delivered: when the order completes by itself unless the buyer acts.' })),
     allowedActions: Type.Array(
       Type.Object({
-        action: Type.String({ description: '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`.' }),
+        action: OrderActionSchema,
         status: StatusSchema,
         reasonRequired: Type.Boolean(),
       }),

@@ -13,7 +13,7 @@ import { defineStats, readCounters } from '../../platform/statistics/statistics.
 import type { AuditService } from '../audit/audit.module.ts'
 import type { SessionCheck } from '../auth/auth.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
-import type { MessagingService } from '../messaging/messaging.module.ts'
+import type { MessageRow, MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
@@ -41,7 +41,7 @@ export interface OrdersDeps {
   catalogue: Pick<CatalogueService, 'offerSql' | 'lockOrderableSql' | 'pricedChoiceSql' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
   users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql'>
   audit: Pick<AuditService, 'record'>
-  messaging: Pick<MessagingService, 'orderConversationCtes' | 'orderConversationValues'>
+  messaging: Pick<MessagingService, 'orderConversationCtes' | 'orderConversationValues' | 'conversationsOfOrders' | 'isOnline' | 'writeOrderNote' | 'publishMessage'>
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'registerAccessPolicy'>
   /** The platform's share in basis points (10 % = 1000). */
   platformFeeBasisPoints: number
@@ -107,17 +107,16 @@ export function createOrdersService(deps: OrdersDeps) {
    */
   async function applyMove(tx: Tx, row: OrderRow, move: Transition, by: string, reason?: string): Promise<OrderRow> {
     const now = clock.now()
-    const patch: Partial<OrderRow> = { status: move.to, updatedAt: now }
+    // The row is locked, so the timeline read with it is the latest: appending here loses no move.
+    const timeline = [...row.timeline, { action: move.action, status: move.to, by: move.by, reason: reason ?? null, at: now.toISOString() }]
+    const patch: Partial<OrderRow> = { status: move.to, updatedAt: now, statusReason: reason ?? null, timeline }
     const buyerEscrow = { userId: row.buyerId, kind: 'escrow' } as const
     if (move.action === 'accept') patch.dueAt = new Date(now.getTime() + row.deliveryDays * DAY)
     if (move.action === 'request_revision') {
       patch.revisionsLeft = row.revisionsLeft === null ? null : row.revisionsLeft - 1
       patch.autoCompleteAt = null
     }
-    if (move.to === 'disputed') {
-      patch.statusReason = reason!
-      patch.autoCompleteAt = null
-    }
+    if (move.to === 'disputed') patch.autoCompleteAt = null
     if (move.to === 'completed') {
       const earning = sellerEarningCents(row)
       if (earning > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { userId: row.sellerId, kind: 'available' }, amountCents: earning, type: 'order_earning', description: `Earning: ${row.serviceTitle}`, orderId: row.id })
@@ -127,7 +126,7 @@ export function createOrdersService(deps: OrdersDeps) {
     }
     if (move.to === 'cancelled') {
       await ledger.transfer(tx, { from: buyerEscrow, to: { userId: row.buyerId, kind: 'available' }, amountCents: row.totalCents, type: 'order_refund', description: `Refund: ${row.serviceTitle}`, orderId: row.id })
-      Object.assign(patch, { cancelledAt: now, autoCompleteAt: null, statusReason: reason ?? null })
+      Object.assign(patch, { cancelledAt: now, autoCompleteAt: null })
     }
     const updated = await createOrdersRepository(tx).update(row.id, patch)
     await emitEvent(outbox, tx, ordersEvents.orderStatusChanged, { ...parties(row), from: row.status, to: move.to, by }, now)
@@ -225,6 +224,7 @@ export function createOrdersService(deps: OrdersDeps) {
     async placeOrder(caller: Caller, input: PlaceOrderInput) {
       const buyerId = isUnchecked(caller) ? caller.claims.sub : caller.id
       const id = newId()
+      const conversation = messaging.orderConversationValues()
       let answer: { actor: Actor; parties: [PartyJson, PartyJson]; placed: Record<string, unknown> | null } | undefined
       const transfer = { from: { userId: buyerId, kind: 'available' }, to: { userId: buyerId, kind: 'escrow' }, type: 'order_payment', orderId: id } as const
       await ledger.book(db, transfer, async (transferValues) => {
@@ -237,7 +237,7 @@ export function createOrdersService(deps: OrdersDeps) {
           buyerId,
           requirements: input.requirements ?? '',
           platformFeeBasisPoints,
-          ...messaging.orderConversationValues(),
+          ...conversation,
           ...eventJobValuesWithoutData(ordersEvents.orderCreated, new Date(transferValues.createdAt)),
         })
         // Every refusal below is decided on what the statement matched, so it also stopped the write.
@@ -255,7 +255,7 @@ export function createOrdersService(deps: OrdersDeps) {
       })
       const placed = answer!.placed
       if (!placed) throw new Error('the order was paid for but not written')
-      return answers.describeNew(rowFromJson(orders, placed), answer!.parties, answer!.actor)
+      return answers.describeNew(rowFromJson(orders, placed), answer!.parties, conversation.orderConversationId, answer!.actor)
     },
 
     /** `GET /orders/{id}`: the parties and staff with view_orders; anyone else 404. */
@@ -273,9 +273,17 @@ export function createOrdersService(deps: OrdersDeps) {
     /**
      * `PUT /orders/{id}/status`: the move the table allows this caller now, or 422
      * INVALID_TRANSITION listing the moves it may make; staff moves go through the staff functions.
+     * A party's `reason` is also their message to the other party in the order's conversation,
+     * written in the move's transaction and pushed to both after it commits.
      */
-    changeStatus: (actor: Actor, orderId: string, to: OrderStatus, reason: string | undefined) =>
-      changeOrder(
+    async changeStatus(actor: Actor, orderId: string, to: OrderStatus, reason: string | undefined) {
+      // Whether the other party is online decides the e-mail about the note; presence is read
+      // before the transaction, never inside it.
+      const before = reason === undefined ? undefined : await createOrdersRepository(db).findById(orderId)
+      const otherParty = before && (actor.id === before.buyerId ? before.sellerId : actor.id === before.sellerId ? before.buyerId : undefined)
+      const otherOnline = otherParty !== undefined && (await messaging.isOnline(otherParty))
+      let note: { message: MessageRow; recipientId: string } | undefined
+      const answer = await changeOrder(
         actor,
         orderId,
         (row) => mayActOn(row, actor),
@@ -289,9 +297,18 @@ export function createOrdersService(deps: OrdersDeps) {
           const move = decision.transition
           if (move.needsReason && !reason) throw fieldError('reason', `is required to move an order to ${to}`)
           if (move.by === 'staff') return move.permission === 'manage_orders' ? cancelAsStaff(tx, actor, row, reason) : resolveDispute(tx, actor, row, to as 'completed' | 'cancelled', reason)
-          return applyMove(tx, row, move, actor.id, reason)
+          const updated = await applyMove(tx, row, move, actor.id, reason)
+          if (reason !== undefined) {
+            const recipientId = move.by === 'buyer' ? row.sellerId : row.buyerId
+            const message = await messaging.writeOrderNote(tx, { orderId: row.id, senderId: actor.id, recipientId, content: reason, recipientOnline: otherOnline && recipientId === otherParty })
+            note = { message, recipientId }
+          }
+          return updated
         },
-      ),
+      )
+      if (note) await messaging.publishMessage(note.message, note.recipientId)
+      return answer
+    },
 
     /** `POST /admin/orders/{id}/cancel` (manage_orders): refunds the buyer. */
     cancelOrderAsStaff: (actor: Actor, orderId: string, reason: string | undefined) => changeOrder(actor, orderId, (row) => mayActOn(row, actor), (tx, row) => cancelAsStaff(tx, actor, row, reason)),

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm'
 import { check, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { services } from '../catalogue/services.table.ts'
 import { users } from '../users/users.table.ts'
-import { orderStatuses } from './order-status.ts'
+import { orderStatuses, type MoveRole, type OrderAction, type OrderStatus } from './order-status.ts'
 
 /** An extra as it was priced when the order was placed. */
 export interface OrderedExtra {
@@ -10,6 +10,17 @@ export interface OrderedExtra {
   title: string
   priceCents: number
   additionalDays: number
+}
+
+/** One move of an order, as its timeline keeps it: what was done, by whom, with which reason, when. */
+export interface OrderMove {
+  action: OrderAction
+  /** The status the move led to. */
+  status: OrderStatus
+  by: MoveRole
+  reason: string | null
+  /** ISO 8601 UTC. */
+  at: string
 }
 
 /**
@@ -44,8 +55,10 @@ export const orders = pgTable(
     deliveryDays: integer('delivery_days').notNull(),
     /** Null means unlimited revisions. */
     revisionsLeft: integer('revisions_left'),
-    /** The reason of the latest cancellation or dispute. */
+    /** The reason given with the latest move (null when it had none). */
     statusReason: text('status_reason'),
+    /** Every move since placement, oldest first; appended under the order's row lock. */
+    timeline: jsonb('timeline').$type<OrderMove[]>().notNull().default([]),
     dueAt: timestamp('due_at', { withTimezone: true, mode: 'date' }),
     deliveredAt: timestamp('delivered_at', { withTimezone: true, mode: 'date' }),
     /** Set at each delivery; the worker completes a delivered order once this has passed. */

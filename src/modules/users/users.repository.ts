@@ -137,6 +137,12 @@ export const identityJsonSql = (userId: AnyColumn | SQL) =>
 export const usableAccountSql = (userId: AnyColumn | SQL, version: SQL) =>
   sql<boolean>`exists (select 1 from ${users} where ${users.id} = ${userId} and ${users.isActive} and ${users.suspendedAt} is null and ${users.tokenVersion} = ${version})`
 
+/**
+ * Whether the account in `userId` can be written to: active and not suspended (false for an
+ * unknown user), for statements of other modules that read it with the rest of a write's lookups.
+ */
+export const availableAccountSql = (userId: AnyColumn | SQL) => sql<boolean>`exists (select 1 from ${users} where ${users.id} = ${userId} and ${users.isActive} and ${users.suspendedAt} is null)`
+
 /** Whether the user in `userId` passed seller KYC, as a scalar subquery (false for an unknown user). */
 export const kycVerifiedSql = (userId: AnyColumn | SQL) => sql<boolean>`coalesce((select ${users.isKycVerified} from ${users} where ${users.id} = ${userId}), false)`
 

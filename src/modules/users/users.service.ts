@@ -13,7 +13,7 @@ import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { PortfolioService } from '../portfolio/portfolio.module.ts'
 import { roleOf, type Actor, type Permission } from '../../access/access.ts'
 import type { AnyColumn, SQL } from 'drizzle-orm'
-import { createUsersRepository, identityJsonSql, kycVerifiedSql, publicSummarySql, usableAccountSql, type UserListFilter } from './users.repository.ts'
+import { availableAccountSql, createUsersRepository, identityJsonSql, kycVerifiedSql, publicSummarySql, usableAccountSql, type UserListFilter } from './users.repository.ts'
 import type { UserRow } from './users.table.ts'
 
 export interface NewAccount {
@@ -214,6 +214,8 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
     /** For another module's one-statement reads: who the user in `userId` is (`IdentityJson`), and whether a session of theirs may be used. */
     identityJsonSql,
     usableAccountSql,
+    /** For another module's statements: whether the account in `userId` can be written to (active, not suspended). */
+    availableAccountSql,
 
     /** What other modules show of users (sellers on services): public fields and avatar, in two queries. */
     async publicSummariesOf(executor: Executor, userIds: string[]): Promise<Map<string, { id: string; fullName: string; username: string; avatar: string | null }>> {

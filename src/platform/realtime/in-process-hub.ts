@@ -1,14 +1,18 @@
 import { LocalSockets } from './local-sockets.ts'
 import type { Frame, RealtimeHub } from './realtime.ts'
+import { LocalSlots } from './socket-slots.ts'
 
 /** One process: frames reach the sockets of this process only, which is all there is. */
-export function createInProcessHub(options: { heartbeatMs: number }): RealtimeHub {
+export function createInProcessHub(options: { heartbeatMs: number; maxSocketsPerUser: number }): RealtimeHub {
   const sockets = new LocalSockets()
+  const slots = new LocalSlots('')
   let timer: NodeJS.Timeout | undefined
 
   return {
     kind: 'memory',
-    connect: (socket, owner) => sockets.add(socket, owner),
+    // Places are taken synchronously: upgrades racing each other are counted one by one.
+    reserve: async (owner) => (slots.count(owner.userId) < options.maxSocketsPerUser ? slots.take(owner) : undefined),
+    connect: (socket, slot) => sockets.add(socket, slot),
     async publish(userIds: readonly string[], frame: Frame) {
       sockets.deliver(userIds, JSON.stringify(frame))
     },

@@ -1,9 +1,10 @@
-import { SESSION_ENDED, type HubSocket, type SocketOwner } from './realtime.ts'
+import { SESSION_ENDED, type HubSocket, type SocketOwner, type SocketSlot } from './realtime.ts'
 
 const OPEN = 1
 
 interface Entry extends SocketOwner {
   socket: HubSocket
+  slot: SocketSlot
   isAlive: boolean
 }
 
@@ -15,15 +16,13 @@ export class LocalSockets {
   private readonly byUser = new Map<string, Set<Entry>>()
   private count = 0
 
-  constructor(private readonly hooks: { onFirst?: (userId: string) => void; onLast?: (userId: string) => void } = {}) {}
-
-  add(socket: HubSocket, owner: SocketOwner): void {
-    const entry: Entry = { ...owner, socket, isAlive: true }
-    let entries = this.byUser.get(owner.userId)
+  /** Tracks an open socket in its place, which is given back when the socket leaves this list. */
+  add(socket: HubSocket, slot: SocketSlot): void {
+    const entry: Entry = { ...slot.owner, socket, slot, isAlive: true }
+    let entries = this.byUser.get(entry.userId)
     if (!entries) {
       entries = new Set()
-      this.byUser.set(owner.userId, entries)
-      this.hooks.onFirst?.(owner.userId)
+      this.byUser.set(entry.userId, entries)
     }
     entries.add(entry)
     this.count++
@@ -37,10 +36,8 @@ export class LocalSockets {
     const entries = this.byUser.get(entry.userId)
     if (!entries?.delete(entry)) return
     this.count--
-    if (entries.size === 0) {
-      this.byUser.delete(entry.userId)
-      this.hooks.onLast?.(entry.userId)
-    }
+    entry.slot.release()
+    if (entries.size === 0) this.byUser.delete(entry.userId)
   }
 
   /** Sends an already serialised frame to every open socket of these users. */
@@ -62,10 +59,6 @@ export class LocalSockets {
 
   has(userId: string): boolean {
     return this.byUser.has(userId)
-  }
-
-  users(): string[] {
-    return [...this.byUser.keys()]
   }
 
   size(): number {

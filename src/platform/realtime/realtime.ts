@@ -28,11 +28,28 @@ export interface SocketOwner {
   familyId: string
 }
 
+/**
+ * One of a user's places for an open socket (at most `WS_MAX_SOCKETS_PER_USER` across every
+ * login and instance), taken before the upgrade and held by the socket until it ends.
+ */
+export interface SocketSlot {
+  readonly owner: SocketOwner
+  /** Gives the place back; only the first call counts, whichever end of the socket comes first. */
+  release(): void
+}
+
 export interface RealtimeHub {
   /** `redis` when frames and presence are shared through Redis, `memory` when within this process. */
   readonly kind: 'memory' | 'redis'
-  /** Starts tracking an open socket until it closes. */
-  connect(socket: HubSocket, owner: SocketOwner): void
+  /**
+   * Takes one of the user's socket places before the upgrade, counting their sockets on every
+   * instance (through Redis when shared); undefined when they hold the cap already. The caller
+   * releases it if the upgrade does not happen; once `connect`ed, it is released when the socket
+   * ends.
+   */
+  reserve(owner: SocketOwner): Promise<SocketSlot | undefined>
+  /** Starts tracking an open socket, in the place reserved for it, until it closes. */
+  connect(socket: HubSocket, slot: SocketSlot): void
   /** Sends a frame to every open socket of these users, on every instance. */
   publish(userIds: readonly string[], frame: Frame): Promise<void>
   /** Closes every socket of the user with 4401, on every instance (suspension). */

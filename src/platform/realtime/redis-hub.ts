@@ -3,11 +3,29 @@ import type { FastifyBaseLogger } from 'fastify'
 import { Redis } from 'ioredis'
 import { LocalSockets } from './local-sockets.ts'
 import type { Frame, RealtimeHub } from './realtime.ts'
+import { LocalSlots } from './socket-slots.ts'
 
 const CHANNEL = 'marketplace:realtime'
 
 const untilReady = (client: Redis): Promise<void> => (client.status === 'ready' ? Promise.resolve() : new Promise((resolve) => client.once('ready', () => resolve())))
 const presenceKey = (userId: string) => `marketplace:presence:${userId}`
+
+/**
+ * Takes a socket place in the user's presence hash (KEYS[1]) when fewer than the cap (ARGV[3])
+ * of its fields still count at ARGV[1] (epoch ms); lapsed fields, left by a crashed instance, are
+ * dropped on the way. The new field ARGV[4] counts until ARGV[2]; the hash lives ARGV[5] ms more.
+ * One script, so two instances admitting the same user's sockets at once cannot both pass the cap.
+ */
+const RESERVE = `
+local fields = redis.call('HGETALL', KEYS[1])
+local live = 0
+for i = 1, #fields, 2 do
+  if tonumber(fields[i + 1]) > tonumber(ARGV[1]) then live = live + 1 else redis.call('HDEL', KEYS[1], fields[i]) end
+end
+if live >= tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[4], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return 1`
 
 /** What instances tell each other on the channel. */
 type Broadcast = { kind: 'frame'; userIds: string[]; text: string } | { kind: 'close'; userId: string; familyIds?: string[]; reason: string }
@@ -16,12 +34,13 @@ type Broadcast = { kind: 'frame'; userIds: string[]; text: string } | { kind: 'c
  * Several instances behind a load balancer (decision 0053). Every frame and every close order is
  * published on one Redis channel that every instance subscribes to; each instance acts on the
  * sockets it holds, the publisher included (it hears its own message). Presence is a Redis hash
- * per user, one field per instance holding sockets, valued with the time it stops counting: an
- * instance refreshes its fields on every heartbeat and deletes them when its user's last socket
- * closes, so the fields of a crashed instance lapse after three heartbeats.
+ * per user, one field per open socket (`<instance>:<n>`, written when its place is reserved
+ * before the upgrade), valued with the time it stops counting: an instance refreshes its fields
+ * on every heartbeat and deletes each when its socket ends, so the fields of a crashed instance
+ * lapse after three heartbeats. The same fields count the user's sockets against the cap.
  */
-export function createRedisHub(options: { url: string; heartbeatMs: number; logger: FastifyBaseLogger }): RealtimeHub {
-  const { logger, heartbeatMs } = options
+export function createRedisHub(options: { url: string; heartbeatMs: number; maxSocketsPerUser: number; logger: FastifyBaseLogger }): RealtimeHub {
+  const { logger, heartbeatMs, maxSocketsPerUser } = options
   const instanceId = randomUUID()
   const presenceTtlMs = 3 * heartbeatMs
   const connection = { maxRetriesPerRequest: 1, enableOfflineQueue: false }
@@ -33,20 +52,20 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; logg
 
   const warn = (action: string) => (error: unknown) => logger.warn({ err: error }, `realtime: could not ${action} through Redis`)
 
-  const markPresent = (userIds: string[]) => {
-    if (userIds.length === 0 || publisher.status !== 'ready') return Promise.resolve()
+  const slots = new LocalSlots(`${instanceId}:`, (userId, id) => {
+    if (publisher.status === 'ready') void publisher.hdel(presenceKey(userId), id).catch(warn('clear presence'))
+  })
+  const sockets = new LocalSockets()
+
+  /** Refreshes the fields of every place this instance holds (a field missed while Redis was away is written again). */
+  const markPresent = () => {
+    const held = slots.entries()
+    if (held.length === 0 || publisher.status !== 'ready') return Promise.resolve()
     const until = String(Date.now() + presenceTtlMs)
     const pipeline = publisher.pipeline()
-    for (const userId of userIds) pipeline.hset(presenceKey(userId), instanceId, until).pexpire(presenceKey(userId), presenceTtlMs)
+    for (const [userId, ids] of held) pipeline.hset(presenceKey(userId), Object.fromEntries(ids.map((id) => [id, until]))).pexpire(presenceKey(userId), presenceTtlMs)
     return pipeline.exec().then(() => undefined, warn('record presence'))
   }
-
-  const sockets = new LocalSockets({
-    onFirst: (userId) => void markPresent([userId]),
-    onLast: (userId) => {
-      if (publisher.status === 'ready') void publisher.hdel(presenceKey(userId), instanceId).catch(warn('clear presence'))
-    },
-  })
 
   const act = (message: Broadcast) => {
     if (message.kind === 'frame') sockets.deliver(message.userIds, message.text)
@@ -75,12 +94,28 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; logg
   let timer: NodeJS.Timeout | undefined
   const heartbeat = async () => {
     sockets.heartbeat()
-    await markPresent(sockets.users())
+    await markPresent()
   }
 
   return {
     kind: 'redis',
-    connect: (socket, owner) => sockets.add(socket, owner),
+    async reserve(owner) {
+      // Taken here first, so that upgrades racing on this instance are counted even without Redis.
+      const slot = slots.take(owner)
+      let admitted: boolean
+      try {
+        const now = Date.now()
+        admitted = (await publisher.eval(RESERVE, 1, presenceKey(owner.userId), now, now + presenceTtlMs, maxSocketsPerUser, slot.id, presenceTtlMs)) === 1
+      } catch (error) {
+        warn('count sockets')(error)
+        // While Redis is unreachable the cap holds on this instance alone.
+        admitted = slots.count(owner.userId) <= maxSocketsPerUser
+      }
+      if (admitted) return slot
+      slot.release()
+      return undefined
+    },
+    connect: (socket, slot) => sockets.add(socket, slot),
     publish: (userIds, frame: Frame) => broadcast({ kind: 'frame', userIds: [...new Set(userIds)], text: JSON.stringify(frame) }),
     disconnectUser: (userId, reason = 'Session ended') => broadcast({ kind: 'close', userId, reason }),
     disconnectSessions: (userId, familyIds, reason = 'Session ended') => broadcast({ kind: 'close', userId, familyIds: [...familyIds], reason }),
@@ -116,11 +151,11 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; logg
     },
     async close() {
       clearInterval(timer)
-      const users = sockets.users()
+      const held = slots.entries()
       sockets.closeAll(1001, 'Server shutting down')
-      if (users.length > 0 && publisher.status === 'ready') {
+      if (held.length > 0 && publisher.status === 'ready') {
         const pipeline = publisher.pipeline()
-        for (const userId of users) pipeline.hdel(presenceKey(userId), instanceId)
+        for (const [userId, ids] of held) pipeline.hdel(presenceKey(userId), ...ids)
         await pipeline.exec().catch(warn('clear presence'))
       }
       subscriber.disconnect()
