@@ -2,6 +2,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { Portfolio } from '../portfolio/portfolio.module.ts'
 import { permissions } from '../../access/access.ts'
+import { defineForm } from '../../http/multipart.ts'
+import { TAG_RULES } from '../uploads/uploads.module.ts'
 
 export const Email = Type.String({
   minLength: 3,
@@ -145,3 +147,5 @@ export const UsersStats = Type.Object({
   newLast7Days: Type.Integer({ description: 'Accounts created in the last 7 days.' }),
   newLast30Days: Type.Integer({ description: 'Accounts created in the last 30 days.' }),
 })
+
+export const AvatarForm = defineForm({ files: { file: { description: 'The image (exactly one): JPEG or PNG.', maxBytes: TAG_RULES.avatar.maxBytes } } })
