@@ -18,7 +18,8 @@ import { polishDocument } from './http/openapi.ts'
 import { badUrlHandler, errorHandler, notFoundHandler } from './http/error-handler.ts'
 import { objectBodiesOnly } from './http/json-body.ts'
 import { checkJsonText } from './http/json-text.ts'
-import { refuseMultipartOnJsonRoutes } from './http/multipart.ts'
+import { bodyLimitOf, refuseMultipartOnJsonRoutes } from './http/multipart.ts'
+import { drainBoundFor, drainUnreadBody } from './http/unread-body.ts'
 import { RateLimitCounter, rateLimits } from './http/rate-limit.ts'
 import { securityHeadersOf, startReplyHeaders } from './http/security-headers.ts'
 import { validatorCompiler } from './http/validation.ts'
@@ -163,6 +164,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done()
   })
   app.addHook('preValidation', refuseMultipartOnJsonRoutes)
+  // While closing, answers tell keep-alive clients to go, so their idle sockets do not hold the
+  // shutdown open until the keep-alive timeout. An answer sent before the body was read to its
+  // end (a refusal) drains the rest, up to a bound, so that the client reads it.
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (closing) reply.header('Connection', 'close')
+    else if (!request.raw.complete) drainUnreadBody(request, reply, drainBoundFor(bodyLimitOf(request)))
+    done(null, payload)
+  })
   limitPasswordHashing(config.passwordHashConcurrency)
 
   await app.register(cors, {
@@ -266,16 +279,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   })
 
-  // While closing, answers tell keep-alive clients to go, so their idle sockets do not hold the
-  // shutdown open until the keep-alive timeout.
-  let closing = false
-  app.addHook('preClose', async () => {
-    closing = true
-  })
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('Connection', 'close')
-    done(null, payload)
-  })
   app.addHook('onClose', async () => {
     clearInterval(stagingSweep)
     await realtime.close()

@@ -2870,7 +2870,7 @@ export interface webhooks {
         put?: never;
         /**
          * webhook.test
-         * @description Sent by `POST /admin/webhooks/{webhookId}/test` to that endpoint only.
+         * @description Sent by `POST /admin/webhooks/{webhookId}/test` to that endpoint only, whatever the events it subscribes to. Not an event to subscribe to: `events` refuses it.
          *
          *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
          */
@@ -3070,22 +3070,18 @@ export interface operations {
         /** @description multipart/form-data */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "tag": "service_gallery"
-                 *     }
-                 */
                 "multipart/form-data": {
+                    /**
+                     * @description What the file is for: its type and size are checked against the tag now. Without a tag they are checked when the upload is bound (sent in a field such as `avatar`).
+                     * @example service_gallery
+                     * @enum {string}
+                     */
+                    tag?: "avatar" | "service_banner" | "service_gallery" | "id_document" | "business_document" | "order_delivery" | "chat_attachment";
                     /**
                      * Format: binary
                      * @description The file (exactly one).
                      */
-                    file?: string;
-                    /**
-                     * Format: binary
-                     * @description Optional: avatar, service_banner, service_gallery, id_document, business_document, order_delivery or chat_attachment.
-                     */
-                    tag?: string;
+                    file: string;
                 };
             };
         };
@@ -7414,9 +7410,9 @@ export interface operations {
                 "multipart/form-data": {
                     /**
                      * Format: binary
-                     * @description The image (exactly one).
+                     * @description The image (exactly one): JPEG or PNG.
                      */
-                    file?: string;
+                    file: string;
                 };
             };
         };
@@ -13233,11 +13229,8 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /**
-                     * Format: binary
-                     * @description The images.
-                     */
-                    files?: string;
+                    /** @description The images: JPEG, PNG, WebP or GIF. */
+                    files: string[];
                 };
             };
         };
@@ -14047,9 +14040,9 @@ export interface operations {
                 "multipart/form-data": {
                     /**
                      * Format: binary
-                     * @description The image (exactly one).
+                     * @description The image (exactly one): JPEG, PNG, WebP or GIF.
                      */
-                    file?: string;
+                    file: string;
                 };
             };
         };
@@ -19047,32 +19040,28 @@ export interface operations {
         /** @description multipart/form-data */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "documentType": "passport"
-                 *     }
-                 */
                 "multipart/form-data": {
                     /**
-                     * Format: binary
-                     * @description passport, id_card or driving_license
+                     * @description The identity document sent.
+                     * @example passport
+                     * @enum {string}
                      */
-                    documentType?: string;
+                    documentType: "passport" | "id_card" | "driving_license";
                     /**
                      * Format: binary
-                     * @description The front of the document.
+                     * @description The front of the document. JPEG, PNG, WebP, GIF or PDF.
                      */
-                    documentFront?: string;
+                    documentFront: string;
                     /**
                      * Format: binary
-                     * @description The back (not for a passport).
+                     * @description The back of the document: required for an id_card or a driving_license. JPEG, PNG, WebP, GIF or PDF.
                      */
                     documentBack?: string;
                     /**
                      * Format: binary
-                     * @description A photo of your face.
+                     * @description A photo of your face. JPEG, PNG, WebP, GIF or PDF.
                      */
-                    selfie?: string;
+                    selfie: string;
                 };
             };
         };
@@ -21497,28 +21486,23 @@ export interface operations {
         /** @description multipart/form-data */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "conversationId": "01962ca2-6b4f-7bf7-984f-8600130ab0a4",
-                 *       "content": "Here is the brand questionnaire, filled in."
-                 *     }
-                 */
                 "multipart/form-data": {
                     /**
-                     * Format: binary
-                     * @description The conversation.
+                     * Format: uuid
+                     * @description A conversation of the caller.
+                     * @example 01962ca2-6b4f-7bf7-984f-8600130ab0a4
                      */
-                    conversationId?: string;
+                    conversationId: string;
                     /**
-                     * Format: binary
-                     * @description The file (exactly one).
-                     */
-                    file?: string;
-                    /**
-                     * Format: binary
-                     * @description Optional caption, at most 5000 characters.
+                     * @description A caption, at most 5000 characters.
+                     * @example Here is the brand questionnaire, filled in.
                      */
                     content?: string;
+                    /**
+                     * Format: binary
+                     * @description The file (exactly one), any type.
+                     */
+                    file: string;
                 };
             };
         };
@@ -23550,22 +23534,14 @@ export interface operations {
         /** @description multipart/form-data */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "message": "Here is your logo: the final mark in colour and in one colour, as SVG, PDF and PNG, with the fonts and colour codes in the brand sheet."
-                 *     }
-                 */
                 "multipart/form-data": {
                     /**
-                     * Format: binary
-                     * @description The delivery note (a text field).
+                     * @description The delivery note, 1 to 1000 characters.
+                     * @example Here is your logo: the final mark in colour and in one colour, as SVG, PDF and PNG, with the fonts and colour codes in the brand sheet.
                      */
-                    message?: string;
-                    /**
-                     * Format: binary
-                     * @description The delivered files.
-                     */
-                    files?: string;
+                    message: string;
+                    /** @description The delivered files, any type. */
+                    files: string[];
                 };
             };
         };
@@ -28151,7 +28127,7 @@ export interface operations {
                     /** @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true. */
                     url: string;
                     description?: string | null;
-                    /** @description Event names this endpoint receives (see the `webhooks` of this document); omitted or null: every event. */
+                    /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
                     events?: string[] | null;
                     /** @default true */
                     enabled?: boolean;
@@ -28801,7 +28777,7 @@ export interface operations {
                     /** @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true. */
                     url?: string;
                     description?: string | null;
-                    /** @description Event names this endpoint receives (see the `webhooks` of this document); omitted or null: every event. */
+                    /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
                     events?: string[] | null;
                     /** @description true enables a disabled endpoint again (its pending deliveries resume). */
                     enabled?: boolean;

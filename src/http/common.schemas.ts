@@ -30,6 +30,10 @@ export const Envelope = <T extends TSchema>(data: T) => Type.Object({ success: T
 
 export const ok = <T>(data: T): { success: true; data: T } => ({ success: true, data })
 
+/** One of a list of strings, documented as a string `enum` (generated clients get a union type). */
+export const StringEnum = <const T extends readonly string[]>(values: T, options: { description?: string; examples?: T[number][] } = {}) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], errorMessage: `must be one of ${values.join(', ')}`, ...options })
+
 export const Id = Type.String({ format: 'uuid', description: 'UUIDv7 identifier.' })
 
 export const IdParams = <K extends string>(name: K) => Type.Object({ [name]: Id } as Record<K, typeof Id>)
@@ -92,13 +96,3 @@ export function responses<S extends Record<number, TSchema>, const E extends rea
   }
   return map as S & { [K in StatusOf<E[number]> | 429]: ReturnType<typeof ErrorResponse> }
 }
-
-/**
- * Documents a multipart form. The parts are streamed and checked by the handler, so every
- * property is optional here: the schema describes the form, it does not validate it.
- */
-export const MultipartForm = <K extends string>(fields: Record<K, string>) =>
-  Type.Object(
-    Object.fromEntries(Object.entries<string>(fields).map(([name, description]) => [name, Type.Optional(Type.Unsafe<unknown>({ type: 'string', format: 'binary', description }))])),
-    { description: 'multipart/form-data' },
-  )

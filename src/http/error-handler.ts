@@ -23,9 +23,6 @@ const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: 
 }
 
 export function errorHandler(this: FastifyInstance, error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  // Refused before the body was read to the end (too large, wrong form): close the connection
-  // rather than let the server drain up to the rest of a 200 MB upload to keep it alive.
-  if (!request.raw.complete) reply.header('Connection', 'close')
   if (error instanceof AppError) {
     return reply.status(error.statusCode).send(body(error.code, error.message, error.details))
   }

@@ -93,7 +93,28 @@ function scan(data: unknown): ErrorObject | undefined {
 
 const problem = (instancePath: string, keyword: string, message: string) => ({ instancePath, keyword, schemaPath: '#', params: {}, message }) as ErrorObject
 
+/**
+ * Bodies that Fastify must not validate before the handler runs: a multipart form is streamed and
+ * checked part by part by the handler (http/multipart.ts), and its schema documents it.
+ */
+const checkedByHandler = new WeakSet<object>()
+
+export function bodyCheckedByHandler(schema: object): void {
+  checkedByHandler.add(schema)
+}
+
+/** Checks outside Fastify's validation (a form's text fields): the problems, field by field. */
+export function compileBodyCheck(schema: object): (data: unknown) => FieldError[] {
+  const validate = bodyAjv.compile(guardLimits(schema) as object)
+  return (data) => {
+    const found = scan(data)
+    if (found) return toFieldErrors([found], 'body').details
+    return validate(data) ? [] : toFieldErrors(validate.errors ?? [], 'body').details
+  }
+}
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  if (httpPart === 'body' && checkedByHandler.has(schema)) return () => true
   const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(guardLimits(schema) as object)
   const check = (data: unknown) => {
     // A request without a body is checked as an empty object, so it gets one error per required

@@ -3,8 +3,9 @@
  * body (read from the document, so a new route is checked without being listed here), the
  * document shows at least one example, valid by the body's schema, and each example, sent as it
  * is by a caller entitled to make the request, is answered 2xx. Only ids (of rows the test
- * creates) and one-time tokens are replaced by real ones. Multipart forms are sent with their
- * example fields and small real files.
+ * creates) and one-time tokens are replaced by real ones. Multipart forms are built from their
+ * schema as a generated client would: each text field with its example, each file field (binary)
+ * a small real file.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import addFormats from 'ajv-formats'
@@ -37,12 +38,21 @@ interface BodyOperation {
   media: MediaType
 }
 
+const isFileField = (schema: Json): boolean => schema.format === 'binary' || (schema.items as Json | undefined)?.format === 'binary'
+const fileFieldsOf = (schema: Schema): string[] => Object.keys(schema.properties ?? {}).filter((name) => isFileField(schema.properties![name]!))
+
 /**
  * The examples of a body as the document shows them: @fastify/swagger moves a body schema's
- * `examples` to its media type (`example` for one, named `examples` for several).
+ * `examples` to its media type (`example` for one, named `examples` for several). A form shows
+ * one example per text field (files have none): the form built from them is its example.
  */
-const examplesOf = (media: MediaType): Json[] =>
-  (media.examples ? Object.values(media.examples).map((example) => example.value) : media.example !== undefined ? [media.example] : ((media.schema.examples as unknown[] | undefined) ?? [])) as Json[]
+function examplesOf(media: MediaType, kind: BodyOperation['kind']): Json[] {
+  if (kind === 'multipart') {
+    const texts = Object.entries(media.schema.properties ?? {}).filter(([, schema]) => !isFileField(schema) && Array.isArray(schema.examples))
+    return texts.length > 0 ? [Object.fromEntries(texts.map(([name, schema]) => [name, (schema.examples as unknown[])[0]]))] : []
+  }
+  return (media.examples ? Object.values(media.examples).map((example) => example.value) : media.example !== undefined ? [media.example] : ((media.schema.examples as unknown[] | undefined) ?? [])) as Json[]
+}
 
 function bodyOperations(document: Json): BodyOperation[] {
   const found: BodyOperation[] = []
@@ -168,7 +178,7 @@ describe('the request body examples of the OpenAPI document', () => {
   function portfolioRecord(collection: string): Scenario {
     return async () => {
       const owner = await user()
-      const [example] = examplesOf(operations.find((operation) => operation.name === `POST /api/v1/users/me/${collection}`)!.media)
+      const [example] = examplesOf(operations.find((operation) => operation.name === `POST /api/v1/users/me/${collection}`)!.media, 'json')
       return { token: owner.accessToken, params: { id: (await created(owner.accessToken, `/users/me/${collection}`, example!)).id } }
     }
   }
@@ -332,8 +342,7 @@ describe('the request body examples of the OpenAPI document', () => {
     ).toEqual([])
     const authorization = setup.token ? { authorization: `Bearer ${setup.token}` } : {}
     if (operation.kind === 'json') return ctx.app.inject({ method: operation.method as 'POST', url, headers: authorization, payload: body })
-    const fileFields = Object.keys(operation.media.schema.properties ?? {}).filter((field) => !(field in body))
-    const form = multipart([...Object.entries(body).map(([name, value]) => ({ name, value: String(value) })), ...(setup.files ?? fileFields.map((field) => pngPart(field)))])
+    const form = multipart([...Object.entries(body).map(([name, value]) => ({ name, value: String(value) })), ...(setup.files ?? fileFieldsOf(operation.media.schema).map((field) => pngPart(field)))])
     return ctx.app.inject({ method: operation.method as 'POST', url, headers: { ...authorization, ...form.headers }, payload: form.payload })
   }
 
@@ -344,11 +353,15 @@ describe('the request body examples of the OpenAPI document', () => {
 
   for (const operation of operations) {
     it(`${operation.name}: accepts each example of its body (2xx)`, async () => {
-      const examples = examplesOf(operation.media)
+      const examples = examplesOf(operation.media, operation.kind)
       if (operation.kind === 'json') expect(examples.length, `${operation.name} has no request body example: add \`examples\` to its body schema`).toBeGreaterThan(0)
+      const required = (operation.media.schema.required as string[] | undefined) ?? []
+      if (operation.kind === 'multipart') expect(required.filter((name) => !fileFieldsOf(operation.media.schema).includes(name) && !(name in (examples[0] ?? {}))), 'required text fields without an example').toEqual([])
       const validate = ajv.compile(operation.media.schema)
+      // A form's example holds its text fields; its files stand beside them.
+      const files = Object.fromEntries(fileFieldsOf(operation.media.schema).map((name) => [name, operation.media.schema.properties![name]!.type === 'array' ? ['(file)'] : '(file)']))
       for (const example of examples) {
-        expect(validate(example) ? [] : validate.errors, `an example of ${operation.name} breaks its schema`).toEqual([])
+        expect(validate({ ...files, ...example }) ? [] : validate.errors, `an example of ${operation.name} breaks its schema`).toEqual([])
         expect(uuidsIn(example).filter((id) => !UUID_V7.test(id)), 'example ids must be UUIDv7').toEqual([])
       }
       // A form without text fields has no example: it is sent with its files alone.

@@ -1,15 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, IdParams, Message, MultipartForm, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, IdParams, Message, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { answer } from '../../http/json-text.ts'
 import { withForm } from '../../http/multipart.ts'
-import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { catalogueErrors } from './catalogue.errors.ts'
 import type { CatalogueService } from './catalogue.service.ts'
 import { GALLERY_LIMIT } from './service-rules.ts'
 import {
+  BannerForm,
   CategoryRefParams,
   CategoryServicesQuery,
+  GalleryForm,
   ListServicesQuery,
   ReorderImagesBody,
   Service,
@@ -130,17 +131,14 @@ export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueServ
         security,
         summary: 'Add gallery images',
         description: `multipart/form-data with up to ${GALLERY_LIMIT} \`files\` (JPEG, PNG, WebP or GIF, 10 MB each), appended to the gallery; a gallery holds at most ${GALLERY_LIMIT}. ${OWNER_ONLY}`,
-        consumes: ['multipart/form-data'],
+        ...GalleryForm.schema,
         params: ServiceParams,
-        body: MultipartForm({ files: 'The images.' }),
         response: responses({ 200: Envelope(Service) }, 400, 401, 404, 415),
       },
     },
     async (request) =>
       ok(
-        await withForm(request, { field: 'files', maxFiles: GALLERY_LIMIT, maxBytes: TAG_RULES.service_gallery.maxBytes, tmpDir }, ({ files }) =>
-          services.addImages(actorOf(request), request.params.serviceId, files),
-        ),
+        await withForm(request, GalleryForm, tmpDir, ({ files }) => services.addImages(actorOf(request), request.params.serviceId, files)),
       ),
   )
 
@@ -187,17 +185,14 @@ export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueServ
         security,
         summary: 'Set the banner',
         description: `multipart/form-data with one \`file\` (JPEG, PNG, WebP or GIF, 10 MB); replaces the previous banner. ${OWNER_ONLY}`,
-        consumes: ['multipart/form-data'],
+        ...BannerForm.schema,
         params: ServiceParams,
-        body: MultipartForm({ file: 'The image (exactly one).' }),
         response: responses({ 200: Envelope(Service) }, 400, 401, 404, 415),
       },
     },
     async (request) =>
       ok(
-        await withForm(request, { field: 'file', maxFiles: 1, maxBytes: TAG_RULES.service_banner.maxBytes, tmpDir }, ({ files }) =>
-          services.setBanner(actorOf(request), request.params.serviceId, files[0]!),
-        ),
+        await withForm(request, BannerForm, tmpDir, ({ files }) => services.setBanner(actorOf(request), request.params.serviceId, files[0]!)),
       ),
   )
 }

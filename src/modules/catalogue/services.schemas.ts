@@ -1,5 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Id, Nullable, PageQuery, Pagination, Timestamp } from '../../http/common.schemas.ts'
+import { defineForm } from '../../http/multipart.ts'
+import { TAG_RULES } from '../uploads/uploads.module.ts'
+import { GALLERY_LIMIT } from './service-rules.ts'
 import { serviceStatuses } from './services.table.ts'
 
 const Text = (min: number, max: number, description: string) =>
@@ -248,3 +251,9 @@ export const ServicesStats = Type.Object({
   total: Type.Integer({ description: 'Services not deleted.' }),
   byStatus: Type.Object(Object.fromEntries(serviceStatuses.map((status) => [status, Type.Integer()])), { description: 'Services not deleted, by status.' }),
 })
+
+export const GalleryForm = defineForm({
+  files: { files: { description: 'The images: JPEG, PNG, WebP or GIF.', maxBytes: TAG_RULES.service_gallery.maxBytes, maxCount: GALLERY_LIMIT } },
+})
+
+export const BannerForm = defineForm({ files: { file: { description: 'The image (exactly one): JPEG, PNG, WebP or GIF.', maxBytes: TAG_RULES.service_banner.maxBytes } } })

@@ -2,10 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
-import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { kycErrors } from './kyc.errors.ts'
 import { DocumentsForm, KycStatusView, PersonalDetailsBody } from './kyc.schemas.ts'
-import { DOCUMENT_FIELDS, type KycService } from './kyc.service.ts'
+import type { KycService } from './kyc.service.ts'
 
 const tags = ['kyc']
 const security = [{ bearerAuth: [] }]
@@ -39,16 +38,13 @@ export const kycRoutes: FastifyPluginAsyncTypebox<{ kyc: KycService; tmpDir: str
         summary: 'KYC step 2: identity documents',
         description:
           'multipart/form-data: `documentType` (`passport`, `id_card` or `driving_license`), `documentFront` and `selfie` always, `documentBack` except for a passport; each a JPEG, PNG, WebP, GIF or PDF of at most 10 MB. The files are never public. Before step 1: 422 `INVALID_TRANSITION`.',
-        consumes: ['multipart/form-data'],
-        body: DocumentsForm,
+        ...DocumentsForm.schema,
         response: responses({ 200: Envelope(KycStatusView) }, 400, 401, 415, kycErrors.INVALID_TRANSITION),
       },
     },
     async (request) =>
       ok(
-        await withForm(request, { field: DOCUMENT_FIELDS, maxFiles: DOCUMENT_FIELDS.length, maxBytes: TAG_RULES.id_document.maxBytes, tmpDir }, (form) =>
-          kyc.submitDocuments(actorOf(request), form),
-        ),
+        await withForm(request, DocumentsForm, tmpDir, (form) => kyc.submitDocuments(actorOf(request), form)),
       ),
   )
 

@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, IdParams, MultipartForm, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { Id, IdParams, Nullable, PageQuery, StringEnum, Timestamp } from '../../http/common.schemas.ts'
+import { defineForm } from '../../http/multipart.ts'
+import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { documentTypes, kycStatuses } from './kyc.table.ts'
 
 const Name = (description: string) => Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', errorMessage: 'must be 1 to 100 characters', description })
@@ -16,10 +18,16 @@ export const PersonalDetailsBody = Type.Object(
 )
 export type PersonalDetailsBody = Static<typeof PersonalDetailsBody>
 
-export const DocumentsForm = {
-  ...MultipartForm({ documentType: 'passport, id_card or driving_license', documentFront: 'The front of the document.', documentBack: 'The back (not for a passport).', selfie: 'A photo of your face.' }),
-  examples: [{ documentType: 'passport' }],
-}
+const documentFile = (description: string, optional = false) => ({ description: `${description} JPEG, PNG, WebP, GIF or PDF.`, maxBytes: TAG_RULES.id_document.maxBytes, optional })
+
+export const DocumentsForm = defineForm({
+  fields: { documentType: StringEnum(documentTypes, { description: 'The identity document sent.', examples: ['passport'] }) },
+  files: {
+    documentFront: documentFile('The front of the document.'),
+    documentBack: documentFile('The back of the document: required for an id_card or a driving_license.', true),
+    selfie: documentFile('A photo of your face.'),
+  },
+})
 
 const PersonalDetails = Type.Object(
   { firstName: Type.String(), lastName: Type.String(), dateOfBirth: Type.String({ description: '`YYYY-MM-DD`.' }), country: Type.String(), phone: Type.String({ description: 'E.164.' }) },

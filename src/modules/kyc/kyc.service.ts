@@ -3,7 +3,7 @@ import type { Actor } from '../../access/access.ts'
 import type { Db, Executor } from '../../db/client.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { Clock } from '../../lib/clock.ts'
-import { notFound, validationError, type FieldError } from '../../lib/errors.ts'
+import { fieldError, notFound, validationError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import type { StagedFile } from '../../platform/files.ts'
 import type { Mailer } from '../../platform/mail/mailer.ts'
@@ -20,7 +20,7 @@ import { kycInvalidTransition } from './kyc.errors.ts'
 import { kycEvents } from './kyc.events.ts'
 import { createKycRepository } from './kyc.repository.ts'
 import { KycStats } from './kyc.schemas.ts'
-import { documentTypes, type DocumentType, type KycStatus, type KycSubmissionRow } from './kyc.table.ts'
+import type { DocumentType, KycStatus, KycSubmissionRow } from './kyc.table.ts'
 
 export const KYC_MAIL_JOB = defineJob('mail.kyc_decision', Type.Object({ submissionId: Type.String() }))
 export type KycMailJob = Static<typeof KYC_MAIL_JOB.payload>
@@ -31,7 +31,7 @@ type DocumentField = (typeof DOCUMENT_FIELDS)[number]
 const SIDE_OF: Record<DocumentField, 'front' | 'back' | 'selfie'> = { documentFront: 'front', documentBack: 'back', selfie: 'selfie' }
 
 export interface DocumentsInput {
-  fields: Record<string, string>
+  fields: { documentType: DocumentType }
   files: (StagedFile & { field: string })[]
 }
 
@@ -132,19 +132,14 @@ export function createKycService(deps: {
     })
   }
 
-  /** Step 2's form, checked before any byte is stored: the type, and the files it needs. */
+  /** Step 2's form, checked before any byte is stored: the back, which every document but a passport needs (the form requires the rest). */
   function checkDocumentsForm(input: DocumentsInput): { documentType: DocumentType; files: Map<DocumentField, StagedFile> } {
-    const problems: FieldError[] = []
-    for (const name of Object.keys(input.fields)) if (name !== 'documentType') problems.push({ field: name, message: 'is not a field of this form' })
-    const documentType = input.fields.documentType
-    if (documentType === undefined) problems.push({ field: 'documentType', message: `is required: one of ${documentTypes.join(', ')}` })
-    else if (!(documentTypes as readonly string[]).includes(documentType)) problems.push({ field: 'documentType', message: `must be one of ${documentTypes.join(', ')}` })
+    const { documentType } = input.fields
     const files = new Map(input.files.map((file) => [file.field as DocumentField, file]))
-    if (!files.has('documentFront')) problems.push({ field: 'documentFront', message: 'is required: the front of the document' })
-    if (!files.has('documentBack') && documentType !== undefined && documentType !== 'passport') problems.push({ field: 'documentBack', message: `is required for ${documentType === 'id_card' ? 'an id_card' : `a ${documentType}`}: the back of the document` })
-    if (!files.has('selfie')) problems.push({ field: 'selfie', message: 'is required: a photo of your face' })
-    if (problems.length > 0) throw validationError(problems)
-    return { documentType: documentType as DocumentType, files }
+    if (!files.has('documentBack') && documentType !== 'passport') {
+      throw fieldError('documentBack', `is required for ${documentType === 'id_card' ? 'an id_card' : `a ${documentType}`}: the back of the document`)
+    }
+    return { documentType, files }
   }
 
   /** Where step 2 may start from: personal details given (pending_documents) or a rejected submission to submit again. */

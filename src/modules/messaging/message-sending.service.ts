@@ -2,7 +2,7 @@ import type { Actor } from '../../access/access.ts'
 import type { Db, Executor, Tx } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { fieldError, notFound, validationError } from '../../lib/errors.ts'
-import { isUuid, newId } from '../../lib/ids.ts'
+import { newId } from '../../lib/ids.ts'
 import type { StagedFile } from '../../platform/files.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
@@ -135,12 +135,8 @@ export function createMessageSending(deps: {
     },
 
     /** `POST /messages/files`: the file becomes a message of the conversation, private to its participants. */
-    async sendAttachment(actor: Actor, staged: StagedFile, fields: Record<string, string>) {
-      const conversationId = fields.conversationId
-      if (conversationId === undefined) throw fieldError('conversationId', 'is required')
-      if (!isUuid(conversationId)) throw fieldError('conversationId', 'must be a conversation id')
-      const content = fields.content ?? ''
-      if (content.length > 5000) throw fieldError('content', 'must be at most 5000 characters')
+    async sendAttachment(actor: Actor, staged: StagedFile, fields: { conversationId: string; content?: string }) {
+      const { conversationId, content = '' } = fields
       const target = await resolveTarget(actor, { conversationId })
       const online = await realtime.isOnline(target.recipientId)
       const stored = await uploads.storeFiles(actor, [staged], { objectType: 'chat', objectId: conversationId, tag: 'chat_attachment' }, 'file')

@@ -7,7 +7,6 @@ import { answer } from '../../http/json-text.ts'
 import { withForm } from '../../http/multipart.ts'
 import { notFound } from '../../lib/errors.ts'
 import type { RealtimeHub, SocketSlot } from '../../platform/realtime/realtime.ts'
-import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { messagingErrors, tooManySockets } from './messaging.errors.ts'
 import { AttachmentForm, Conversation, ConversationParams, CursorPage, ListQuery, MarkReadBody, Message, MessagePage, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
@@ -94,15 +93,12 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
         security,
         summary: 'Send a file',
         description: 'multipart/form-data with `conversationId`, one `file` (any type, at most 10 MB) and an optional `content` caption. The file is private to the participants; the answer carries a signed link to it.',
-        consumes: ['multipart/form-data'],
-        body: AttachmentForm,
+        ...AttachmentForm.schema,
         response: responses({ 201: Envelope(Message) }, 400, 401, 404, 415, messagingErrors.RECIPIENT_UNAVAILABLE),
       },
     },
     async (request, reply) => {
-      const message = await withForm(request, { field: 'file', maxFiles: 1, maxBytes: TAG_RULES.chat_attachment.maxBytes, tmpDir }, ({ files, fields }) =>
-        messaging.sendAttachment(actorOf(request), files[0]!, fields),
-      )
+      const message = await withForm(request, AttachmentForm, tmpDir, ({ files, fields }) => messaging.sendAttachment(actorOf(request), files[0]!, fields))
       return reply.status(201).send(ok(message))
     },
   )

@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, IdParams, MultipartForm, Nullable, Timestamp } from '../../http/common.schemas.ts'
+import { Id, IdParams, Nullable, Timestamp } from '../../http/common.schemas.ts'
+import { defineForm } from '../../http/multipart.ts'
+import { TAG_RULES } from '../uploads/uploads.module.ts'
 
 export const MAX_CONTENT = 5000
 
@@ -27,10 +29,15 @@ export const SendMessageBody = Type.Object(
 )
 export type SendMessageBody = Static<typeof SendMessageBody>
 
-export const AttachmentForm = {
-  ...MultipartForm({ conversationId: 'The conversation.', file: 'The file (exactly one).', content: `Optional caption, at most ${MAX_CONTENT} characters.` }),
-  examples: [{ conversationId: '01962ca2-6b4f-7bf7-984f-8600130ab0a4', content: 'Here is the brand questionnaire, filled in.' }],
-}
+export const AttachmentForm = defineForm({
+  fields: {
+    conversationId: Type.String({ format: 'uuid', maxLength: 36, errorMessage: 'must be a conversation id', description: 'A conversation of the caller.', examples: ['01962ca2-6b4f-7bf7-984f-8600130ab0a4'] }),
+    content: Type.Optional(
+      Type.String({ maxLength: MAX_CONTENT, errorMessage: `must be at most ${MAX_CONTENT} characters`, description: `A caption, at most ${MAX_CONTENT} characters.`, examples: ['Here is the brand questionnaire, filled in.'] }),
+    ),
+  },
+  files: { file: { description: 'The file (exactly one), any type.', maxBytes: TAG_RULES.chat_attachment.maxBytes } },
+})
 
 export const Attachment = Type.Object({
   id: Id,

@@ -3,11 +3,10 @@ import { Envelope, IdParams, Page, ok, responses } from '../../http/common.schem
 import { actorOf, callerOf, requireAuth } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
 import { idempotencyErrors } from '../../platform/idempotency/idempotency.ts'
-import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { walletErrors } from '../wallet/wallet.module.ts'
 import { ordersErrors } from './orders.errors.ts'
-import { ChangeStatusBody, DeliveryForm, Order, OrdersQuery, PlaceOrderBody } from './orders.schemas.ts'
-import { DELIVERY_FILES_MAX, MESSAGE_MAX, type OrdersService } from './orders.service.ts'
+import { ChangeStatusBody, DELIVERY_FILES_MAX, DeliveryForm, MESSAGE_MAX, Order, OrdersQuery, PlaceOrderBody } from './orders.schemas.ts'
+import type { OrdersService } from './orders.service.ts'
 
 const tags = ['orders']
 const security = [{ bearerAuth: [] }]
@@ -77,17 +76,14 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService; tm
         security,
         summary: 'Deliver an order (seller)',
         description: `multipart/form-data: \`message\` (1 to ${MESSAGE_MAX} characters) and 1 to ${DELIVERY_FILES_MAX} \`files\` (any type, 10 MB each), while the order is in progress. The files are private to the two parties and staff with view_orders. The order completes by itself ORDER_AUTO_COMPLETE_DAYS after the latest delivery unless the buyer acts. ${VISIBILITY}`,
-        consumes: ['multipart/form-data'],
+        ...DeliveryForm.schema,
         params: OrderParams,
-        body: DeliveryForm,
         response: responses({ 200: Envelope(Order) }, 400, 401, 404, 415, ordersErrors.INVALID_TRANSITION),
       },
     },
     async (request) =>
       ok(
-        await withForm(request, { field: 'files', maxFiles: DELIVERY_FILES_MAX, maxBytes: TAG_RULES.order_delivery.maxBytes, tmpDir }, ({ files, fields }) =>
-          orders.deliverOrder(actorOf(request), request.params.orderId, fields.message, files),
-        ),
+        await withForm(request, DeliveryForm, tmpDir, ({ files, fields }) => orders.deliverOrder(actorOf(request), request.params.orderId, fields.message, files)),
       ),
   )
 }

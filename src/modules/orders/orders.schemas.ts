@@ -1,5 +1,7 @@
 import { Type, type Static, type TInteger } from '@sinclair/typebox'
-import { Id, MultipartForm, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { defineForm } from '../../http/multipart.ts'
+import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { orderStatuses, transitionTable, type OrderStatus } from './order-status.ts'
 
 export const REQUIREMENTS_MAX = 5_000
@@ -62,10 +64,25 @@ export const StaffCancelBody = Type.Object(
   { additionalProperties: false, examples: [{ reason: 'The seller closed their business and cannot deliver; the full amount goes back to the buyer.' }] },
 )
 
-export const DeliveryForm = {
-  ...MultipartForm({ message: 'The delivery note (a text field).', files: 'The delivered files.' }),
-  examples: [{ message: 'Here is your logo: the final mark in colour and in one colour, as SVG, PDF and PNG, with the fonts and colour codes in the brand sheet.' }],
-}
+/** A delivery's note, in characters. */
+export const MESSAGE_MAX = 1_000
+
+/** A delivery holds at least one file and at most this many. */
+export const DELIVERY_FILES_MAX = 10
+
+export const DeliveryForm = defineForm({
+  fields: {
+    message: Type.String({
+      minLength: 1,
+      maxLength: MESSAGE_MAX,
+      pattern: '\\S',
+      errorMessage: `must be 1 to ${MESSAGE_MAX} characters, not only spaces`,
+      description: `The delivery note, 1 to ${MESSAGE_MAX} characters.`,
+      examples: ['Here is your logo: the final mark in colour and in one colour, as SVG, PDF and PNG, with the fonts and colour codes in the brand sheet.'],
+    }),
+  },
+  files: { files: { description: 'The delivered files, any type.', maxBytes: TAG_RULES.order_delivery.maxBytes, maxCount: DELIVERY_FILES_MAX } },
+})
 
 export const OrdersQuery = Type.Composite([PageQuery, Type.Object({ status: Type.Optional(StatusSchema) })], { additionalProperties: false })
 export type OrdersQuery = Static<typeof OrdersQuery>

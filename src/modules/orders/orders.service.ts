@@ -58,15 +58,6 @@ const asUuid = (id: string): string => (isUuid(id) ? id : '00000000-0000-0000-00
 /** The platform fee of a total, rounded half-up to the cent (DESIGN "Orders"). */
 export const platformFeeCents = (totalCents: number, basisPoints: number): number => Math.floor((totalCents * basisPoints + 5_000) / 10_000)
 
-/**
- * A delivery message's limit: multipart text fields are capped at 4 KiB (http/multipart.ts), and
- * 1,000 characters fit in it even at four bytes each.
- */
-export const MESSAGE_MAX = 1_000
-
-/** A delivery holds at least one file and at most this many. */
-export const DELIVERY_FILES_MAX = 10
-
 const deliverySlot = (orderId: string) => ({ objectType: 'order', objectId: orderId, tag: 'order_delivery' }) as const
 
 /** Staff with any order permission reach an order through the status route; the permission of the move decides then (403). */
@@ -318,9 +309,8 @@ export function createOrdersService(deps: OrdersDeps) {
      * (storage is never written inside a transaction), then recorded with the delivery and the
      * move in one transaction under the order's lock; their bytes are deleted if it fails.
      */
-    async deliverOrder(actor: Actor, orderId: string, message: string | undefined, files: StagedFile[]) {
-      const text = message?.trim() ?? ''
-      if (text.length === 0 || text.length > MESSAGE_MAX) throw fieldError('message', `is required: 1 to ${MESSAGE_MAX} characters`)
+    async deliverOrder(actor: Actor, orderId: string, message: string, files: StagedFile[]) {
+      const text = message.trim()
       const deliverMove = (row: OrderRow) => allowedMoves(row, actor).find((move) => move.viaDeliver)
       const current = await createOrdersRepository(db).findById(orderId)
       if (!current || !mayView(current, actor)) throw notFound('Order')

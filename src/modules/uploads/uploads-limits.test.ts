@@ -3,6 +3,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { multipart } from '../../../test/factories/files.ts'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { API, createTestApp, type TestContext } from '../../../test/setup/test-app.ts'
 import { HOUR, MINUTE } from '../../lib/clock.ts'
@@ -11,19 +12,22 @@ import { stagingName, sweepStaging } from '../../platform/staging/staging.ts'
 const MB = 1024 * 1024
 const BOUNDARY = 'limit-test-boundary'
 
-/** What a raw HTTP exchange gave: the response head, and how many body bytes were written before it came. */
+/** What a raw HTTP exchange gave. */
 interface Exchange {
   head: string
+  /** Body bytes written before the answer came. */
   sentBeforeAnswer: number
+  /** Body bytes written in all, until the server closed or the body was done. */
+  sent: number
   closedByServer: boolean
 }
 
 /**
  * Sends a multipart upload by hand over a real socket, writing the body in 64 KB chunks up to
- * `bodyBytes`, and stops writing as soon as the server answers: how much was sent by then shows
- * whether the server read everything before refusing.
+ * `bodyBytes`. By default it stops writing when the answer comes; `keepSending` goes on, as a
+ * client that reads the answer only after sending does, until the server closes.
  */
-function upload(port: number, token: string, declaredLength: number | undefined, bodyBytes: number): Promise<Exchange> {
+function upload(port: number, token: string, declaredLength: number | undefined, bodyBytes: number, options: { keepSending?: boolean } = {}): Promise<Exchange> {
   return new Promise((resolve, reject) => {
     const socket: Socket = connect(port, '127.0.0.1')
     let response = ''
@@ -42,6 +46,7 @@ function upload(port: number, token: string, declaredLength: number | undefined,
     const preamble = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`
     const chunk = Buffer.alloc(64 * 1024, 0x61)
     const frame = (data: Buffer | string) => (declaredLength === undefined ? [`${Buffer.byteLength(data).toString(16)}\r\n`, data, '\r\n'] : [data])
+    const stopped = () => answeredAt !== undefined && !options.keepSending
 
     socket.on('data', (data) => {
       response += data.toString('latin1')
@@ -52,7 +57,8 @@ function upload(port: number, token: string, declaredLength: number | undefined,
       if (error.code === 'EPIPE' || error.code === 'ECONNRESET') closedByServer = true
       else reject(error)
     })
-    socket.on('close', () => resolve({ head: response.split('\r\n\r\n')[0] ?? '', sentBeforeAnswer: answeredAt ?? sent, closedByServer: closedByServer || answeredAt !== undefined }))
+    socket.on('end', () => (closedByServer = true))
+    socket.on('close', () => resolve({ head: response.split('\r\n\r\n')[0] ?? '', sentBeforeAnswer: answeredAt ?? sent, sent, closedByServer }))
     socket.setTimeout(20_000, () => {
       socket.destroy()
       reject(new Error(`no answer after ${sent} bytes`))
@@ -61,7 +67,7 @@ function upload(port: number, token: string, declaredLength: number | undefined,
     socket.write(headers)
     for (const part of frame(preamble)) socket.write(part)
     const pump = () => {
-      while (answeredAt === undefined && sent < bodyBytes && !socket.destroyed) {
+      while (!stopped() && sent < bodyBytes && !socket.destroyed) {
         sent += chunk.length
         const parts = frame(chunk)
         let flushed = true
@@ -71,6 +77,8 @@ function upload(port: number, token: string, declaredLength: number | undefined,
           return
         }
       }
+      // Done sending (or told to stop): closing our side lets the server finish the exchange.
+      if (!socket.destroyed) socket.end()
     }
     pump()
   })
@@ -89,19 +97,40 @@ describe('uploads over the size limit', () => {
   afterAll(() => ctx.close())
 
   it('refuses a declared 200 MB upload with 400 on file before reading its body, and closes the connection', async () => {
-    const exchange = await upload(port, owner.accessToken, 200 * MB, 200 * MB)
+    const exchange = await upload(port, owner.accessToken, 200 * MB, 200 * MB, { keepSending: true })
     expect(exchange.head).toMatch(/^HTTP\/1\.1 400 /)
     expect(exchange.head).toMatch(/connection: close/i)
-    // The answer came while the client had sent a small fraction of the body.
+    // The answer came while the client had sent a small fraction of the body, and the server
+    // read none of the rest: what the client got out is what the sockets' buffers hold.
     expect(exchange.sentBeforeAnswer).toBeLessThan(20 * MB)
+    expect(exchange.sent).toBeLessThan(20 * MB)
     expect(exchange.closedByServer).toBe(true)
   })
 
-  it('refuses a streamed (chunked) upload once it passes 10 MB, without reading the rest', async () => {
-    const exchange = await upload(port, owner.accessToken, undefined, 200 * MB)
+  it('refuses a streamed (chunked) upload once it passes 10 MB, reads on to a bound and then cuts the connection', async () => {
+    const exchange = await upload(port, owner.accessToken, undefined, 200 * MB, { keepSending: true })
     expect(exchange.head).toMatch(/^HTTP\/1\.1 400 /)
     expect(exchange.sentBeforeAnswer).toBeLessThan(40 * MB)
+    // 10 MB of file, then at most twice the form's limit (about 20 MB) thrown away, plus buffers.
+    expect(exchange.sent).toBeLessThan(48 * MB)
     expect(exchange.closedByServer).toBe(true)
+  })
+
+  it('reads to its end a body a little over the limit, and the connection then serves the next request', async () => {
+    const form = multipart([{ name: 'file', filename: 'big.bin', content: Buffer.alloc(11 * MB, 0x61) }])
+    const answers = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1')
+      let received = ''
+      socket.on('data', (data) => (received += data.toString('latin1')))
+      socket.on('error', reject)
+      socket.on('close', () => resolve(received))
+      const auth = `Authorization: Bearer ${owner.accessToken}`
+      socket.write(`POST ${API}/uploads HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}\r\nContent-Type: ${form.headers['content-type']}\r\nContent-Length: ${form.payload.length}\r\n\r\n`)
+      socket.write(form.payload)
+      socket.write(`GET ${API}/users/me HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}\r\nConnection: close\r\n\r\n`)
+    })
+    const statuses = [...answers.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => match[1])
+    expect(statuses).toEqual(['400', '200'])
   })
 
   it('leaves no staging file behind after a refused upload', () => {

@@ -3,7 +3,6 @@ import { Envelope, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { sendFile } from '../../http/file-response.ts'
 import { withForm } from '../../http/multipart.ts'
-import { MAX_UPLOAD_BYTES } from './upload-rules.ts'
 import type { UploadsService } from './uploads.service.ts'
 import { FileBody, FileParams, FileQuery, Upload, UploadForm } from './uploads.schemas.ts'
 
@@ -21,15 +20,12 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox<{ uploads: UploadsService;
         summary: 'Upload a file',
         description:
           'multipart/form-data with one `file` and an optional `tag`. The file is kept unattached until its id is sent in a field such as `avatar`; unattached files are deleted after 24 hours. Limits per tag: avatar 5 MB JPEG or PNG; service images 10 MB images; documents 10 MB images or PDF; deliveries and chat attachments 10 MB, any type.',
-        consumes: ['multipart/form-data'],
-        body: UploadForm,
+        ...UploadForm.schema,
         response: responses({ 201: Envelope(Upload) }, 400, 401, 415),
       },
     },
     async (request, reply) => {
-      const upload = await withForm(request, { field: 'file', maxFiles: 1, maxBytes: MAX_UPLOAD_BYTES, tmpDir }, ({ files, fields }) =>
-        uploads.createUpload(actorOf(request), files[0]!, fields.tag),
-      )
+      const upload = await withForm(request, UploadForm, tmpDir, ({ files, fields }) => uploads.createUpload(actorOf(request), files[0]!, fields.tag))
       return reply.status(201).send(ok(upload))
     },
   )

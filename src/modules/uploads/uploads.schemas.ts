@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox'
-import { Id, MultipartForm, Nullable, Timestamp } from '../../http/common.schemas.ts'
+import { Id, Nullable, StringEnum, Timestamp } from '../../http/common.schemas.ts'
+import { defineForm } from '../../http/multipart.ts'
+import { MAX_UPLOAD_BYTES } from './upload-rules.ts'
 import { uploadObjectTypes, uploadTags } from './uploads.table.ts'
 
 export const UploadTagSchema = Type.Union(
@@ -27,9 +29,16 @@ export const FileQuery = Type.Object({
 
 export const FileParams = Type.Object({ '*': Type.String({ maxLength: 500 }) })
 
-export const UploadForm = {
-  ...MultipartForm({ file: 'The file (exactly one).', tag: 'Optional: avatar, service_banner, service_gallery, id_document, business_document, order_delivery or chat_attachment.' }),
-  examples: [{ tag: 'service_gallery' }],
-}
+export const UploadForm = defineForm({
+  fields: {
+    tag: Type.Optional(
+      StringEnum(uploadTags, {
+        description: 'What the file is for: its type and size are checked against the tag now. Without a tag they are checked when the upload is bound (sent in a field such as `avatar`).',
+        examples: ['service_gallery'],
+      }),
+    ),
+  },
+  files: { file: { description: 'The file (exactly one).', maxBytes: MAX_UPLOAD_BYTES } },
+})
 
 export const FileBody = Type.Unsafe<unknown>({ type: 'string', format: 'binary', description: 'The file bytes.' })

@@ -1,6 +1,5 @@
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
-import { fieldError } from '../../lib/errors.ts'
 import type { Actor } from '../../access/access.ts'
 import type { StagedFile } from '../../platform/files.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
@@ -9,7 +8,7 @@ import type { UrlSigner } from './signed-urls.ts'
 import { createUploadBinding } from './upload-binding.service.ts'
 import { createUploadServing } from './upload-serving.service.ts'
 import { createUploadStorage } from './upload-storage.service.ts'
-import { uploadTags, type UploadTag } from './uploads.table.ts'
+import type { UploadTag } from './uploads.table.ts'
 
 export interface UploadsDeps {
   db: Db
@@ -38,9 +37,8 @@ export function createUploadsService(deps: UploadsDeps) {
     ...storage,
 
     /** `POST /uploads`: an unattached file, bound later by sending its id in a field. */
-    async createUpload(actor: Actor, staged: StagedFile, tagText: string | undefined) {
-      if (tagText !== undefined && !(uploadTags as readonly string[]).includes(tagText)) throw fieldError('tag', `must be one of ${uploadTags.join(', ')}`)
-      return serving.toUpload(await storage.storeUnattached(actor, staged, tagText as UploadTag | undefined))
+    async createUpload(actor: Actor, staged: StagedFile, tag: UploadTag | undefined) {
+      return serving.toUpload(await storage.storeUnattached(actor, staged, tag))
     },
   }
 }

@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, IdParams, MultipartForm, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, IdParams, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
-import { TAG_RULES } from '../uploads/uploads.module.ts'
 import type { ProfileChanges, UsersService } from './users.service.ts'
-import { Me, PublicProfile, UpdateMeBody, User } from './users.schemas.ts'
+import { AvatarForm, Me, PublicProfile, UpdateMeBody, User } from './users.schemas.ts'
 
 const tags = ['users']
 const security = [{ bearerAuth: [] }]
@@ -34,13 +33,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; tmpDi
         security,
         summary: 'Set the avatar',
         description: 'multipart/form-data with one `file`: JPEG or PNG, at most 5 MB. Replaces (and deletes) the previous avatar.',
-        consumes: ['multipart/form-data'],
-        body: MultipartForm({ file: 'The image (exactly one).' }),
+        ...AvatarForm.schema,
         response: responses({ 200: Envelope(User) }, 400, 401, 415),
       },
     },
     async (request) =>
-      ok(await withForm(request, { field: 'file', maxFiles: 1, maxBytes: TAG_RULES.avatar.maxBytes, tmpDir }, ({ files }) => users.setAvatar(actorOf(request), files[0]!))),
+      ok(await withForm(request, AvatarForm, tmpDir, ({ files }) => users.setAvatar(actorOf(request), files[0]!))),
   )
 
   app.get(

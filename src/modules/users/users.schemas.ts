@@ -2,6 +2,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { Portfolio } from '../portfolio/portfolio.module.ts'
 import { permissions } from '../../access/access.ts'
+import { defineForm } from '../../http/multipart.ts'
+import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { Email, FullName, Password, Username } from './account-fields.ts'
 
 export { Email, FullName, Password, Username }
@@ -119,3 +121,5 @@ export const UsersStats = Type.Object({
   newLast7Days: Type.Integer({ description: 'Accounts created in the last 7 days.' }),
   newLast30Days: Type.Integer({ description: 'Accounts created in the last 30 days.' }),
 })
+
+export const AvatarForm = defineForm({ files: { file: { description: 'The image (exactly one): JPEG or PNG.', maxBytes: TAG_RULES.avatar.maxBytes } } })

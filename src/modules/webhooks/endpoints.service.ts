@@ -95,6 +95,8 @@ export function createEndpointsService(deps: { db: Db; clock: Clock; eventNames:
   /** 400 on `events` for a name the catalogue does not have; null (all events) stays null. */
   function checkEvents(events: string[] | null | undefined): string[] | null {
     if (events === undefined || events === null) return null
+    // A subscription to it would change nothing: every endpoint gets the test message when tested.
+    if (events.includes(TEST_EVENT)) throw fieldError('events', `"${TEST_EVENT}" cannot be subscribed to: it is sent to an endpoint when it is tested (POST /admin/webhooks/{id}/test), whatever its events`)
     const known = new Set(deps.eventNames())
     const unknown = events.filter((name) => !known.has(name))
     if (unknown.length > 0) throw fieldError('events', `unknown event ${unknown.map((name) => JSON.stringify(name)).join(', ')}; known events: ${[...known].join(', ')}`)

@@ -51,7 +51,7 @@ export function webhooksDocument(events: readonly EventType[]): OpenApiWebhooks 
   const entries = events.map((event) => [event.name, operation(event.name, event.description, JSON.parse(JSON.stringify(event.data)) as object)] as const)
   entries.push([
     TEST_EVENT,
-    operation(TEST_EVENT, 'Sent by `POST /admin/webhooks/{webhookId}/test` to that endpoint only.', {
+    operation(TEST_EVENT, 'Sent by `POST /admin/webhooks/{webhookId}/test` to that endpoint only, whatever the events it subscribes to. Not an event to subscribe to: `events` refuses it.', {
       type: 'object',
       required: ['endpointId'],
       properties: { endpointId: { type: 'string', format: 'uuid' } },

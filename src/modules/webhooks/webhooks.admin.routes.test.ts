@@ -116,6 +116,16 @@ describe('webhook administration', () => {
       expectError(await create({ url: PUBLIC_URL, events: 'service.approved' }), 400, 'VALIDATION_ERROR', ['events'])
     })
 
+    it('refuses a subscription to the test message (400 on events), which every endpoint gets when tested', async () => {
+      const refused = await create({ url: PUBLIC_URL, events: ['service.approved', 'webhook.test'] })
+      expectError(refused, 400, 'VALIDATION_ERROR', ['events'])
+      expect(refused.json().error.details[0].message).toContain('"webhook.test" cannot be subscribed to')
+      const endpoint = await createEndpoint({ events: ['payout.processed'] })
+      expectError(await request(ctx.app, { method: 'PATCH', url: `/admin/webhooks/${endpoint.id}`, token: admin.accessToken, payload: { events: ['webhook.test'] } }), 400, 'VALIDATION_ERROR', ['events'])
+      const test = await request(ctx.app, { method: 'POST', url: `/admin/webhooks/${endpoint.id}/test`, token: admin.accessToken })
+      expect(test.json().data).toMatchObject({ event: 'webhook.test', status: 'pending', endpointId: endpoint.id })
+    })
+
     it('refuses unknown fields (400)', async () => {
       expectError(await create({ url: PUBLIC_URL, secret: 'whsec_mine' }), 400, 'VALIDATION_ERROR', ['secret'])
     })
@@ -341,5 +351,7 @@ describe('webhook administration', () => {
       expect(entry!.post.requestBody.content['application/json']!.schema.properties.data).toMatchObject(JSON.parse(JSON.stringify(event.data)))
     }
     expect(Object.keys(document.webhooks)).toEqual(expect.arrayContaining(['service.approved', 'service.rejected', 'payout.processed', 'webhook.test']))
+    // Listed because receivers get it, and said not to be subscribable, as `events` refuses it.
+    expect((document.webhooks['webhook.test']!.post as unknown as { description: string }).description).toContain('Not an event to subscribe to')
   })
 })

@@ -8,7 +8,7 @@ const EventNames = Nullable(
   Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
     minItems: 1,
     maxItems: 100,
-    description: 'Event names this endpoint receives (see the `webhooks` of this document); omitted or null: every event.',
+    description: 'Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event.',
   }),
 )
 
