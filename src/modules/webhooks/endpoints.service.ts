@@ -77,17 +77,19 @@ export function toDelivery(row: DeliveryRow, attempts: AttemptRow[]) {
 export function createEndpointsService(deps: { db: Db; clock: Clock; eventNames: () => readonly string[]; allowPrivateNetworks: boolean; resolve: Resolver }) {
   const { db, clock } = deps
 
-  /** 400 on `url` for a bad form or, unless private networks are allowed, a private destination. */
+  /**
+   * 400 on `url` for a bad form, a cloud metadata or platform destination, or, unless private
+   * networks are allowed, a private one. Where they are allowed, a name that does not resolve yet
+   * is accepted (a receiver being set up); every delivery checks again.
+   */
   async function checkUrl(url: string): Promise<string> {
     const problem = urlProblem(url)
     if (problem) throw fieldError('url', problem)
-    // Allowed private networks leave nothing to check: the name is resolved at delivery.
-    if (deps.allowPrivateNetworks) return new URL(url).href
     try {
       await checkedAddress(new URL(url), deps)
     } catch (error) {
-      if (error instanceof DestinationError) throw fieldError('url', `must not point into a private network: ${error.message}`)
-      throw error
+      if (!(error instanceof DestinationError)) throw error
+      if (!(deps.allowPrivateNetworks && error.reason === 'unresolved')) throw fieldError('url', `must not point to this destination: ${error.message}`)
     }
     return new URL(url).href
   }
