@@ -4,6 +4,7 @@ import { createSuperuser, createUser, type TestUser } from '../../../test/factor
 import { API, createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
 import { newId } from '../../lib/ids.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
+import { auditLog } from '../audit/audit.table.ts'
 import { catalogueEvents } from '../catalogue/catalogue.events.ts'
 import { walletEvents } from '../wallet/wallet.events.ts'
 import { STATIC_ENDPOINT_ID } from './event-log.service.ts'
@@ -181,6 +182,27 @@ describe('webhook administration', () => {
       expect(new Date(data.previousSecretExpiresAt).getTime() - ctx.clock.now().getTime()).toBe(24 * 3600 * 1000)
       expectError(await request(ctx.app, { method: 'POST', url: `/admin/webhooks/${UNKNOWN_ID}/rotate-secret`, token: admin.accessToken }), 404, 'NOT_FOUND')
       expectError(await request(ctx.app, { method: 'POST', url: `/admin/webhooks/${endpoint.id}/rotate-secret`, token: client.accessToken }), 403, 'FORBIDDEN')
+    })
+
+    it('puts every change on record with what changed, never a secret, and nothing for a refused change', async () => {
+      const endpoint = await createEndpoint({ events: ['service.approved'] })
+      const patched = await request(ctx.app, { method: 'PATCH', url: `/admin/webhooks/${endpoint.id}`, token: admin.accessToken, payload: { events: ['payout.processed'], enabled: false } })
+      const rotated = await request(ctx.app, { method: 'POST', url: `/admin/webhooks/${endpoint.id}/rotate-secret`, token: admin.accessToken })
+      expectError(await request(ctx.app, { method: 'PATCH', url: `/admin/webhooks/${endpoint.id}`, token: admin.accessToken, payload: { url: 'http://10.0.0.1/' } }), 400, 'VALIDATION_ERROR', ['url'])
+      const deleted = await request(ctx.app, { method: 'DELETE', url: `/admin/webhooks/${endpoint.id}`, token: admin.accessToken })
+      const rows = await ctx.database.db.select().from(auditLog).where(eq(auditLog.targetId, endpoint.id)).orderBy(auditLog.createdAt, auditLog.id)
+      const state = { url: PUBLIC_URL, description: null, enabled: true }
+      expect(rows.map(({ action, actorId, targetType, before, after }) => ({ action, actorId, targetType, before, after }))).toEqual(
+        expect.arrayContaining([
+          { action: 'webhook.create', actorId: admin.user.id, targetType: 'webhook_endpoint', before: null, after: { ...state, events: ['service.approved'] } },
+          { action: 'webhook.update', actorId: admin.user.id, targetType: 'webhook_endpoint', before: { ...state, events: ['service.approved'] }, after: { ...state, events: ['payout.processed'], enabled: false } },
+          { action: 'webhook.rotate_secret', actorId: admin.user.id, targetType: 'webhook_endpoint', before: null, after: { previousSecretExpiresAt: expect.any(String) } },
+          { action: 'webhook.delete', actorId: admin.user.id, targetType: 'webhook_endpoint', before: { ...state, events: ['payout.processed'], enabled: false }, after: null },
+        ]),
+      )
+      expect(rows).toHaveLength(4)
+      expect(rows.map((row) => row.requestId)).toEqual(expect.arrayContaining([patched.headers['x-request-id'], rotated.headers['x-request-id'], deleted.headers['x-request-id']]))
+      expect(JSON.stringify(rows)).not.toMatch(/whsec_/)
     })
   })
 

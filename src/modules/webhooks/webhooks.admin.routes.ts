@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, IdParams, Message, Page, PageQuery, ok, responses } from '../../http/common.schemas.ts'
-import { requireSuperuser } from '../../http/auth-hooks.ts'
+import { actorOf, requireSuperuser } from '../../http/auth-hooks.ts'
 import { webhooksErrors } from './webhooks.errors.ts'
 import { CreateEndpointBody, DeliveriesQuery, Delivery, Endpoint, EndpointWithSecret, EventLogPage, EventsQuery, UpdateEndpointBody } from './webhooks.schemas.ts'
 import type { WebhooksService } from './webhooks.service.ts'
@@ -27,7 +27,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         response: responses({ 201: Envelope(EndpointWithSecret) }, 400, 401, 403),
       },
     },
-    async (request, reply) => reply.status(201).send(ok(await webhooks.createEndpoint(request.body))),
+    async (request, reply) => reply.status(201).send(ok(await webhooks.createEndpoint(actorOf(request), request.body))),
   )
 
   app.get(
@@ -55,7 +55,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         response: responses({ 200: Envelope(Endpoint) }, 400, 401, 403, 404, webhooksErrors.STATIC_ENDPOINT),
       },
     },
-    async (request) => ok(await webhooks.updateEndpoint(request.params.webhookId, request.body)),
+    async (request) => ok(await webhooks.updateEndpoint(actorOf(request), request.params.webhookId, request.body)),
   )
 
   app.delete(
@@ -71,7 +71,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
       },
     },
     async (request) => {
-      await webhooks.deleteEndpoint(request.params.webhookId)
+      await webhooks.deleteEndpoint(actorOf(request), request.params.webhookId)
       return ok({ message: 'Webhook endpoint deleted' })
     },
   )
@@ -88,7 +88,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         response: responses({ 200: Envelope(EndpointWithSecret) }, 401, 403, 404, webhooksErrors.STATIC_ENDPOINT),
       },
     },
-    async (request) => ok(await webhooks.rotateSecret(request.params.webhookId)),
+    async (request) => ok(await webhooks.rotateSecret(actorOf(request), request.params.webhookId)),
   )
 
   app.post(
@@ -103,7 +103,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         response: responses({ 202: Envelope(Delivery) }, 401, 403, 404, webhooksErrors.ENDPOINT_DISABLED),
       },
     },
-    async (request, reply) => reply.status(202).send(ok(await webhooks.sendTest(request.params.webhookId))),
+    async (request, reply) => reply.status(202).send(ok(await webhooks.sendTest(actorOf(request), request.params.webhookId))),
   )
 
   app.get(
@@ -134,7 +134,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         response: responses({ 202: Envelope(Delivery) }, 401, 403, 404, webhooksErrors.ENDPOINT_DISABLED, webhooksErrors.DELIVERY_IN_PROGRESS),
       },
     },
-    async (request, reply) => reply.status(202).send(ok(await webhooks.retryDelivery(request.params.deliveryId))),
+    async (request, reply) => reply.status(202).send(ok(await webhooks.retryDelivery(actorOf(request), request.params.deliveryId))),
   )
 
   app.get(

@@ -2,6 +2,7 @@ import { SECOND } from '../../lib/clock.ts'
 import { defineModule } from '../../platform/module.ts'
 import { EVENT_JOB } from '../../platform/outbox/events.ts'
 import { handleJob } from '../../platform/outbox/jobs.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { WEBHOOK_JOBS } from './webhook-jobs.ts'
 import { webhooksAdminRoutes } from './webhooks.admin.routes.ts'
@@ -16,10 +17,10 @@ import { webhookAttempts, webhookDeliveries, webhookEndpoints, webhookEvents } f
  */
 export const webhooksModule = defineModule({
   name: 'webhooks',
-  needs: ['users'],
+  needs: ['users', 'audit'],
   tables: { webhookEndpoints, webhookEvents, webhookDeliveries, webhookAttempts },
-  create: ({ config, db, clock, outbox, mailer, logger, events }, deps: { users: UsersService }) =>
-    createWebhooksService({ db, clock, outbox, mailer, logger, config, events, users: deps.users }),
+  create: ({ config, db, clock, outbox, mailer, logger, events }, deps: { users: UsersService; audit: AuditService }) =>
+    createWebhooksService({ db, clock, outbox, mailer, logger, config, events, users: deps.users, audit: deps.audit }),
   routes: (api) => async (app) => {
     await app.register(webhooksAdminRoutes, { webhooks: api })
   },
