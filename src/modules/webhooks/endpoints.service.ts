@@ -20,8 +20,13 @@ export const ROTATION_OVERLAP_MS = DAY
 /** A `whsec_` secret: 32 random bytes, base64 (the Standard Webhooks format). */
 export const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`
 
-/** The exact JSON that is signed and sent: `{ event, timestamp, data }` (spec 6). */
-export const messageBody = (event: string, timestamp: Date, data: Record<string, unknown>): string => JSON.stringify({ event, timestamp: timestamp.toISOString(), data })
+/**
+ * The exact JSON that is signed and sent: `{ event, timestamp, cursor, data }`. `cursor` is the
+ * event's place in the event log, so a receiver can put deliveries, which may arrive in any
+ * order, back in the log's order; a test message, which is not in the log, has none.
+ */
+export const messageBody = (event: string, timestamp: Date, data: Record<string, unknown>, cursor?: string): string =>
+  JSON.stringify({ event, timestamp: timestamp.toISOString(), ...(cursor !== undefined && { cursor }), data })
 
 export interface EndpointFields {
   url: string

@@ -49,6 +49,16 @@ describe('webhook administration', () => {
     await ctx.app.container.worker.drain()
   }
 
+  /** The cursor after every event logged so far. */
+  async function lastCursor(): Promise<string> {
+    let cursor = '0'
+    for (;;) {
+      const page = (await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}&limit=100`, token: admin.accessToken })).json().data
+      cursor = page.nextCursor
+      if (!page.hasMore) return cursor
+    }
+  }
+
   describe('POST /admin/webhooks', () => {
     it('registers an endpoint and shows its whsec_ secret once', async () => {
       const response = await create({ url: PUBLIC_URL, description: 'Accounting', events: ['service.approved', 'payout.processed'] })
@@ -299,11 +309,7 @@ describe('webhook administration', () => {
 
   describe('GET /admin/events', () => {
     it('reads every event in order with a cursor, whatever happens to the outbox rows', async () => {
-      const start = await request(ctx.app, { method: 'GET', url: '/admin/events?limit=100', token: admin.accessToken })
-      let cursor = start.json().data.nextCursor as string
-      while ((await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}&limit=100`, token: admin.accessToken })).json().data.hasMore) {
-        cursor = (await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}&limit=100`, token: admin.accessToken })).json().data.nextCursor
-      }
+      const cursor = await lastCursor()
       await emit('approved')
       await emit('payout')
       await emit('approved')
@@ -328,20 +334,42 @@ describe('webhook administration', () => {
       expect(again.items).toHaveLength(3)
     })
 
-    it('records an event once even if its outbox job runs twice', async () => {
-      const before = (await request(ctx.app, { method: 'GET', url: '/admin/events?limit=100', token: admin.accessToken })).json().data
-      let cursor = before.nextCursor as string
-      for (;;) {
-        const page = (await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}&limit=100`, token: admin.accessToken })).json().data
-        cursor = page.nextCursor
-        if (!page.hasMore) break
-      }
-      const payload = { event: 'service.approved', timestamp: ctx.clock.now().toISOString(), data: { serviceId: newId(), sellerId: newId() } }
-      const id = newId()
-      await ctx.app.container.webhooks.recordEvent({ id, ...payload })
-      await ctx.app.container.webhooks.recordEvent({ id, ...payload })
+    it('appends an event when its change commits, before any worker runs, and never one whose change rolled back', async () => {
+      const cursor = await lastCursor()
+      const committed = await ctx.database.db.transaction((tx) => emitEvent(ctx.app.container.outbox, tx, catalogueEvents.serviceApproved, { serviceId: newId(), sellerId: newId() }, ctx.clock.now()))
+      await expect(
+        ctx.database.db.transaction(async (tx) => {
+          await emitEvent(ctx.app.container.outbox, tx, catalogueEvents.serviceApproved, { serviceId: newId(), sellerId: newId() }, ctx.clock.now())
+          throw new Error('the change fails after its event was written')
+        }),
+      ).rejects.toThrow('the change fails')
       const items = (await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}`, token: admin.accessToken })).json().data.items
-      expect(items.map((item: { id: string }) => item.id)).toEqual([id])
+      expect(items.map((item: { id: string }) => item.id)).toEqual([committed])
+    })
+
+    it('delivers an event once per endpoint, carrying its cursor, even if its outbox job runs twice', async () => {
+      const endpoint = await createEndpoint()
+      const cursor = await lastCursor()
+      const id = await ctx.database.db.transaction((tx) => emitEvent(ctx.app.container.outbox, tx, catalogueEvents.serviceApproved, { serviceId: newId(), sellerId: newId() }, ctx.clock.now()))
+      await ctx.app.container.webhooks.deliverEvent(id)
+      await ctx.app.container.webhooks.deliverEvent(id)
+      const [logged] = (await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}`, token: admin.accessToken })).json().data.items
+      expect(logged).toMatchObject({ id, event: 'service.approved' })
+      const deliveries = await ctx.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpoint.id))
+      expect(deliveries).toHaveLength(1)
+      expect(JSON.parse(deliveries[0]!.body)).toEqual({ event: 'service.approved', timestamp: logged.timestamp, cursor: logged.cursor, data: logged.data })
+    })
+
+    it('documents the cursor every event delivery carries, and the order the log keeps', async () => {
+      type Schema = { required: string[]; properties: Record<string, { type?: string }> }
+      type Document = { paths: Record<string, { get?: { description?: string } }>; webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: Schema }> } } }> }
+      const document = (await ctx.app.inject({ method: 'GET', url: `${API}/openapi.json` })).json<Document>()
+      for (const event of ctx.app.container.events) {
+        const schema = document.webhooks[event.name]!.post.requestBody.content['application/json']!.schema
+        expect(schema.required, event.name).toEqual(['event', 'timestamp', 'cursor', 'data'])
+        expect(schema.properties.cursor).toMatchObject({ type: 'string' })
+      }
+      expect(document.paths[`${API}/admin/events`]!.get!.description).toContain('clock difference between API instances')
     })
 
     it('refuses a malformed cursor or limit (400) and callers who are not superusers (401, 403)', async () => {

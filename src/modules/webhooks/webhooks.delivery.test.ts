@@ -79,14 +79,14 @@ describe('webhook delivery to real receivers', () => {
   const attemptsOf = (deliveryId: string) => ctx.database.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, deliveryId)).orderBy(webhookAttempts.attempt)
   const endpointRow = async (id: string) => (await ctx.database.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)))[0]!
 
-  it('delivers an approved service end to end: signed { event, timestamp, data }, the event id as webhook-id, in the event log', async () => {
+  it('delivers an approved service end to end: signed { event, timestamp, cursor, data }, the event id as webhook-id, the cursor of the event log', async () => {
     const hook = await receiver()
     const endpoint = await register(hook.url)
     const seller = await createUser(ctx)
     const serviceId = await publishService(ctx, seller.accessToken, await createCategory(ctx))
     const approved = await request(ctx.app, { method: 'POST', url: `/admin/services/${serviceId}/approve`, token: await adminToken() })
     expect(approved.statusCode).toBe(200)
-    // Nothing leaves before the outbox job has recorded the event.
+    // Nothing leaves before the event's outbox job has created its deliveries.
     expect(await dispatcher().drain()).toBe(0)
     expect(await ctx.app.container.worker.drain()).toBeGreaterThanOrEqual(1)
     expect(await dispatcher().drain()).toBeGreaterThanOrEqual(1)
@@ -95,12 +95,12 @@ describe('webhook delivery to real receivers', () => {
     const [message] = hook.received
     expect(message!.headers['content-type']).toBe('application/json')
     const body = verifyWebhook(endpoint.secret, message!, ctx.clock.now())
-    expect(body).toEqual({ event: 'service.approved', timestamp: expect.any(String), data: { serviceId, sellerId: seller.user.id } })
+    expect(body).toEqual({ event: 'service.approved', timestamp: expect.any(String), cursor: expect.stringMatching(/^[0-9]+$/), data: { serviceId, sellerId: seller.user.id } })
     expect(message!.headers['webhook-timestamp']).toBe(String(Math.floor(ctx.clock.now().getTime() / 1000)))
 
     const log = await request(ctx.app, { method: 'GET', url: '/admin/events?limit=100', token: await adminToken() })
     const entry = (log.json().data.items as { id: string; event: string; data: { serviceId: string } }[]).find((item) => item.data.serviceId === serviceId)
-    expect(entry).toMatchObject({ event: 'service.approved', id: message!.headers['webhook-id'] })
+    expect(entry).toMatchObject({ event: 'service.approved', id: message!.headers['webhook-id'], cursor: (body as { cursor: string }).cursor })
     // The configured endpoint (WEBHOOK_URL) got it too, signed with WEBHOOK_SECRET.
     const configured = staticReceiver.received.find((candidate) => candidate.headers['webhook-id'] === entry!.id)
     expect(configured).toBeDefined()
