@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { fromPool, openPool, type Database } from '../../src/db/client.ts'
+import { fromPool, openPool, type Database, type Tx } from '../../src/db/client.ts'
 import { SECOND } from '../../src/lib/clock.ts'
+import { newId } from '../../src/lib/ids.ts'
+import { catalogueEvents } from '../../src/modules/catalogue/catalogue.events.ts'
+import { emitEvent } from '../../src/platform/outbox/events.ts'
 import type { Worker } from '../../src/platform/outbox/worker.ts'
 import { createActiveService, createFundedBuyer, deliver, type ActiveService } from '../factories/orders.ts'
 import { createSuperuser, type TestUser } from '../factories/users.ts'
@@ -77,6 +80,30 @@ describe('the event log under instances and workers running apart', () => {
       if (!page.hasMore) return events
     }
   }
+
+  it.runIf(onPostgres)('gives the cursor at commit: an event written first but committed last comes after, and a reader already past the other misses nothing', async () => {
+    const start = (await readAll()).at(-1)?.cursor ?? '0'
+    const emit = (tx: Tx) => emitEvent(ctx.app.container.outbox, tx, catalogueEvents.serviceApproved, { serviceId: newId(), sellerId: newId() }, ctx.clock.now())
+    let written!: () => void
+    let commit!: () => void
+    const firstWritten = new Promise<void>((resolve) => (written = resolve))
+    const mayCommit = new Promise<void>((resolve) => (commit = resolve))
+    const first = ctx.database.db.transaction(async (tx) => {
+      const id = await emit(tx)
+      written()
+      await mayCommit
+      return id
+    })
+    await firstWritten
+    const second = await ctx.database.db.transaction(emit)
+    const before = await readPage(start)
+    expect(before.items.map((event) => event.id)).toEqual([second])
+    commit()
+    const firstId = await first
+    const after = await readPage(before.nextCursor)
+    expect(after.items.map((event) => event.id)).toEqual([firstId])
+    expect(BigInt(after.items[0]!.cursor)).toBeGreaterThan(BigInt(before.items[0]!.cursor))
+  })
 
   it('never lists an event before one that happened before it, and a poller misses none', async () => {
     const services: ActiveService[] = [await createActiveService(ctx), await createActiveService(ctx)]
