@@ -180,6 +180,9 @@ export function createEndpointsService(deps: {
 
     /** `PATCH`: enabling again clears the reason it was disabled and its run of failures. */
     async updateEndpoint(actor: Actor, id: string, changes: Partial<EndpointFields>) {
+      const editsFields = changes.url !== undefined || changes.events !== undefined || changes.description !== undefined
+      if ((await find(id)).source === 'config' && editsFields) throw staticEndpoint('edited')
+      // Resolved before the transaction: no lock is held while DNS answers.
       const url = changes.url === undefined ? undefined : await checkUrl(changes.url)
       const events = changes.events === undefined ? undefined : checkEvents(changes.events)
       const now = clock.now()
@@ -187,7 +190,6 @@ export function createEndpointsService(deps: {
         const endpoints = createEndpointsRepository(tx)
         const current = await endpoints.lockById(id)
         if (!current) throw notFound('Webhook endpoint')
-        if (current.source === 'config' && (changes.url !== undefined || changes.events !== undefined || changes.description !== undefined)) throw staticEndpoint('edited')
         const enabling = changes.enabled === true && !current.enabled
         const updated = await endpoints.update(id, {
           ...(url !== undefined && { url }),
@@ -216,7 +218,7 @@ export function createEndpointsService(deps: {
       })
     },
 
-    /** A new secret, shown once; the previous one keeps signing for ROTATION_OVERLAP_MS. Neither is audited. */
+    /** A new secret, shown once; the previous one keeps signing for ROTATION_OVERLAP_MS. The audit row holds neither. */
     async rotateSecret(actor: Actor, id: string) {
       const now = clock.now()
       const secret = newSecret()
