@@ -1826,7 +1826,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint (superuser)
-         * @description Every event it subscribes to (`events`; omitted: all) is POSTed to `url`, signed in the Standard Webhooks format with the `whsec_` `secret` of this answer, which is not shown again. A `url` that is not http(s), carries credentials or resolves into a private network is 400 on `url`; an unknown event name is 400 on `events`.
+         * @description Every event it subscribes to (`events`; omitted: all) is POSTed to `url`, signed in the Standard Webhooks format with the `whsec_` `secret` of this answer, which is not shown again. A `url` that is not http(s), carries credentials, resolves to a cloud metadata or platform address (always) or into a private network (unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true) is 400 on `url`; an unknown event name is 400 on `events`.
          */
         post: operations["postAdminWebhooks"];
         delete?: never;
@@ -1949,7 +1949,9 @@ export interface paths {
         };
         /**
          * The event log (superuser)
-         * @description Every event in order, oldest first. Poll with `after` set to the last `cursor` read (`nextCursor`); an event appears once the worker has recorded it, within seconds of its change.
+         * @description Every event, oldest first, in the order its change committed. Poll with `after` set to the last `cursor` read (`nextCursor`). An event is in the log as soon as its change is committed, and a later commit always gets a greater cursor, so a poller never misses one.
+         *
+         *     Events of one object (an order, a service, a payout, a user) are listed in the order they happened: `order.created` always comes before the `order.completed` of the same order. Across objects the log follows `timestamp` except between changes that were under way at the same time: an event may follow one whose `timestamp` is later, by at most the time its own change took from reading the clock to committing (milliseconds: no change waits on the network inside its transaction), plus the clock difference between API instances.
          */
         get: operations["getAdminEvents"];
         put?: never;
@@ -2021,6 +2023,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             serviceId: string;
@@ -2085,6 +2089,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             serviceId: string;
@@ -2150,6 +2156,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             payoutId: string;
@@ -2215,6 +2223,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             payoutId: string;
@@ -2280,6 +2290,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             submissionId: string;
@@ -2344,6 +2356,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             submissionId: string;
@@ -2408,6 +2422,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             orderId: string;
@@ -2477,6 +2493,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             orderId: string;
@@ -2548,6 +2566,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             orderId: string;
@@ -2618,6 +2638,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             orderId: string;
@@ -2690,6 +2712,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             orderId: string;
@@ -2759,6 +2783,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             orderId: string;
@@ -2828,6 +2854,8 @@ export interface webhooks {
                          * @description When the event happened (ISO 8601, UTC).
                          */
                         timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
                         data: {
                             /** Format: uuid */
                             reviewId: string;
@@ -30108,7 +30136,7 @@ export interface operations {
                             items: {
                                 /** @description The event id (the `webhook-id` of its deliveries). */
                                 id: string;
-                                /** @description Pass it as `after` to read the events that follow. */
+                                /** @description Its place in the log, a decimal integer that grows with every event; pass it as `after` to read the events that follow. Webhook deliveries of the event carry it too. */
                                 cursor: string;
                                 event: string;
                                 /**

@@ -74,3 +74,17 @@ export function expectUserShape(data: Record<string, unknown>, extra: string[] =
   expect(Object.keys(data)).toEqual(expect.arrayContaining([...USER_FIELDS, ...extra]))
   for (const field of PRIVATE_FIELDS) expect(data).not.toHaveProperty(field)
 }
+
+/** A superuser and staff members each holding one area's permissions, as a console team would. */
+export async function createStaffTeam(ctx: TestContext) {
+  return {
+    admin: await createSuperuser(ctx),
+    moderator: await createUser(ctx, { permissions: ['view_services', 'approve_services'] }),
+    cashier: await createUser(ctx, { permissions: ['view_accounts', 'approve_withdrawals'] }),
+    manager: await createUser(ctx, { permissions: ['view_users', 'manage_users'] }),
+    reviewer: await createUser(ctx, { permissions: ['view_kyc', 'manage_kyc'] }),
+    orderManager: await createUser(ctx, { permissions: ['view_orders', 'manage_orders'] }),
+    arbiter: await createUser(ctx, { permissions: ['view_orders', 'resolve_disputes'] }),
+  }
+}
+export type StaffTeam = Awaited<ReturnType<typeof createStaffTeam>>

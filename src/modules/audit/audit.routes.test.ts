@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createCategory, publishService } from '../../../test/factories/services.ts'
-import { createSuperuser, createUser, unique, type TestUser } from '../../../test/factories/users.ts'
+import { createStaffTeam, createUser, unique, type TestUser } from '../../../test/factories/users.ts'
 import { expectBooksBalance } from '../../../test/setup/ledger.ts'
 import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
 import { users } from '../users/users.table.ts'
@@ -19,10 +19,8 @@ describe('the audit log', () => {
 
   beforeAll(async () => {
     ctx = await createTestApp()
-    admin = await createSuperuser(ctx)
-    moderator = await createUser(ctx, { permissions: ['view_services', 'approve_services'] })
-    cashier = await createUser(ctx, { permissions: ['view_accounts', 'approve_withdrawals'] })
-    manager = await createUser(ctx, { permissions: ['view_users', 'manage_users'] })
+    const team = await createStaffTeam(ctx)
+    ;[admin, moderator, cashier, manager] = [team.admin, team.moderator, team.cashier, team.manager]
     categoryId = await createCategory(ctx)
   })
   afterEach(() => expectBooksBalance(ctx))

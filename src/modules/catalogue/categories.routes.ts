@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { Envelope, Message, ok, responses } from '../../http/common.schemas.ts'
-import { requireSuperuser } from '../../http/auth-hooks.ts'
+import { actorOf, requireSuperuser } from '../../http/auth-hooks.ts'
 import { answer } from '../../http/json-text.ts'
 import type { CatalogueService } from './catalogue.service.ts'
 import { Category, CategoryParams, CategoryTreeItem, CreateCategoryBody, UpdateCategoryBody } from './categories.schemas.ts'
@@ -49,7 +49,7 @@ export const categoriesRoutes: FastifyPluginAsyncTypebox<{ categories: Catalogue
         response: responses({ 201: Envelope(Category) }, 400, 401, 403),
       },
     },
-    async (request, reply) => reply.status(201).send(ok(await categories.createCategory(request.body))),
+    async (request, reply) => reply.status(201).send(ok(await categories.createCategory(actorOf(request), request.body))),
   )
 
   app.put(
@@ -66,7 +66,7 @@ export const categoriesRoutes: FastifyPluginAsyncTypebox<{ categories: Catalogue
         response: responses({ 200: Envelope(Category) }, 400, 401, 403, 404),
       },
     },
-    async (request) => ok(await categories.updateCategory(request.params.categoryId, request.body)),
+    async (request) => ok(await categories.updateCategory(actorOf(request), request.params.categoryId, request.body)),
   )
 
   app.delete(
@@ -83,7 +83,7 @@ export const categoriesRoutes: FastifyPluginAsyncTypebox<{ categories: Catalogue
       },
     },
     async (request) => {
-      await categories.deleteCategory(request.params.categoryId)
+      await categories.deleteCategory(actorOf(request), request.params.categoryId)
       return ok({ message: 'Category deleted' })
     },
   )

@@ -1,9 +1,11 @@
+import type { Actor } from '../../access/access.ts'
 import type { Db } from '../../db/client.ts'
 import type { JsonText } from '../../db/json-sql.ts'
 import { uniqueViolation } from '../../db/errors.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { isUuid, newId } from '../../lib/ids.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import { categoryInUse } from './catalogue.errors.ts'
 import { createCategoriesRepository, type CategoriesRepository } from './categories.repository.ts'
 import { POSITION_MAX, SLUG_MAX, type CategoryRow } from './categories.table.ts'
@@ -49,8 +51,11 @@ const foreignKeyViolation = (error: unknown): boolean => {
   return (cause as { code?: string } | undefined)?.code === FOREIGN_KEY_VIOLATION
 }
 
-export function createCategoriesService(deps: { db: Db; clock: Clock }) {
-  const { db, clock } = deps
+/** What an audit row says of a category. */
+const categoryState = (row: CategoryRow) => ({ name: row.name, slug: row.slug, parentId: row.parentId, position: row.position })
+
+export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pick<AuditService, 'record'> }) {
+  const { db, clock, audit } = deps
 
   const SLUG_TAKEN = 'is already used by another category'
   const IN_USE_BY_SERVICES = 'services use it (including paused, rejected or deleted ones); move them first'
@@ -142,7 +147,8 @@ export function createCategoriesService(deps: { db: Db; clock: Clock }) {
       return [row.id, ...children.map((child) => child.id)]
     },
 
-    createCategory: (input: CategoryInput): Promise<CategoryDetail> =>
+    /** Superuser actions on the tree are on record, in their transactions. */
+    createCategory: (actor: Actor, input: CategoryInput): Promise<CategoryDetail> =>
       slugRace(() =>
         db.transaction(async (tx) => {
           const categories = createCategoriesRepository(tx)
@@ -167,12 +173,13 @@ export function createCategoriesService(deps: { db: Db; clock: Clock }) {
             createdAt: now,
             updatedAt: now,
           })
+          await audit.record(tx, { action: 'category.create', actor, targetType: 'category', targetId: row.id, after: categoryState(row) })
           return detailOf(categories, row)
         }),
       ),
 
     /** Partial update; the slug stays as it is when only the name changes, so links keep working. */
-    updateCategory: (idOrSlug: string, input: Partial<CategoryInput>): Promise<CategoryDetail> =>
+    updateCategory: (actor: Actor, idOrSlug: string, input: Partial<CategoryInput>): Promise<CategoryDetail> =>
       slugRace(() =>
         db.transaction(async (tx) => {
           const categories = createCategoriesRepository(tx)
@@ -196,12 +203,13 @@ export function createCategoriesService(deps: { db: Db; clock: Clock }) {
             ...(input.position !== undefined && { position: input.position }),
             updatedAt: clock.now(),
           })
+          await audit.record(tx, { action: 'category.update', actor, targetType: 'category', targetId: id, before: categoryState(row), after: categoryState(updated!) })
           return detailOf(categories, updated!)
         }),
       ),
 
     /** Refused while subcategories or any service (whatever its status, even deleted) refer to it. */
-    async deleteCategory(idOrSlug: string): Promise<void> {
+    async deleteCategory(actor: Actor, idOrSlug: string): Promise<void> {
       try {
         await db.transaction(async (tx) => {
           const categories = createCategoriesRepository(tx)
@@ -211,6 +219,7 @@ export function createCategoriesService(deps: { db: Db; clock: Clock }) {
           if ((await categories.countChildren(row.id)) > 0) throw categoryInUse('it has subcategories; delete or move them first')
           if (await categories.isUsedByServices(row.id)) throw categoryInUse(IN_USE_BY_SERVICES)
           await categories.delete(row.id)
+          await audit.record(tx, { action: 'category.delete', actor, targetType: 'category', targetId: row.id, before: categoryState(row) })
         })
       } catch (error) {
         // A service or subcategory committed between the checks and the delete: the foreign key decides.

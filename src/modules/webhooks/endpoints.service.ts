@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import type { Db } from '../../db/client.ts'
+import type { Actor } from '../../access/access.ts'
+import type { Db, Tx } from '../../db/client.ts'
 import { DAY, type Clock } from '../../lib/clock.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import { createDeliveriesRepository } from './deliveries.repository.ts'
 import { checkedAddress, DestinationError, urlProblem, type Resolver } from './destinations.ts'
 import { createEndpointsRepository } from './endpoints.repository.ts'
@@ -18,8 +20,13 @@ export const ROTATION_OVERLAP_MS = DAY
 /** A `whsec_` secret: 32 random bytes, base64 (the Standard Webhooks format). */
 export const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`
 
-/** The exact JSON that is signed and sent: `{ event, timestamp, data }` (spec 6). */
-export const messageBody = (event: string, timestamp: Date, data: Record<string, unknown>): string => JSON.stringify({ event, timestamp: timestamp.toISOString(), data })
+/**
+ * The exact JSON that is signed and sent: `{ event, timestamp, cursor, data }`. `cursor` is the
+ * event's place in the event log, so a receiver can put deliveries, which may arrive in any
+ * order, back in the log's order; a test message, which is not in the log, has none.
+ */
+export const messageBody = (event: string, timestamp: Date, data: Record<string, unknown>, cursor?: string): string =>
+  JSON.stringify({ event, timestamp: timestamp.toISOString(), ...(cursor !== undefined && { cursor }), data })
 
 export interface EndpointFields {
   url: string
@@ -74,20 +81,29 @@ export function toDelivery(row: DeliveryRow, attempts: AttemptRow[]) {
  * Endpoint management for superusers (DESIGN 6): registration with the destination checked,
  * updates, secret rotation, test sends, the delivery log and manual retries.
  */
-export function createEndpointsService(deps: { db: Db; clock: Clock; eventNames: () => readonly string[]; allowPrivateNetworks: boolean; resolve: Resolver }) {
-  const { db, clock } = deps
+export function createEndpointsService(deps: {
+  db: Db
+  clock: Clock
+  audit: Pick<AuditService, 'record'>
+  eventNames: () => readonly string[]
+  allowPrivateNetworks: boolean
+  resolve: Resolver
+}) {
+  const { db, clock, audit } = deps
 
-  /** 400 on `url` for a bad form or, unless private networks are allowed, a private destination. */
+  /**
+   * 400 on `url` for a bad form, a cloud metadata or platform destination, or, unless private
+   * networks are allowed, a private one. Where they are allowed, a name that does not resolve yet
+   * is accepted (a receiver being set up); every delivery checks again.
+   */
   async function checkUrl(url: string): Promise<string> {
     const problem = urlProblem(url)
     if (problem) throw fieldError('url', problem)
-    // Allowed private networks leave nothing to check: the name is resolved at delivery.
-    if (deps.allowPrivateNetworks) return new URL(url).href
     try {
       await checkedAddress(new URL(url), deps)
     } catch (error) {
-      if (error instanceof DestinationError) throw fieldError('url', `must not point into a private network: ${error.message}`)
-      throw error
+      if (!(error instanceof DestinationError)) throw error
+      if (!(deps.allowPrivateNetworks && error.reason === 'unresolved')) throw fieldError('url', `must not point to this destination: ${error.message}`)
     }
     return new URL(url).href
   }
@@ -120,23 +136,34 @@ export function createEndpointsService(deps: { db: Db; clock: Clock; eventNames:
     )
   }
 
+  /** What an audit row says of an endpoint: never its secrets. */
+  const endpointState = (row: EndpointRow) => ({ url: row.url, description: row.description, events: row.events, enabled: row.enabled })
+
+  /** The audit row of a superuser's action on an endpoint, in the action's transaction. */
+  const recordEndpointAction = (tx: Tx, actor: Actor, action: string, endpointId: string, before: EndpointRow | null, after: Record<string, unknown> | null) =>
+    audit.record(tx, { action: `webhook.${action}`, actor, targetType: 'webhook_endpoint', targetId: endpointId, before: before && endpointState(before), after })
+
   return {
     /** `POST /admin/webhooks`: the secret is in this answer only. */
-    async createEndpoint(fields: EndpointFields) {
+    async createEndpoint(actor: Actor, fields: EndpointFields) {
       const url = await checkUrl(fields.url)
       const events = checkEvents(fields.events)
       const now = clock.now()
       const secret = newSecret()
-      const row = await createEndpointsRepository(db).insert({
-        id: newId(),
-        source: 'api',
-        url,
-        description: fields.description ?? null,
-        events,
-        enabled: fields.enabled ?? true,
-        secret,
-        createdAt: now,
-        updatedAt: now,
+      const row = await db.transaction(async (tx) => {
+        const inserted = await createEndpointsRepository(tx).insert({
+          id: newId(),
+          source: 'api',
+          url,
+          description: fields.description ?? null,
+          events,
+          enabled: fields.enabled ?? true,
+          secret,
+          createdAt: now,
+          updatedAt: now,
+        })
+        await recordEndpointAction(tx, actor, 'create', inserted.id, null, endpointState(inserted))
+        return inserted
       })
       return { ...toEndpoint(row, now), secret }
     },
@@ -154,35 +181,47 @@ export function createEndpointsService(deps: { db: Db; clock: Clock; eventNames:
     getEndpoint: async (id: string) => toEndpoint(await find(id), clock.now()),
 
     /** `PATCH`: enabling again clears the reason it was disabled and its run of failures. */
-    async updateEndpoint(id: string, changes: Partial<EndpointFields>) {
-      const current = await find(id)
-      if (current.source === 'config' && (changes.url !== undefined || changes.events !== undefined || changes.description !== undefined)) throw staticEndpoint('edited')
+    async updateEndpoint(actor: Actor, id: string, changes: Partial<EndpointFields>) {
+      const editsFields = changes.url !== undefined || changes.events !== undefined || changes.description !== undefined
+      if ((await find(id)).source === 'config' && editsFields) throw staticEndpoint('edited')
+      // Resolved before the transaction: no lock is held while DNS answers.
       const url = changes.url === undefined ? undefined : await checkUrl(changes.url)
       const events = changes.events === undefined ? undefined : checkEvents(changes.events)
       const now = clock.now()
-      const enabling = changes.enabled === true && !current.enabled
-      const row = await createEndpointsRepository(db).update(id, {
-        ...(url !== undefined && { url }),
-        ...(events !== undefined && { events }),
-        ...(changes.description !== undefined && { description: changes.description }),
-        ...(changes.enabled !== undefined && { enabled: changes.enabled }),
-        ...(enabling && { disabledReason: null, disabledAt: null, failingSince: null }),
-        ...(changes.enabled === false && current.enabled && { disabledReason: 'Disabled by a superuser', disabledAt: now }),
-        updatedAt: now,
+      const row = await db.transaction(async (tx) => {
+        const endpoints = createEndpointsRepository(tx)
+        const current = await endpoints.lockById(id)
+        if (!current) throw notFound('Webhook endpoint')
+        const enabling = changes.enabled === true && !current.enabled
+        const updated = await endpoints.update(id, {
+          ...(url !== undefined && { url }),
+          ...(events !== undefined && { events }),
+          ...(changes.description !== undefined && { description: changes.description }),
+          ...(changes.enabled !== undefined && { enabled: changes.enabled }),
+          ...(enabling && { disabledReason: null, disabledAt: null, failingSince: null }),
+          ...(changes.enabled === false && current.enabled && { disabledReason: 'Disabled by a superuser', disabledAt: now }),
+          updatedAt: now,
+        })
+        await recordEndpointAction(tx, actor, 'update', id, current, endpointState(updated!))
+        return updated!
       })
-      if (!row) throw notFound('Webhook endpoint')
       return toEndpoint(row, now)
     },
 
     /** `DELETE`: the endpoint and its delivery log. */
-    async deleteEndpoint(id: string) {
-      const current = await find(id)
-      if (current.source === 'config') throw staticEndpoint('deleted')
-      if (!(await createEndpointsRepository(db).delete(id))) throw notFound('Webhook endpoint')
+    async deleteEndpoint(actor: Actor, id: string) {
+      await db.transaction(async (tx) => {
+        const endpoints = createEndpointsRepository(tx)
+        const current = await endpoints.lockById(id)
+        if (!current) throw notFound('Webhook endpoint')
+        if (current.source === 'config') throw staticEndpoint('deleted')
+        await endpoints.delete(id)
+        await recordEndpointAction(tx, actor, 'delete', id, current, null)
+      })
     },
 
-    /** A new secret, shown once; the previous one keeps signing for ROTATION_OVERLAP_MS. */
-    async rotateSecret(id: string) {
+    /** A new secret, shown once; the previous one keeps signing for ROTATION_OVERLAP_MS. The audit row holds neither. */
+    async rotateSecret(actor: Actor, id: string) {
       const now = clock.now()
       const secret = newSecret()
       const row = await db.transaction(async (tx) => {
@@ -190,26 +229,33 @@ export function createEndpointsService(deps: { db: Db; clock: Clock; eventNames:
         const current = await endpoints.lockById(id)
         if (!current) throw notFound('Webhook endpoint')
         if (current.source === 'config') throw staticEndpoint('rotated')
-        return (await endpoints.update(id, { secret, previousSecret: current.secret, previousSecretExpiresAt: new Date(now.getTime() + ROTATION_OVERLAP_MS), updatedAt: now }))!
+        const previousSecretExpiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS)
+        const rotated = await endpoints.update(id, { secret, previousSecret: current.secret, previousSecretExpiresAt, updatedAt: now })
+        await recordEndpointAction(tx, actor, 'rotate_secret', id, null, { previousSecretExpiresAt: previousSecretExpiresAt.toISOString() })
+        return rotated!
       })
       return { ...toEndpoint(row, now), secret }
     },
 
     /** Queues a `webhook.test` message to this endpoint alone; the answer is its delivery (pending). */
-    async sendTest(id: string) {
-      const endpoint = await find(id)
-      if (!endpoint.enabled) throw endpointDisabled()
+    async sendTest(actor: Actor, id: string) {
       const now = clock.now()
-      const messageId = newId()
-      const row = await createDeliveriesRepository(db).insert({
-        id: newId(),
-        endpointId: endpoint.id,
-        messageId,
-        event: TEST_EVENT,
-        body: messageBody(TEST_EVENT, now, { endpointId: endpoint.id }),
-        status: 'pending',
-        nextAttemptAt: now,
-        createdAt: now,
+      const row = await db.transaction(async (tx) => {
+        const endpoint = await createEndpointsRepository(tx).findById(id)
+        if (!endpoint) throw notFound('Webhook endpoint')
+        if (!endpoint.enabled) throw endpointDisabled()
+        const delivery = await createDeliveriesRepository(tx).insert({
+          id: newId(),
+          endpointId: endpoint.id,
+          messageId: newId(),
+          event: TEST_EVENT,
+          body: messageBody(TEST_EVENT, now, { endpointId: endpoint.id }),
+          status: 'pending',
+          nextAttemptAt: now,
+          createdAt: now,
+        })
+        await recordEndpointAction(tx, actor, 'test', endpoint.id, null, { deliveryId: delivery.id, webhookId: delivery.messageId })
+        return delivery
       })
       return toDelivery(row, [])
     },
@@ -224,7 +270,7 @@ export function createEndpointsService(deps: { db: Db; clock: Clock; eventNames:
      * Sends a delivery again now, with the same `webhook-id` and a fresh retry schedule: a failed
      * one after the receiver is fixed, or a succeeded one to replay it.
      */
-    async retryDelivery(deliveryId: string) {
+    async retryDelivery(actor: Actor, deliveryId: string) {
       const row = await db.transaction(async (tx) => {
         const deliveries = createDeliveriesRepository(tx)
         const current = await deliveries.lockById(deliveryId)
@@ -233,7 +279,17 @@ export function createEndpointsService(deps: { db: Db; clock: Clock; eventNames:
         if (!endpoint) throw notFound('Webhook delivery')
         if (current.status === 'delivering' && current.lockedUntil && current.lockedUntil > clock.now()) throw deliveryInProgress()
         if (!endpoint.enabled) throw endpointDisabled()
-        return deliveries.update(deliveryId, { status: 'pending', scheduleStep: 0, nextAttemptAt: clock.now(), lockedUntil: null, completedAt: null })
+        const retried = await deliveries.update(deliveryId, { status: 'pending', scheduleStep: 0, nextAttemptAt: clock.now(), lockedUntil: null, completedAt: null })
+        // A retry sends the event again to a system outside: on record like any other staff action.
+        await audit.record(tx, {
+          action: 'webhook_delivery.retry',
+          actor,
+          targetType: 'webhook_delivery',
+          targetId: deliveryId,
+          before: { status: current.status, attempts: current.attempts },
+          after: { status: retried.status, endpointId: current.endpointId, webhookId: current.messageId },
+        })
+        return retried
       })
       return (await describeDeliveries([row]))[0]!
     },

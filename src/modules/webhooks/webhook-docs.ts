@@ -15,7 +15,16 @@ const HEADERS = {
   ),
 }
 
+/** Every event carries its place in the event log; the test message, which is not in the log, does not. */
+const CURSOR = {
+  type: 'string',
+  pattern: '^[0-9]+$',
+  description:
+    "The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it.",
+}
+
 function operation(name: string, description: string, data: object) {
+  const logged = name !== TEST_EVENT
   return {
     post: {
       summary: name,
@@ -28,10 +37,11 @@ function operation(name: string, description: string, data: object) {
           'application/json': {
             schema: {
               type: 'object',
-              required: ['event', 'timestamp', 'data'],
+              required: ['event', 'timestamp', ...(logged ? ['cursor'] : []), 'data'],
               properties: {
                 event: { type: 'string', const: name },
                 timestamp: { type: 'string', format: 'date-time', description: 'When the event happened (ISO 8601, UTC).' },
+                ...(logged && { cursor: CURSOR }),
                 data,
               },
             },

@@ -4,6 +4,7 @@ import { createSuperuser, createUser, type TestUser } from '../../../test/factor
 import { API, createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
 import { newId } from '../../lib/ids.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
+import { auditLog } from '../audit/audit.table.ts'
 import { catalogueEvents } from '../catalogue/catalogue.events.ts'
 import { walletEvents } from '../wallet/wallet.events.ts'
 import { STATIC_ENDPOINT_ID } from './event-log.service.ts'
@@ -46,6 +47,16 @@ describe('webhook administration', () => {
         : emitEvent(ctx.app.container.outbox, tx, walletEvents.payoutProcessed, { payoutId: newId(), userId: newId(), amount: 12.5 }, ctx.clock.now()),
     )
     await ctx.app.container.worker.drain()
+  }
+
+  /** The cursor after every event logged so far. */
+  async function lastCursor(): Promise<string> {
+    let cursor = '0'
+    for (;;) {
+      const page = (await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}&limit=100`, token: admin.accessToken })).json().data
+      cursor = page.nextCursor
+      if (!page.hasMore) return cursor
+    }
   }
 
   describe('POST /admin/webhooks', () => {
@@ -94,11 +105,13 @@ describe('webhook administration', () => {
     it.each([
       ['http://127.0.0.1/hook', '127.0.0.1 is a private or reserved address'],
       ['http://[::1]/hook', '::1 is a private or reserved address'],
-      ['http://169.254.169.254/latest/meta-data', '169.254.169.254 is a private or reserved address'],
+      ['http://169.254.169.254/latest/meta-data', '169.254.169.254 is a cloud metadata or platform address'],
+      ['http://168.63.129.16/machine', '168.63.129.16 is a cloud metadata or platform address'],
       ['http://10.0.0.1/hook', '10.0.0.1 is a private or reserved address'],
       ['http://100.64.0.1/hook', '100.64.0.1 is a private or reserved address'],
       ['http://192.168.1.10:8080/hook', '192.168.1.10 is a private or reserved address'],
-      ['http://[fd00:ec2::254]/hook', 'fd00:ec2::254 is a private or reserved address'],
+      ['http://[fd00:ec2::254]/hook', 'fd00:ec2::254 is a cloud metadata or platform address'],
+      ['http://[fd00:ec2::253]/hook', 'fd00:ec2::253 is a private or reserved address'],
       ['http://[::ffff:127.0.0.1]/hook', '::ffff:7f00:1 is a private or reserved address'],
       ['http://0x7f000001/hook', '127.0.0.1 is a private or reserved address'],
       ['http://localhost:8000/hook', 'localhost resolves to a private or reserved address'],
@@ -189,6 +202,27 @@ describe('webhook administration', () => {
       expect(new Date(data.previousSecretExpiresAt).getTime() - ctx.clock.now().getTime()).toBe(24 * 3600 * 1000)
       expectError(await request(ctx.app, { method: 'POST', url: `/admin/webhooks/${UNKNOWN_ID}/rotate-secret`, token: admin.accessToken }), 404, 'NOT_FOUND')
       expectError(await request(ctx.app, { method: 'POST', url: `/admin/webhooks/${endpoint.id}/rotate-secret`, token: client.accessToken }), 403, 'FORBIDDEN')
+    })
+
+    it('puts every change on record with what changed, never a secret, and nothing for a refused change', async () => {
+      const endpoint = await createEndpoint({ events: ['service.approved'] })
+      const patched = await request(ctx.app, { method: 'PATCH', url: `/admin/webhooks/${endpoint.id}`, token: admin.accessToken, payload: { events: ['payout.processed'], enabled: false } })
+      const rotated = await request(ctx.app, { method: 'POST', url: `/admin/webhooks/${endpoint.id}/rotate-secret`, token: admin.accessToken })
+      expectError(await request(ctx.app, { method: 'PATCH', url: `/admin/webhooks/${endpoint.id}`, token: admin.accessToken, payload: { url: 'http://10.0.0.1/' } }), 400, 'VALIDATION_ERROR', ['url'])
+      const deleted = await request(ctx.app, { method: 'DELETE', url: `/admin/webhooks/${endpoint.id}`, token: admin.accessToken })
+      const rows = await ctx.database.db.select().from(auditLog).where(eq(auditLog.targetId, endpoint.id)).orderBy(auditLog.createdAt, auditLog.id)
+      const state = { url: PUBLIC_URL, description: null, enabled: true }
+      expect(rows.map(({ action, actorId, targetType, before, after }) => ({ action, actorId, targetType, before, after }))).toEqual(
+        expect.arrayContaining([
+          { action: 'webhook.create', actorId: admin.user.id, targetType: 'webhook_endpoint', before: null, after: { ...state, events: ['service.approved'] } },
+          { action: 'webhook.update', actorId: admin.user.id, targetType: 'webhook_endpoint', before: { ...state, events: ['service.approved'] }, after: { ...state, events: ['payout.processed'], enabled: false } },
+          { action: 'webhook.rotate_secret', actorId: admin.user.id, targetType: 'webhook_endpoint', before: null, after: { previousSecretExpiresAt: expect.any(String) } },
+          { action: 'webhook.delete', actorId: admin.user.id, targetType: 'webhook_endpoint', before: { ...state, events: ['payout.processed'], enabled: false }, after: null },
+        ]),
+      )
+      expect(rows).toHaveLength(4)
+      expect(rows.map((row) => row.requestId)).toEqual(expect.arrayContaining([patched.headers['x-request-id'], rotated.headers['x-request-id'], deleted.headers['x-request-id']]))
+      expect(JSON.stringify(rows)).not.toMatch(/whsec_/)
     })
   })
 
@@ -285,11 +319,7 @@ describe('webhook administration', () => {
 
   describe('GET /admin/events', () => {
     it('reads every event in order with a cursor, whatever happens to the outbox rows', async () => {
-      const start = await request(ctx.app, { method: 'GET', url: '/admin/events?limit=100', token: admin.accessToken })
-      let cursor = start.json().data.nextCursor as string
-      while ((await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}&limit=100`, token: admin.accessToken })).json().data.hasMore) {
-        cursor = (await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}&limit=100`, token: admin.accessToken })).json().data.nextCursor
-      }
+      const cursor = await lastCursor()
       await emit('approved')
       await emit('payout')
       await emit('approved')
@@ -314,20 +344,42 @@ describe('webhook administration', () => {
       expect(again.items).toHaveLength(3)
     })
 
-    it('records an event once even if its outbox job runs twice', async () => {
-      const before = (await request(ctx.app, { method: 'GET', url: '/admin/events?limit=100', token: admin.accessToken })).json().data
-      let cursor = before.nextCursor as string
-      for (;;) {
-        const page = (await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}&limit=100`, token: admin.accessToken })).json().data
-        cursor = page.nextCursor
-        if (!page.hasMore) break
-      }
-      const payload = { event: 'service.approved', timestamp: ctx.clock.now().toISOString(), data: { serviceId: newId(), sellerId: newId() } }
-      const id = newId()
-      await ctx.app.container.webhooks.recordEvent({ id, ...payload })
-      await ctx.app.container.webhooks.recordEvent({ id, ...payload })
+    it('appends an event when its change commits, before any worker runs, and never one whose change rolled back', async () => {
+      const cursor = await lastCursor()
+      const committed = await ctx.database.db.transaction((tx) => emitEvent(ctx.app.container.outbox, tx, catalogueEvents.serviceApproved, { serviceId: newId(), sellerId: newId() }, ctx.clock.now()))
+      await expect(
+        ctx.database.db.transaction(async (tx) => {
+          await emitEvent(ctx.app.container.outbox, tx, catalogueEvents.serviceApproved, { serviceId: newId(), sellerId: newId() }, ctx.clock.now())
+          throw new Error('the change fails after its event was written')
+        }),
+      ).rejects.toThrow('the change fails')
       const items = (await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}`, token: admin.accessToken })).json().data.items
-      expect(items.map((item: { id: string }) => item.id)).toEqual([id])
+      expect(items.map((item: { id: string }) => item.id)).toEqual([committed])
+    })
+
+    it('delivers an event once per endpoint, carrying its cursor, even if its outbox job runs twice', async () => {
+      const endpoint = await createEndpoint()
+      const cursor = await lastCursor()
+      const id = await ctx.database.db.transaction((tx) => emitEvent(ctx.app.container.outbox, tx, catalogueEvents.serviceApproved, { serviceId: newId(), sellerId: newId() }, ctx.clock.now()))
+      await ctx.app.container.webhooks.deliverEvent(id)
+      await ctx.app.container.webhooks.deliverEvent(id)
+      const [logged] = (await request(ctx.app, { method: 'GET', url: `/admin/events?after=${cursor}`, token: admin.accessToken })).json().data.items
+      expect(logged).toMatchObject({ id, event: 'service.approved' })
+      const deliveries = await ctx.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpoint.id))
+      expect(deliveries).toHaveLength(1)
+      expect(JSON.parse(deliveries[0]!.body)).toEqual({ event: 'service.approved', timestamp: logged.timestamp, cursor: logged.cursor, data: logged.data })
+    })
+
+    it('documents the cursor every event delivery carries, and the order the log keeps', async () => {
+      type Schema = { required: string[]; properties: Record<string, { type?: string }> }
+      type Document = { paths: Record<string, { get?: { description?: string } }>; webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: Schema }> } } }> }
+      const document = (await ctx.app.inject({ method: 'GET', url: `${API}/openapi.json` })).json<Document>()
+      for (const event of ctx.app.container.events) {
+        const schema = document.webhooks[event.name]!.post.requestBody.content['application/json']!.schema
+        expect(schema.required, event.name).toEqual(['event', 'timestamp', 'cursor', 'data'])
+        expect(schema.properties.cursor).toMatchObject({ type: 'string' })
+      }
+      expect(document.paths[`${API}/admin/events`]!.get!.description).toContain('clock difference between API instances')
     })
 
     it('refuses a malformed cursor or limit (400) and callers who are not superusers (401, 403)', async () => {

@@ -1,11 +1,18 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, IdParams, Message, Page, PageQuery, ok, responses } from '../../http/common.schemas.ts'
-import { requireSuperuser } from '../../http/auth-hooks.ts'
+import { actorOf, requireSuperuser } from '../../http/auth-hooks.ts'
 import { webhooksErrors } from './webhooks.errors.ts'
 import { CreateEndpointBody, DeliveriesQuery, Delivery, Endpoint, EndpointWithSecret, EventLogPage, EventsQuery, UpdateEndpointBody } from './webhooks.schemas.ts'
 import type { WebhooksService } from './webhooks.service.ts'
 
 const tags = ['webhooks']
+
+/** What the log promises about its order (decision 0117). */
+const EVENT_LOG_DESCRIPTION = [
+  'Every event, oldest first, in the order its change committed. Poll with `after` set to the last `cursor` read (`nextCursor`). An event is in the log as soon as its change is committed, and a later commit always gets a greater cursor, so a poller never misses one.',
+  '',
+  'Events of one object (an order, a service, a payout, a user) are listed in the order they happened: `order.created` always comes before the `order.completed` of the same order. Across objects the log follows `timestamp` except between changes that were under way at the same time: an event may follow one whose `timestamp` is later, by at most the time its own change took from reading the clock to committing (milliseconds: no change waits on the network inside its transaction), plus the clock difference between API instances.',
+].join('\n')
 const security = [{ bearerAuth: [] }]
 const EndpointParams = IdParams('webhookId')
 const DeliveryParams = IdParams('deliveryId')
@@ -22,12 +29,12 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         security,
         summary: 'Register a webhook endpoint (superuser)',
         description:
-          'Every event it subscribes to (`events`; omitted: all) is POSTed to `url`, signed in the Standard Webhooks format with the `whsec_` `secret` of this answer, which is not shown again. A `url` that is not http(s), carries credentials or resolves into a private network is 400 on `url`; an unknown event name is 400 on `events`.',
+          'Every event it subscribes to (`events`; omitted: all) is POSTed to `url`, signed in the Standard Webhooks format with the `whsec_` `secret` of this answer, which is not shown again. A `url` that is not http(s), carries credentials, resolves to a cloud metadata or platform address (always) or into a private network (unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true) is 400 on `url`; an unknown event name is 400 on `events`.',
         body: CreateEndpointBody,
         response: responses({ 201: Envelope(EndpointWithSecret) }, 400, 401, 403),
       },
     },
-    async (request, reply) => reply.status(201).send(ok(await webhooks.createEndpoint(request.body))),
+    async (request, reply) => reply.status(201).send(ok(await webhooks.createEndpoint(actorOf(request), request.body))),
   )
 
   app.get(
@@ -55,7 +62,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         response: responses({ 200: Envelope(Endpoint) }, 400, 401, 403, 404, webhooksErrors.STATIC_ENDPOINT),
       },
     },
-    async (request) => ok(await webhooks.updateEndpoint(request.params.webhookId, request.body)),
+    async (request) => ok(await webhooks.updateEndpoint(actorOf(request), request.params.webhookId, request.body)),
   )
 
   app.delete(
@@ -71,7 +78,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
       },
     },
     async (request) => {
-      await webhooks.deleteEndpoint(request.params.webhookId)
+      await webhooks.deleteEndpoint(actorOf(request), request.params.webhookId)
       return ok({ message: 'Webhook endpoint deleted' })
     },
   )
@@ -88,7 +95,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         response: responses({ 200: Envelope(EndpointWithSecret) }, 401, 403, 404, webhooksErrors.STATIC_ENDPOINT),
       },
     },
-    async (request) => ok(await webhooks.rotateSecret(request.params.webhookId)),
+    async (request) => ok(await webhooks.rotateSecret(actorOf(request), request.params.webhookId)),
   )
 
   app.post(
@@ -103,7 +110,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         response: responses({ 202: Envelope(Delivery) }, 401, 403, 404, webhooksErrors.ENDPOINT_DISABLED),
       },
     },
-    async (request, reply) => reply.status(202).send(ok(await webhooks.sendTest(request.params.webhookId))),
+    async (request, reply) => reply.status(202).send(ok(await webhooks.sendTest(actorOf(request), request.params.webhookId))),
   )
 
   app.get(
@@ -134,7 +141,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         response: responses({ 202: Envelope(Delivery) }, 401, 403, 404, webhooksErrors.ENDPOINT_DISABLED, webhooksErrors.DELIVERY_IN_PROGRESS),
       },
     },
-    async (request, reply) => reply.status(202).send(ok(await webhooks.retryDelivery(request.params.deliveryId))),
+    async (request, reply) => reply.status(202).send(ok(await webhooks.retryDelivery(actorOf(request), request.params.deliveryId))),
   )
 
   app.get(
@@ -144,7 +151,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         tags,
         security,
         summary: 'The event log (superuser)',
-        description: 'Every event in order, oldest first. Poll with `after` set to the last `cursor` read (`nextCursor`); an event appears once the worker has recorded it, within seconds of its change.',
+        description: EVENT_LOG_DESCRIPTION,
         querystring: EventsQuery,
         response: responses({ 200: Envelope(EventLogPage) }, 400, 401, 403),
       },

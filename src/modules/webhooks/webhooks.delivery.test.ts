@@ -3,14 +3,14 @@ import type { FastifyBaseLogger } from 'fastify'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { createCategory, publishService } from '../../../test/factories/services.ts'
 import { createSuperuser, createUser, type TestUser } from '../../../test/factories/users.ts'
-import { createTestApp, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
 import { startReceiver, verifyWebhook, type Receiver } from '../../../test/setup/webhook-receiver.ts'
 import { DAY, HOUR, MINUTE, SECOND } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
 import { catalogueEvents } from '../catalogue/catalogue.events.ts'
 import { createDeliveriesRepository } from './deliveries.repository.ts'
-import { systemResolver } from './destinations.ts'
+import { systemResolver, type Resolver } from './destinations.ts'
 import { STATIC_ENDPOINT_ID } from './event-log.service.ts'
 import { createWebhookDispatcher, RETRY_DELAYS, MAX_ATTEMPTS } from './webhook-dispatcher.ts'
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from './webhooks.table.ts'
@@ -72,18 +72,21 @@ describe('webhook delivery to real receivers', () => {
     return ids
   }
 
+  /** A dispatcher of its own whose resolver answers what the test says. */
+  const dispatcherResolving = (allowPrivateNetworks: boolean, resolve: Resolver) =>
+    createWebhookDispatcher({ db: ctx.database.db, clock: ctx.clock, outbox: ctx.app.container.outbox, logger: ctx.app.log, allowPrivateNetworks, resolve })
   const deliveriesOf = (endpointId: string) => ctx.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.endpointId, endpointId))
   const attemptsOf = (deliveryId: string) => ctx.database.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, deliveryId)).orderBy(webhookAttempts.attempt)
   const endpointRow = async (id: string) => (await ctx.database.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)))[0]!
 
-  it('delivers an approved service end to end: signed { event, timestamp, data }, the event id as webhook-id, in the event log', async () => {
+  it('delivers an approved service end to end: signed { event, timestamp, cursor, data }, the event id as webhook-id, the cursor of the event log', async () => {
     const hook = await receiver()
     const endpoint = await register(hook.url)
     const seller = await createUser(ctx)
     const serviceId = await publishService(ctx, seller.accessToken, await createCategory(ctx))
     const approved = await request(ctx.app, { method: 'POST', url: `/admin/services/${serviceId}/approve`, token: await adminToken() })
     expect(approved.statusCode).toBe(200)
-    // Nothing leaves before the outbox job has recorded the event.
+    // Nothing leaves before the event's outbox job has created its deliveries.
     expect(await dispatcher().drain()).toBe(0)
     expect(await ctx.app.container.worker.drain()).toBeGreaterThanOrEqual(1)
     expect(await dispatcher().drain()).toBeGreaterThanOrEqual(1)
@@ -92,12 +95,12 @@ describe('webhook delivery to real receivers', () => {
     const [message] = hook.received
     expect(message!.headers['content-type']).toBe('application/json')
     const body = verifyWebhook(endpoint.secret, message!, ctx.clock.now())
-    expect(body).toEqual({ event: 'service.approved', timestamp: expect.any(String), data: { serviceId, sellerId: seller.user.id } })
+    expect(body).toEqual({ event: 'service.approved', timestamp: expect.any(String), cursor: expect.stringMatching(/^[0-9]+$/), data: { serviceId, sellerId: seller.user.id } })
     expect(message!.headers['webhook-timestamp']).toBe(String(Math.floor(ctx.clock.now().getTime() / 1000)))
 
     const log = await request(ctx.app, { method: 'GET', url: '/admin/events?limit=100', token: await adminToken() })
     const entry = (log.json().data.items as { id: string; event: string; data: { serviceId: string } }[]).find((item) => item.data.serviceId === serviceId)
-    expect(entry).toMatchObject({ event: 'service.approved', id: message!.headers['webhook-id'] })
+    expect(entry).toMatchObject({ event: 'service.approved', id: message!.headers['webhook-id'], cursor: (body as { cursor: string }).cursor })
     // The configured endpoint (WEBHOOK_URL) got it too, signed with WEBHOOK_SECRET.
     const configured = staticReceiver.received.find((candidate) => candidate.headers['webhook-id'] === entry!.id)
     expect(configured).toBeDefined()
@@ -370,16 +373,9 @@ describe('webhook delivery to real receivers', () => {
     const hook = await receiver()
     const endpoint = await register(`http://hooks.example.invalid:${hook.port}/in`)
     const lookups: string[] = []
-    const pinned = createWebhookDispatcher({
-      db: ctx.database.db,
-      clock: ctx.clock,
-      outbox: ctx.app.container.outbox,
-      logger: ctx.app.log,
-      allowPrivateNetworks: true,
-      resolve: async (hostname) => {
-        lookups.push(hostname)
-        return [{ address: '127.0.0.1', family: 4 }]
-      },
+    const pinned = dispatcherResolving(true, async (hostname) => {
+      lookups.push(hostname)
+      return [{ address: '127.0.0.1', family: 4 }]
     })
     await emit()
     const tasks = await pinned.tick()
@@ -393,17 +389,10 @@ describe('webhook delivery to real receivers', () => {
   it('refuses at delivery a destination that now resolves into a private network, and sends nothing', async () => {
     const hook = await receiver()
     const endpoint = await register(`http://rebind.example.invalid:${hook.port}/in`)
-    const guarded = createWebhookDispatcher({
-      db: ctx.database.db,
-      clock: ctx.clock,
-      outbox: ctx.app.container.outbox,
-      logger: ctx.app.log,
-      allowPrivateNetworks: false,
-      resolve: async () => [
-        { address: '93.184.215.14', family: 4 },
-        { address: '::ffff:127.0.0.1', family: 6 },
-      ],
-    })
+    const guarded = dispatcherResolving(false, async () => [
+      { address: '93.184.215.14', family: 4 },
+      { address: '::ffff:127.0.0.1', family: 6 },
+    ])
     await emit()
     const tasks = await guarded.tick()
     await Promise.all(tasks.map((task) => task.done))
@@ -411,6 +400,22 @@ describe('webhook delivery to real receivers', () => {
     const [delivery] = await deliveriesOf(endpoint.id)
     expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null })
     expect(delivery!.lastError).toBe('rebind.example.invalid resolves to a private or reserved address (::ffff:127.0.0.1)')
+  })
+
+  it('refuses cloud metadata and platform destinations where private networks are allowed: at registration, and at delivery after resolving', async () => {
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://2852039166/', 'http://[::ffff:a9fe:a9fe]/', 'http://168.63.129.16/machine', 'http://[fd00:ec2::254]/']) {
+      const refused = await request(ctx.app, { method: 'POST', url: '/admin/webhooks', token: await adminToken(), payload: { url } })
+      expectError(refused, 400, 'VALIDATION_ERROR', ['url'])
+      expect(refused.json().error.details[0].message).toContain('is a cloud metadata or platform address')
+    }
+    const hook = await receiver()
+    const endpoint = await register(`http://metadata.example.invalid:${hook.port}/in`)
+    const guarded = dispatcherResolving(true, async () => [{ address: '169.254.169.254', family: 4 }])
+    await emit()
+    await Promise.all((await guarded.tick()).map((task) => task.done))
+    expect(hook.received).toHaveLength(0)
+    const [delivery] = await deliveriesOf(endpoint.id)
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, lastError: 'metadata.example.invalid resolves to a cloud metadata or platform address (169.254.169.254)' })
   })
 
   // The harness provides a template database only when the suite runs on PostgreSQL (TEST_DATABASE_URL).

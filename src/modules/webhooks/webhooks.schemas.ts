@@ -100,7 +100,7 @@ export type EventsQuery = Static<typeof EventsQuery>
 
 export const LoggedEvent = Type.Object({
   id: Type.String({ description: 'The event id (the `webhook-id` of its deliveries).' }),
-  cursor: Type.String({ description: 'Pass it as `after` to read the events that follow.' }),
+  cursor: Type.String({ description: 'Its place in the log, a decimal integer that grows with every event; pass it as `after` to read the events that follow. Webhook deliveries of the event carry it too.' }),
   event: Type.String(),
   timestamp: Timestamp,
   data: Type.Record(Type.String(), Type.Unknown()),

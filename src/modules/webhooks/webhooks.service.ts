@@ -6,6 +6,7 @@ import type { Mailer } from '../../platform/mail/mailer.ts'
 import type { EventType } from '../../platform/outbox/events.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import { defineStats } from '../../platform/statistics/statistics.ts'
+import type { AuditService } from '../audit/audit.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { systemResolver, type Resolver } from './destinations.ts'
 import { createEndpointsService } from './endpoints.service.ts'
@@ -47,15 +48,16 @@ export function createWebhooksService(deps: {
   config: Pick<Config, 'webhooks' | 'appUrl'>
   events: readonly EventType[]
   users: Pick<UsersService, 'superuserContacts'>
+  audit: Pick<AuditService, 'record'>
   resolve?: Resolver
 }) {
-  const { db, clock, outbox, mailer, logger, config, users } = deps
+  const { db, clock, outbox, mailer, logger, config, users, audit } = deps
   const resolve = deps.resolve ?? systemResolver
   const { allowPrivateNetworks } = config.webhooks
   const configured = config.webhooks.url && config.webhooks.secret ? { url: config.webhooks.url, secret: config.webhooks.secret } : undefined
 
   return {
-    ...createEndpointsService({ db, clock, eventNames: () => deps.events.map((event) => event.name), allowPrivateNetworks, resolve }),
+    ...createEndpointsService({ db, clock, audit, eventNames: () => deps.events.map((event) => event.name), allowPrivateNetworks, resolve }),
     ...createEventLog({ db, clock, configured }),
     dispatcher: createWebhookDispatcher({ db, clock, outbox, logger: logger.child({ component: 'webhooks' }), allowPrivateNetworks, resolve, configured }),
 

@@ -1,4 +1,4 @@
-import { bigint, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { boolean, index, integer, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 
 export const endpointSources = ['api', 'config'] as const
 export type EndpointSource = (typeof endpointSources)[number]
@@ -25,20 +25,6 @@ export const webhookEndpoints = pgTable('webhook_endpoints', {
   disabledAt: timestamp('disabled_at', { withTimezone: true, mode: 'date' }),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull(),
-})
-
-/**
- * The ordered event log (`GET /admin/events`): every event, once, kept whatever happens to its
- * outbox row. `cursor` grows in commit order (appends are serialised, decision 0060).
- */
-export const webhookEvents = pgTable('webhook_events', {
-  cursor: bigint('cursor', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-  /** The event's id: the outbox job that carried it, and the `webhook-id` of its deliveries. */
-  id: uuid('id').notNull().unique(),
-  event: text('event').notNull(),
-  occurredAt: timestamp('occurred_at', { withTimezone: true, mode: 'date' }).notNull(),
-  data: jsonb('data').$type<Record<string, unknown>>().notNull(),
-  recordedAt: timestamp('recorded_at', { withTimezone: true, mode: 'date' }).notNull(),
 })
 
 export const deliveryStatuses = ['pending', 'delivering', 'succeeded', 'failed'] as const
@@ -99,6 +85,5 @@ export const webhookAttempts = pgTable(
 )
 
 export type EndpointRow = typeof webhookEndpoints.$inferSelect
-export type EventRow = typeof webhookEvents.$inferSelect
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect
 export type AttemptRow = typeof webhookAttempts.$inferSelect

@@ -19,19 +19,23 @@ export interface EventType<S extends TObject = TObject> {
 
 export const defineEvent = <S extends TObject>(name: string, description: string, data: S): EventType<S> => ({ name, description, data })
 
-/** The outbox job that carries every event: `{ event, timestamp, data }`, the webhook body. */
+/**
+ * The outbox job that carries every event: `{ event, timestamp, data }`. Writing it appends the
+ * event to the event log when the transaction commits (the `event_log_append` trigger, decision
+ * 0117), so every way of emitting an event, `emitEvent` and `eventJobSql` alike, logs it.
+ */
 export const EVENT_JOB = defineJob(
   'event',
   Type.Object({ event: Type.String(), timestamp: Type.String(), data: Type.Record(Type.String(), Type.Unknown()) }),
 )
 
-/**
- * Records an event in the caller's business transaction, so it exists if and only if the change
- * commits. `at` is the business time of the change.
- */
 /** The event job's payload: the event's name, when it happened, and its data. */
 const eventPayload = <S extends TObject>(event: EventType<S>, data: Static<S>, at: Date) => ({ event: event.name, timestamp: at.toISOString(), data })
 
+/**
+ * Records an event in the caller's business transaction, so it exists, in the event log and in
+ * the outbox, if and only if the change commits. `at` is the business time of the change.
+ */
 export function emitEvent<S extends TObject>(outbox: Outbox, tx: Tx, event: EventType<S>, data: Static<S>, at: Date): Promise<string> {
   return outbox.add(tx, EVENT_JOB, eventPayload(event, data, at))
 }
