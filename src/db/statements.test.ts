@@ -4,11 +4,22 @@ import { openTestDatabase } from '../../test/setup/test-app.ts'
 import { newId } from '../lib/ids.ts'
 import { users } from '../modules/users/users.table.ts'
 import type { Database } from './client.ts'
-import { placeholders, prepared, preparedSql } from './statements.ts'
+import { prepared, preparedSql } from './statements.ts'
 import { guardTransactions, OuterDatabaseInTransactionError } from './transaction-guard.ts'
 
 const userById = prepared('test_users_by_id', (db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))))
-const insertUser = prepared('test_users_insert', (db) => db.insert(users).values(placeholders('id', 'email', 'username', 'fullName', 'passwordHash', 'createdAt', 'updatedAt')).returning())
+const insertUser = prepared('test_users_insert', (db) => db
+    .insert(users)
+    .values({
+      id: sql.placeholder('id'),
+      email: sql.placeholder('email'),
+      username: sql.placeholder('username'),
+      fullName: sql.placeholder('fullName'),
+      passwordHash: sql.placeholder('passwordHash'),
+      createdAt: sql.placeholder('createdAt'),
+      updatedAt: sql.placeholder('updatedAt'),
+    })
+    .returning())
 const emailsLike = preparedSql<{ pattern: string }, { email: string; created_at: string | Date }>('test_users_emails', sql`select email, created_at from users where email like ${sql.placeholder('pattern')} order by email`)
 
 describe('statements built once and run on any executor', () => {

@@ -521,8 +521,8 @@ async function correctedQuery(search: string): Promise<string | null> {
       return new Map(rows.map((row) => [row.sellerId, row.total]))
     },
 
-    // Categories: read here only until the categories service (another subject of this module)
-    // exposes resolveCategory and categoryIdsWithin; then these three go.
+    // Categories, read for the services' own use cases (this module owns both tables): the
+    // category a service names, the ids a list filters on, and the categories of a page.
     async findCategory(idOrSlug: string) {
       const [row] = await db
         .select({ id: categories.id, name: categories.name, slug: categories.slug })
@@ -541,12 +541,6 @@ async function correctedQuery(search: string): Promise<string | null> {
         .select({ id: categories.id })
         .from(categories)
         .where(or(inArray(categories.id, target), inArray(categories.parentId, target)))
-      return rows.map((row) => row.id)
-    },
-
-    /** A category and its subcategories (the taxonomy has two levels). */
-    async categoryIdsWithin(categoryId: string): Promise<string[]> {
-      const rows = await db.select({ id: categories.id }).from(categories).where(or(eq(categories.id, categoryId), eq(categories.parentId, categoryId)))
       return rows.map((row) => row.id)
     },
 

@@ -55,9 +55,6 @@ export interface OrdersDeps {
  */
 const asUuid = (id: string): string => (isUuid(id) ? id : '00000000-0000-0000-0000-000000000000')
 
-/** The platform fee of a total, rounded half-up to the cent (DESIGN "Orders"). */
-export const platformFeeCents = (totalCents: number, basisPoints: number): number => Math.floor((totalCents * basisPoints + 5_000) / 10_000)
-
 /**
  * A delivery message's limit: multipart text fields are capped at 4 KiB (http/multipart.ts), and
  * 1,000 characters fit in it even at four bytes each.
