@@ -997,3 +997,33 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
     })
   })
 })
+
+describe('signed links to private files have their own secret', () => {
+  const ROTATED = { JWT_ACCESS_SECRET: 'rotated-access-secret-0123456789-abcdefgh', JWT_REFRESH_SECRET: 'rotated-refresh-secret-0123456789-abcdefgh' }
+  const OTHER_FILE_SECRET = 'another-file-signing-secret-0123456789-abcdef'
+
+  it('keeps a link working when the JWT secrets change, and ends it when the file secret changes without its previous value', async () => {
+    const first = await createTestApp()
+    // Other instances on the same database and disk, as after a redeploy with other settings.
+    const instance = (env: Record<string, string>) => createTestApp({ database: first.database, clock: first.clock, env: { DATA_DIR: first.config.dataDir, ...env } })
+    const rotatedJwt = await instance(ROTATED)
+    const rotatedFiles = await instance({ FILE_SIGNING_SECRET: OTHER_FILE_SECRET })
+    const rotatingFiles = await instance({ FILE_SIGNING_SECRET: OTHER_FILE_SECRET, FILE_SIGNING_SECRET_PREVIOUS: first.config.fileSigning.secret })
+    try {
+      const owner = await createUser(first)
+      const form = fileForm(await png({ seed: 77 }), { filename: 'contract.png', tag: 'order_delivery' })
+      const response = await request(first.app, { method: 'POST', url: '/uploads', token: owner.accessToken, payload: form.payload, headers: form.headers })
+      expect(response.statusCode, response.body).toBe(201)
+      const link = localPart(response.json().data.url as string)
+      expect(link).toContain('signature=')
+
+      expect((await first.app.inject({ method: 'GET', url: link })).statusCode).toBe(200)
+      expect((await rotatedJwt.app.inject({ method: 'GET', url: link })).statusCode).toBe(200)
+      expect((await rotatedFiles.app.inject({ method: 'GET', url: link })).statusCode).toBe(404)
+      expect((await rotatingFiles.app.inject({ method: 'GET', url: link })).statusCode).toBe(200)
+    } finally {
+      for (const other of [rotatedJwt, rotatedFiles, rotatingFiles]) await other.app.close()
+      await first.close()
+    }
+  })
+})
