@@ -463,6 +463,40 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       expect(changed.statusCode).toBe(200)
     })
 
+    it('answers conditional requests as HTTP defines them: weak and listed tags, If-Modified-Since, and Range under If-Range', async () => {
+      const owner = await createUser(ctx)
+      const url = (await uploadAvatar(fileForm(fixtures.png, { filename: 'me.png' }), owner.accessToken)).json().data.avatar as string
+      const first = await download(url)
+      const etag = first.headers.etag as string
+      const lastModified = first.headers['last-modified'] as string
+      const whole = first.rawPayload
+      const status = async (headers: Record<string, string>) => (await download(url, { headers })).statusCode
+
+      expect(await status({ 'if-none-match': `W/${etag}` })).toBe(304)
+      expect(await status({ 'if-none-match': `"another", ${etag}` })).toBe(304)
+      expect(await status({ 'if-none-match': '*' })).toBe(304)
+      expect(await status({ 'if-none-match': '"another", W/"more"' })).toBe(200)
+      expect(await status({ 'if-modified-since': lastModified })).toBe(304)
+      expect(await status({ 'if-modified-since': new Date(Date.parse(lastModified) + HOUR).toUTCString() })).toBe(304)
+      expect(await status({ 'if-modified-since': new Date(Date.parse(lastModified) - HOUR).toUTCString() })).toBe(200)
+      // An entity tag that does not match wins over a date that would.
+      expect(await status({ 'if-none-match': '"another"', 'if-modified-since': lastModified })).toBe(200)
+
+      const ranged = async (ifRange: string) => {
+        const response = await download(url, { headers: { range: 'bytes=0-9', 'if-range': ifRange } })
+        return { status: response.statusCode, length: response.rawPayload.length }
+      }
+      expect(await ranged(etag)).toEqual({ status: 206, length: 10 })
+      expect(await ranged(lastModified)).toEqual({ status: 206, length: 10 })
+      // The file changed since the client's copy (or the tag is weak): the whole file, not a piece.
+      expect(await ranged('"another"')).toEqual({ status: 200, length: whole.length })
+      expect(await ranged(`W/${etag}`)).toEqual({ status: 200, length: whole.length })
+      expect(await ranged(new Date(Date.parse(lastModified) - HOUR).toUTCString())).toEqual({ status: 200, length: whole.length })
+      const stale = await download(url, { headers: { range: 'bytes=999999-', 'if-range': '"another"' } })
+      expect(stale.statusCode).toBe(200)
+      expect(stale.rawPayload).toEqual(whole)
+    })
+
     it('answers a byte range with 206 and an unsatisfiable one with 416 RANGE_NOT_SATISFIABLE', async () => {
       const owner = await createUser(ctx)
       const url = (await uploadAvatar(fileForm(fixtures.png, { filename: 'me.png' }), owner.accessToken)).json().data.avatar as string
