@@ -21,9 +21,16 @@ function rangeApplies(ifRange: string | undefined, etag: string, lastModified: s
 /**
  * Sends stored bytes with safe headers, conditional GET and single byte ranges (RFC 9110):
  * `If-None-Match` (weak comparison, lists, `*`) and `If-Modified-Since` as the `fresh` package
- * reads them, `Range` with `If-Range`.
+ * reads them, `Range` with `If-Range`. A file the store serves itself is a redirect there.
  */
 export async function sendFile(request: FastifyRequest, reply: FastifyReply, file: FileToSend): Promise<FastifyReply> {
+  const disposition = contentDisposition(file.filename, { type: file.inline ? 'inline' : 'attachment' })
+  if (file.elsewhere) {
+    // The store answers ranges and conditions itself, with the same type, disposition and caching.
+    const location = await file.elsewhere({ contentType: file.contentType, contentDisposition: disposition, cacheControl: file.cacheControl })
+    // The location carries a credential: kept by no cache, sent to no other site.
+    return reply.status(302).header('Location', location).header('Cache-Control', 'private, no-store').header('Referrer-Policy', 'no-referrer').send()
+  }
   const lastModified = file.lastModified.toUTCString()
   let range: ByteRange | undefined
   const header = request.headers.range
@@ -41,7 +48,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, fil
 
   reply
     .header('Content-Type', file.contentType)
-    .header('Content-Disposition', contentDisposition(file.filename, { type: file.inline ? 'inline' : 'attachment' }))
+    .header('Content-Disposition', disposition)
     // Even if a file slipped through as active content, it runs nothing and embeds nothing.
     .header('Content-Security-Policy', "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox")
     .header('X-Content-Type-Options', 'nosniff')

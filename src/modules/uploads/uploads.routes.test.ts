@@ -119,7 +119,13 @@ const expectFieldError = (response: LightMyRequestResponse, field: string, messa
   if (message) expect(body.error.details[0]!.message).toMatch(message)
 }
 
-const expectNotFound = (response: LightMyRequestResponse): void => {
+/** What a download answered, from the API or, after its redirect, from the bucket. */
+type Downloaded = Pick<LightMyRequestResponse, 'statusCode' | 'headers' | 'rawPayload' | 'body' | 'json'> & {
+  /** The API's 302 when the bucket served the bytes. */
+  redirect?: LightMyRequestResponse
+}
+
+const expectNotFound = (response: Downloaded): void => {
   expect(response.statusCode).toBe(404)
   expect(response.json<ErrorJson>().error.code).toBe('NOT_FOUND')
 }
@@ -160,13 +166,24 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
     request(ctx.app, { method: 'POST', url: '/users/me/avatar', token, payload: form.payload, headers: form.headers })
   const patchMe = (token: string, payload: Record<string, unknown>, method: 'PATCH' | 'PUT' = 'PATCH') => request(ctx.app, { method, url: '/users/me', token, payload })
   const me = async (token: string) => (await request(ctx.app, { method: 'GET', url: '/users/me', token })).json().data
-  /** GETs a URL the API returned (or a raw path under /api/v1/uploads/). */
-  const download = (url: string, options: { token?: string; headers?: Record<string, string> } = {}) =>
-    ctx.app.inject({
+  /**
+   * GETs a URL the API returned (or a raw path under /api/v1/uploads/), and follows a redirect to
+   * the bucket as a browser would, with the same headers but no credentials of the API.
+   */
+  const download = async (url: string, options: { token?: string; headers?: Record<string, string> } = {}): Promise<Downloaded> => {
+    const response = await ctx.app.inject({
       method: 'GET',
       url: url.startsWith('http') ? localPart(url) : url,
       headers: { ...options.headers, ...(options.token && { authorization: `Bearer ${options.token}` }) },
     })
+    if (response.statusCode !== 302) return response
+    const location = response.headers.location as string
+    expect(location.startsWith(s3!.endpoint), location).toBe(true)
+    const fetched = await fetch(location, { headers: options.headers })
+    const rawPayload = Buffer.from(await fetched.arrayBuffer())
+    const body = rawPayload.toString('utf8')
+    return { statusCode: fetched.status, headers: Object.fromEntries(fetched.headers), rawPayload, body, json: () => JSON.parse(body), redirect: response }
+  }
 
   /**
    * A GET over a real socket with the path sent exactly as written: app.inject (like a browser)
@@ -186,6 +203,24 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       outgoing.on('error', reject)
       outgoing.end()
     })
+  }
+
+  /**
+   * A private file went out safely: from this process with headers that stop a browser from
+   * sniffing or running it; or, on S3, through a redirect no cache keeps and no referrer leaks,
+   * to a presigned URL that lasts a minute (the bucket's answer carries our type and disposition).
+   */
+  function expectDeliveredSafely(served: Downloaded): void {
+    if (driver === 's3') {
+      expect(served.redirect?.statusCode).toBe(302)
+      expect(served.redirect?.headers['cache-control']).toBe('private, no-store')
+      expect(served.redirect?.headers['referrer-policy']).toBe('no-referrer')
+      expect(new URL(served.redirect!.headers.location as string).searchParams.get('X-Amz-Expires')).toBe('60')
+      return
+    }
+    expect(served.redirect).toBeUndefined()
+    expect(served.headers['x-content-type-options']).toBe('nosniff')
+    expect(served.headers['content-security-policy']).toContain('sandbox')
   }
 
   /** Uploads a file and returns the 201 payload. */
@@ -549,7 +584,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
         const byOwner = await download(bare, { token: owner.accessToken })
         expect(byOwner.statusCode).toBe(200)
         expect(byOwner.headers['cache-control']).toBe('private, no-store')
-        expect(byOwner.headers['x-content-type-options']).toBe('nosniff')
+        expectDeliveredSafely(byOwner)
 
         const signed = await download(data.url)
         expect(signed.statusCode).toBe(200)
@@ -581,8 +616,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       expect(served.statusCode).toBe(200)
       expect(served.headers['content-type']).toBe('application/pdf')
       expect(served.headers['content-disposition']).toBe('attachment; filename="invoice.pdf"')
-      expect(served.headers['x-content-type-options']).toBe('nosniff')
-      expect(served.headers['content-security-policy']).toContain('sandbox')
+      expectDeliveredSafely(served)
       expect(served.rawPayload).toEqual(fixtures.pdf)
     })
 
@@ -598,7 +632,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       expect(served.statusCode).toBe(200)
       expect(served.headers['content-type']).toBe('application/octet-stream')
       expect(served.headers['content-disposition']).toBe(`attachment; filename="${filename}"`)
-      expect(served.headers['x-content-type-options']).toBe('nosniff')
+      expectDeliveredSafely(served)
       expect(served.rawPayload).toEqual(content)
     })
 

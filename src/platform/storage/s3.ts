@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream'
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { assertSafeKey, StorageNotFoundError, type ByteRange, type StorageDriver } from './storage.ts'
 
 export interface S3Options {
@@ -77,6 +78,13 @@ export function createS3Storage(options: S3Options): StorageDriver {
       }
       await client.send(new CopyObjectCommand({ Bucket, Key: to, CopySource: `${Bucket}/${from.split('/').map(encodeURIComponent).join('/')}` }))
       await client.send(new DeleteObjectCommand({ Bucket, Key: from }))
+    },
+
+    // Signed locally (no request to S3); the response-* parameters make S3 answer with our headers.
+    signedDownloadUrl(key, { expiresInSeconds, contentType, contentDisposition, cacheControl }) {
+      assertSafeKey(key)
+      const command = new GetObjectCommand({ Bucket, Key: key, ResponseContentType: contentType, ResponseContentDisposition: contentDisposition, ResponseCacheControl: cacheControl })
+      return getSignedUrl(client, command, { expiresIn: expiresInSeconds })
     },
   }
 }
