@@ -242,6 +242,14 @@ describe('loadConfig JWT secrets', () => {
   })
 })
 
+describe('loadConfig S3 storage', () => {
+  it('takes the bucket, its endpoint and the public address presigned downloads use', () => {
+    const config = loadConfig({ DATA_DIR: dataDir, S3_BUCKET: 'files', S3_ENDPOINT: 'http://minio:9000', S3_PUBLIC_ENDPOINT: 'https://files.example.test' })
+    expect(config.storage).toMatchObject({ kind: 's3', bucket: 'files', endpoint: 'http://minio:9000', publicEndpoint: 'https://files.example.test', forcePathStyle: true })
+    expect(variablesOf(configError({ DATA_DIR: dataDir, S3_BUCKET: 'files', S3_PUBLIC_ENDPOINT: 'files.example.test' }))).toEqual(['S3_PUBLIC_ENDPOINT'])
+  })
+})
+
 describe('loadConfig file signing secret', () => {
   const JWT = { JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: REFRESH }
 

@@ -30,6 +30,7 @@ const EnvSchema = Type.Object({
   MAIL_FROM: Type.String({ minLength: 3, default: 'Marketplace <no-reply@localhost>' }),
   S3_BUCKET: Type.Optional(Type.String({ minLength: 3, maxLength: 63 })),
   S3_ENDPOINT: Type.Optional(Url('https?')),
+  S3_PUBLIC_ENDPOINT: Type.Optional(Url('https?')),
   S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
   S3_ACCESS_KEY_ID: Type.Optional(Type.String({ minLength: 1 })),
   S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
@@ -64,7 +65,7 @@ type Env = Static<typeof EnvSchema>
 
 export type StorageConfig =
   | { kind: 'local'; dir: string }
-  | { kind: 's3'; bucket: string; region: string; endpoint?: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean }
+  | { kind: 's3'; bucket: string; region: string; endpoint?: string; publicEndpoint?: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean }
 
 export type DatabaseConfig = { kind: 'postgres'; url: string; poolSize: number } | { kind: 'pglite'; dataDir: string }
 
@@ -193,6 +194,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
           bucket: env.S3_BUCKET,
           region: env.S3_REGION,
           endpoint: env.S3_ENDPOINT,
+          publicEndpoint: env.S3_PUBLIC_ENDPOINT,
           accessKeyId: env.S3_ACCESS_KEY_ID,
           secretAccessKey: env.S3_SECRET_ACCESS_KEY,
           // Custom endpoints (MinIO, R2, ...) usually need path-style addressing.

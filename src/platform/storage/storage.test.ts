@@ -198,6 +198,14 @@ describe('presigned downloads', () => {
 
   })
 
+  it('signs for the public address of a bucket the API reaches at an internal one', async () => {
+    const storage = createS3Storage({ bucket: 'files', region: 'us-east-1', endpoint: 'http://minio:9000', publicEndpoint: 'https://files.example.test', forcePathStyle: true, ...S3RVER_CREDENTIALS })
+    const url = new URL(await storage.signedDownloadUrl!('a/b.bin', { contentType: 'application/pdf', contentDisposition: 'attachment', cacheControl: 'private, no-store', expiresInSeconds: 60 }))
+    expect(url.origin).toBe('https://files.example.test')
+    expect(url.pathname).toBe('/files/a/b.bin')
+    expect(url.searchParams.get('X-Amz-Signature')).toMatch(/^[0-9a-f]{64}$/)
+  })
+
   it('the local driver has none: its files are served by the API', async () => {
     const local = await localHarness()
     try {
