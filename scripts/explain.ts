@@ -84,9 +84,8 @@ try {
     const { category, fuzzy, search, ...rest } = filter
     let categoryIds: string[] | undefined
     if (category) {
-      const found = await repository.findCategory(category)
-      if (!found) throw new Error(`category ${category} is missing`)
-      categoryIds = await repository.categoryIdsWithin(found.id)
+      categoryIds = await repository.categoryIdsByRef(category)
+      if (categoryIds.length === 0) throw new Error(`category ${category} is missing`)
     }
     const sortBy = rest.sortBy
     await explain(name, async () =>

@@ -27,6 +27,7 @@ export async function openApiDocument(options: { publicUrl?: string; env?: 'deve
     LOG_LEVEL: 'silent',
     JWT_ACCESS_SECRET: 'openapi-document-access-secret-0123456789',
     JWT_REFRESH_SECRET: 'openapi-document-refresh-secret-0123456789',
+    FILE_SIGNING_SECRET: 'openapi-document-file-signing-secret-0123456789',
   })
   const database = fromPglite(new PGlite({ extensions: pgliteExtensions }))
   const app = await buildApp({ config, database })

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from './config.ts'
 
 const ACCESS = 'access-secret-0123456789-abcdefghijklmnop'
 const REFRESH = 'refresh-secret-0123456789-abcdefghijklmnop'
+const FILES = 'file-signing-secret-0123456789-abcdefghijklmnop'
 
 let dataDir: string
 beforeEach(() => {
@@ -162,11 +163,11 @@ describe('loadConfig validation', () => {
   })
 })
 
-const PRODUCTION = { NODE_ENV: 'production', SMTP_URL: 'smtp://mail.example.test:587' }
+const PRODUCTION = { NODE_ENV: 'production', SMTP_URL: 'smtp://mail.example.test:587', FILE_SIGNING_SECRET: FILES }
 
 describe('loadConfig JWT secrets', () => {
   it('requires SMTP_URL in production, where mail in files would put reset links in the log', () => {
-    const error = configError({ DATA_DIR: dataDir, NODE_ENV: 'production', JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: REFRESH })
+    const error = configError({ DATA_DIR: dataDir, NODE_ENV: 'production', JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: REFRESH, FILE_SIGNING_SECRET: FILES })
     expect(variablesOf(error)).toEqual(['SMTP_URL'])
   })
 
@@ -196,7 +197,7 @@ describe('loadConfig JWT secrets', () => {
 
   it('refuses equal access and refresh secrets', () => {
     for (const NODE_ENV of ['production', 'development']) {
-      const error = configError({ DATA_DIR: dataDir, NODE_ENV, SMTP_URL: PRODUCTION.SMTP_URL, JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: ACCESS })
+      const error = configError({ DATA_DIR: dataDir, NODE_ENV, SMTP_URL: PRODUCTION.SMTP_URL, FILE_SIGNING_SECRET: FILES, JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: ACCESS })
       expect(variablesOf(error)).toEqual(['JWT_REFRESH_SECRET'])
       expect(error.message).toMatch(/must differ/)
     }
@@ -215,7 +216,7 @@ describe('loadConfig JWT secrets', () => {
     expect(first.jwt.accessSecret).not.toBe(first.jwt.refreshSecret)
 
     const file = join(dataDir, 'secrets.json')
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(first.jwt)
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ ...first.jwt, fileSigningSecret: first.fileSigning.secret })
     // The file holds signing keys: readable by the owner only.
     expect(statSync(file).mode & 0o077).toBe(0)
 
@@ -233,7 +234,7 @@ describe('loadConfig JWT secrets', () => {
   it('replaces an unreadable secrets file with fresh secrets', () => {
     writeFileSync(join(dataDir, 'secrets.json'), 'not json')
     const config = loadConfig({ DATA_DIR: dataDir })
-    expect(JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8'))).toEqual(config.jwt)
+    expect(JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8'))).toEqual({ ...config.jwt, fileSigningSecret: config.fileSigning.secret })
   })
 
   it('prefers secrets from the environment over the stored ones in development', () => {
@@ -246,12 +247,60 @@ describe('loadConfig JWT secrets', () => {
   })
 })
 
+describe('loadConfig S3 storage', () => {
+  it('takes the bucket, its endpoint and the public address presigned downloads use', () => {
+    const config = loadConfig({ DATA_DIR: dataDir, S3_BUCKET: 'files', S3_ENDPOINT: 'http://minio:9000', S3_PUBLIC_ENDPOINT: 'https://files.example.test' })
+    expect(config.storage).toMatchObject({ kind: 's3', bucket: 'files', endpoint: 'http://minio:9000', publicEndpoint: 'https://files.example.test', forcePathStyle: true })
+    expect(variablesOf(configError({ DATA_DIR: dataDir, S3_BUCKET: 'files', S3_PUBLIC_ENDPOINT: 'files.example.test' }))).toEqual(['S3_PUBLIC_ENDPOINT'])
+  })
+})
+
+describe('loadConfig file signing secret', () => {
+  const JWT = { JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: REFRESH }
+
+  it('requires FILE_SIGNING_SECRET in production, with the JWT secrets set', () => {
+    expect(variablesOf(configError({ DATA_DIR: dataDir, ...PRODUCTION, ...JWT, FILE_SIGNING_SECRET: undefined }))).toEqual(['FILE_SIGNING_SECRET'])
+    expect(existsSync(join(dataDir, 'secrets.json'))).toBe(false)
+  })
+
+  it('takes it, and its previous value during a rotation, apart from the JWT secrets', () => {
+    const previous = `previous-${FILES}`
+    const config = loadConfig({ DATA_DIR: dataDir, ...PRODUCTION, ...JWT, FILE_SIGNING_SECRET_PREVIOUS: previous })
+    expect(config.fileSigning).toEqual({ secret: FILES, previousSecret: previous })
+    expect(config.jwt).toMatchObject({ accessSecret: ACCESS, refreshSecret: REFRESH })
+  })
+
+  it('refuses one shorter than 32 characters, or equal to a JWT secret', () => {
+    expect(variablesOf(configError({ DATA_DIR: dataDir, ...PRODUCTION, ...JWT, FILE_SIGNING_SECRET: 'x'.repeat(31) }))).toEqual(['FILE_SIGNING_SECRET'])
+    for (const same of [ACCESS, REFRESH]) {
+      const error = configError({ DATA_DIR: dataDir, ...PRODUCTION, ...JWT, FILE_SIGNING_SECRET: same })
+      expect(variablesOf(error)).toEqual(['FILE_SIGNING_SECRET'])
+      expect(error.message).toMatch(/must differ from the JWT secrets/)
+    }
+  })
+
+  it('generates its own in development, kept beside the JWT secrets, and adds it to a secrets file that lacks it', () => {
+    const generated = loadConfig({ DATA_DIR: dataDir, ...JWT })
+    expect(generated.fileSigning.secret.length).toBeGreaterThanOrEqual(32)
+    expect([ACCESS, REFRESH]).not.toContain(generated.fileSigning.secret)
+    expect(loadConfig({ DATA_DIR: dataDir }).fileSigning.secret).toBe(generated.fileSigning.secret)
+
+    const file = join(dataDir, 'secrets.json')
+    const { fileSigningSecret: _dropped, ...older } = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>
+    writeFileSync(file, JSON.stringify(older))
+    const upgraded = loadConfig({ DATA_DIR: dataDir })
+    expect(upgraded.jwt).toMatchObject(older)
+    expect(upgraded.fileSigning.secret).not.toBe(generated.fileSigning.secret)
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ ...older, fileSigningSecret: upgraded.fileSigning.secret })
+  })
+})
+
 describe('loadConfig webhooks', () => {
   const SECRET = 'whsec_c3RhdGljLWVuZHBvaW50LXNlY3JldC0wMTIzNDU2Nzg5'
 
   it('has no static endpoint by default and allows private networks outside production only', () => {
     expect(loadConfig({ DATA_DIR: dataDir }).webhooks).toEqual({ url: undefined, secret: undefined, allowPrivateNetworks: true })
-    const production = loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production', JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: REFRESH, SMTP_URL: 'smtp://mail:587' })
+    const production = loadConfig({ DATA_DIR: dataDir, ...PRODUCTION, JWT_ACCESS_SECRET: ACCESS, JWT_REFRESH_SECRET: REFRESH })
     expect(production.webhooks.allowPrivateNetworks).toBe(false)
     expect(loadConfig({ DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' }).webhooks.allowPrivateNetworks).toBe(false)
   })

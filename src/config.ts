@@ -25,10 +25,13 @@ const EnvSchema = Type.Object({
   JWT_REFRESH_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   JWT_ACCESS_SECRET_PREVIOUS: Type.Optional(Type.String({ minLength: 32 })),
   JWT_REFRESH_SECRET_PREVIOUS: Type.Optional(Type.String({ minLength: 32 })),
+  FILE_SIGNING_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  FILE_SIGNING_SECRET_PREVIOUS: Type.Optional(Type.String({ minLength: 32 })),
   SMTP_URL: Type.Optional(Url('smtp|smtps')),
   MAIL_FROM: Type.String({ minLength: 3, default: 'Marketplace <no-reply@localhost>' }),
   S3_BUCKET: Type.Optional(Type.String({ minLength: 3, maxLength: 63 })),
   S3_ENDPOINT: Type.Optional(Url('https?')),
+  S3_PUBLIC_ENDPOINT: Type.Optional(Url('https?')),
   S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
   S3_ACCESS_KEY_ID: Type.Optional(Type.String({ minLength: 1 })),
   S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
@@ -64,7 +67,7 @@ type Env = Static<typeof EnvSchema>
 
 export type StorageConfig =
   | { kind: 'local'; dir: string }
-  | { kind: 's3'; bucket: string; region: string; endpoint?: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean }
+  | { kind: 's3'; bucket: string; region: string; endpoint?: string; publicEndpoint?: string; accessKeyId?: string; secretAccessKey?: string; forcePathStyle: boolean }
 
 export type DatabaseConfig = { kind: 'postgres'; url: string; poolSize: number } | { kind: 'pglite'; dataDir: string }
 
@@ -85,6 +88,8 @@ export interface Config {
   /** Where uploads are staged while they are checked, before they reach storage. */
   tmpDir: string
   signedUrlTtlSeconds: number
+  /** The key of signed links to private files, apart from the token keys; the previous one is only accepted, during a rotation. */
+  fileSigning: { secret: string; previousSecret?: string }
   corsOrigins: string[] | '*'
   trustProxy: boolean
   runWorker: boolean
@@ -155,7 +160,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   const env = withDefaults as Env
   if (env.NODE_ENV === 'production') {
-    for (const name of ['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET'] as const) {
+    for (const name of ['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET', 'FILE_SIGNING_SECRET'] as const) {
       if (!env[name]) problems.push(`${name}: required when NODE_ENV=production (at least 32 characters)`)
     }
     // Without SMTP, mail goes to files and its links (reset tokens) to the log: development only.
@@ -164,12 +169,16 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) problems.push('WEBHOOK_SECRET: required with WEBHOOK_URL (a whsec_ secret, base64 of at least 16 bytes)')
   if (env.WEBHOOK_URL && hasCredentials(env.WEBHOOK_URL)) problems.push('WEBHOOK_URL: must not carry credentials (user:password@)')
   if (env.JWT_ACCESS_SECRET && env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) problems.push('JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET')
+  if (env.FILE_SIGNING_SECRET && [env.JWT_ACCESS_SECRET, env.JWT_REFRESH_SECRET].includes(env.FILE_SIGNING_SECRET)) {
+    problems.push('FILE_SIGNING_SECRET: must differ from the JWT secrets')
+  }
   problems.push(...superuserProblems(env))
   if (problems.length > 0) throw new ConfigError(problems)
 
   const isProduction = env.NODE_ENV === 'production'
   const dataDir = resolve(env.DATA_DIR)
-  const jwt = { ...resolveSecrets(env, isProduction, dataDir), previousAccessSecret: env.JWT_ACCESS_SECRET_PREVIOUS, previousRefreshSecret: env.JWT_REFRESH_SECRET_PREVIOUS }
+  const secrets = resolveSecrets(env, isProduction, dataDir)
+  const jwt = { accessSecret: secrets.accessSecret, refreshSecret: secrets.refreshSecret, previousAccessSecret: env.JWT_ACCESS_SECRET_PREVIOUS, previousRefreshSecret: env.JWT_REFRESH_SECRET_PREVIOUS }
   const publicUrl = env.PUBLIC_URL.replace(/\/+$/, '')
   const origins = env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean)
 
@@ -191,6 +200,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
           bucket: env.S3_BUCKET,
           region: env.S3_REGION,
           endpoint: env.S3_ENDPOINT,
+          publicEndpoint: env.S3_PUBLIC_ENDPOINT,
           accessKeyId: env.S3_ACCESS_KEY_ID,
           secretAccessKey: env.S3_SECRET_ACCESS_KEY,
           // Custom endpoints (MinIO, R2, ...) usually need path-style addressing.
@@ -199,6 +209,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       : { kind: 'local', dir: join(dataDir, 'uploads') },
     tmpDir: join(dataDir, 'tmp'),
     signedUrlTtlSeconds: env.SIGNED_URL_TTL_SECONDS,
+    fileSigning: { secret: secrets.fileSigningSecret, previousSecret: env.FILE_SIGNING_SECRET_PREVIOUS },
     corsOrigins: origins.includes('*') ? '*' : origins,
     trustProxy: env.TRUST_PROXY === 'true',
     runWorker: env.RUN_WORKER === 'true',
@@ -248,33 +259,42 @@ function hasCredentials(url: string): boolean {
   }
 }
 
+/** The secrets kept in `DATA_DIR/secrets.json` outside production, by their names there. */
+interface Secrets {
+  accessSecret: string
+  refreshSecret: string
+  fileSigningSecret: string
+}
+
+const SECRET_VARIABLES: Record<keyof Secrets, 'JWT_ACCESS_SECRET' | 'JWT_REFRESH_SECRET' | 'FILE_SIGNING_SECRET'> = {
+  accessSecret: 'JWT_ACCESS_SECRET',
+  refreshSecret: 'JWT_REFRESH_SECRET',
+  fileSigningSecret: 'FILE_SIGNING_SECRET',
+}
+
 /**
- * Production must be given both secrets. Elsewhere they are generated on first start and kept in
- * DATA_DIR, so tokens survive restarts without any setup.
+ * Production must be given every secret. Elsewhere a secret the environment does not give is
+ * generated on first start and kept in DATA_DIR, so tokens and signed links survive restarts
+ * without any setup; one missing from an older file is added to it.
  */
-function resolveSecrets(env: Env, isProduction: boolean, dataDir: string): { accessSecret: string; refreshSecret: string } {
-  if (env.JWT_ACCESS_SECRET && env.JWT_REFRESH_SECRET) {
-    return { accessSecret: env.JWT_ACCESS_SECRET, refreshSecret: env.JWT_REFRESH_SECRET }
+function resolveSecrets(env: Env, isProduction: boolean, dataDir: string): Secrets {
+  const names = Object.keys(SECRET_VARIABLES) as (keyof Secrets)[]
+  if (names.every((name) => env[SECRET_VARIABLES[name]])) {
+    return Object.fromEntries(names.map((name) => [name, env[SECRET_VARIABLES[name]]!])) as unknown as Secrets
   }
-  // Production without both secrets was refused above, with the other problems.
-  if (isProduction) throw new ConfigError(['JWT secrets: required when NODE_ENV=production'])
+  // Production without every secret was refused above, with the other problems.
+  if (isProduction) throw new ConfigError(['secrets: required when NODE_ENV=production'])
   const file = join(dataDir, 'secrets.json')
-  let stored: Partial<Config['jwt']> = {}
+  let stored: Partial<Secrets> = {}
   try {
-    stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<Config['jwt']>
+    stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<Secrets>
   } catch {
     stored = {}
   }
-  const kept = {
-    accessSecret: stored.accessSecret ?? randomBytes(48).toString('base64url'),
-    refreshSecret: stored.refreshSecret ?? randomBytes(48).toString('base64url'),
-  }
-  if (kept.accessSecret !== stored.accessSecret || kept.refreshSecret !== stored.refreshSecret) {
+  const kept = Object.fromEntries(names.map((name) => [name, stored[name] ?? randomBytes(48).toString('base64url')])) as unknown as Secrets
+  if (names.some((name) => kept[name] !== stored[name])) {
     mkdirSync(dataDir, { recursive: true })
     writeFileSync(file, JSON.stringify(kept, null, 2), { mode: 0o600 })
   }
-  return {
-    accessSecret: env.JWT_ACCESS_SECRET ?? kept.accessSecret,
-    refreshSecret: env.JWT_REFRESH_SECRET ?? kept.refreshSecret,
-  }
+  return Object.fromEntries(names.map((name) => [name, env[SECRET_VARIABLES[name]] ?? kept[name]])) as unknown as Secrets
 }

@@ -67,7 +67,7 @@ export interface paths {
         };
         /**
          * Download a file
-         * @description Public files (avatars, service images) are served to anyone. Private files (deliveries, chat attachments, identity documents) only to who may see them, by Bearer token or by the signed URL the API returned (`expires` and `signature`); to anyone else they do not exist (404). Supports `Range` and `If-None-Match`.
+         * @description Public files (avatars, service images) are served to anyone. Private files (deliveries, chat attachments, identity documents) only to who may see them, by Bearer token or by the signed URL the API returned (`expires` and `signature`); to anyone else they do not exist (404). Supports `Range` with `If-Range`, `If-None-Match` and `If-Modified-Since`. With S3 storage a private file is a 302 to the bucket.
          */
         get: operations["getUploadsByPath"];
         put?: never;
@@ -3353,6 +3353,21 @@ export interface operations {
                 content: {
                     "application/json": string;
                 };
+            };
+            /** @description A private file in S3 storage, after the same checks: `Location` is a presigned URL, valid for one minute, where the bucket serves the bytes with the same type, disposition and caching, ranges and conditional requests included. */
+            302: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
             404: {

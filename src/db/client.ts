@@ -72,14 +72,13 @@ function lockDataDir(dataDir: string): () => void {
 }
 
 /**
- * A pool whose connections plan the named statements (db/statements.ts) once, generically: they
- * are written to run well on one plan, and left to itself PostgreSQL may re-plan some on every
- * call (an OFFSET parameter makes its estimates look worse than they are). Unnamed statements are
- * always planned for their values. Set as a startup option, so it costs no round trip; an
- * `options` parameter in the URL replaces it.
+ * A pool of connections that run their promise-style queries one after another. Plans are left to
+ * PostgreSQL (`plan_cache_mode = auto`): an ordinary statement is planned for its values, and a
+ * named statement (db/statements.ts) settles on one generic plan after a few calls when that plan
+ * costs no more than the ones made for the values, as the hot ones are written to (decision 0126).
  */
 export function openPool(url: string, max: number): pg.Pool {
-  return new pg.Pool({ connectionString: url, max, options: '-c plan_cache_mode=force_generic_plan', Client: OneQueryAtATimeClient })
+  return new pg.Pool({ connectionString: url, max, Client: OneQueryAtATimeClient })
 }
 
 /**

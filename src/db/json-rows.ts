@@ -1,13 +1,11 @@
-import { getTableColumns, sql, type Column, type SQL } from 'drizzle-orm'
+import { getTableColumns, type Column } from 'drizzle-orm'
 import type { PgTable } from 'drizzle-orm/pg-core'
 
 /**
- * A table's row as JSON inside another statement, and back. A module that owns a table lends its
- * row to another module's one-statement read (a scalar subquery `rowJsonSql` builds); the owner
- * decodes it with `rowFromJson`, column by column as Drizzle would (timestamps to dates, bigints
- * to numbers), so the caller gets the same row type as from a query of its own.
+ * A table's row that a statement answered as JSON (`row_to_json`), decoded column by column as
+ * Drizzle would (timestamps to dates, bigints to numbers), so the caller gets the same row type as
+ * from a query of its own.
  */
-export const rowJsonSql = (table: PgTable, where: SQL): SQL<Record<string, unknown> | null> => sql`(select row_to_json(${table}) from ${table} where ${where})`
 
 /** Each table's columns as [property, column] pairs, listed once: a hot read decodes rows per request. */
 const columnsByTable = new WeakMap<PgTable, [string, Column][]>()

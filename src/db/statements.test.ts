@@ -4,11 +4,22 @@ import { openTestDatabase } from '../../test/setup/test-app.ts'
 import { newId } from '../lib/ids.ts'
 import { users } from '../modules/users/users.table.ts'
 import type { Database } from './client.ts'
-import { placeholders, prepared, preparedSql } from './statements.ts'
+import { prepared, preparedSql } from './statements.ts'
 import { guardTransactions, OuterDatabaseInTransactionError } from './transaction-guard.ts'
 
 const userById = prepared('test_users_by_id', (db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))))
-const insertUser = prepared('test_users_insert', (db) => db.insert(users).values(placeholders('id', 'email', 'username', 'fullName', 'passwordHash', 'createdAt', 'updatedAt')).returning())
+const insertUser = prepared('test_users_insert', (db) => db
+    .insert(users)
+    .values({
+      id: sql.placeholder('id'),
+      email: sql.placeholder('email'),
+      username: sql.placeholder('username'),
+      fullName: sql.placeholder('fullName'),
+      passwordHash: sql.placeholder('passwordHash'),
+      createdAt: sql.placeholder('createdAt'),
+      updatedAt: sql.placeholder('updatedAt'),
+    })
+    .returning())
 const emailsLike = preparedSql<{ pattern: string }, { email: string; created_at: string | Date }>('test_users_emails', sql`select email, created_at from users where email like ${sql.placeholder('pattern')} order by email`)
 
 describe('statements built once and run on any executor', () => {
@@ -74,10 +85,31 @@ describe('statements built once and run on any executor', () => {
     await expect(guarded.transaction(() => userById(guarded, { id: newId() }))).rejects.toThrow(OuterDatabaseInTransactionError)
   })
 
-  it('plans named statements generically on every pooled PostgreSQL connection', async (context) => {
+  it('plans an ordinary parameterised query on a pooled PostgreSQL connection for its values', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
-    const settings = await Promise.all(Array.from({ length: 3 }, () => database.db.execute(sql`show plan_cache_mode`)))
-    for (const { rows } of settings as unknown as { rows: { plan_cache_mode: string }[] }[]) expect(rows[0]?.plan_cache_mode).toBe('force_generic_plan')
+    // auto_explain sends the plan each query ran with to the client as a notice: a plan made for
+    // the values shows them; a generic one shows $1.
+    const client = await database.pool.connect()
+    const plans: string[] = []
+    const onNotice = (notice: { message?: string }) => plans.push(notice.message ?? '')
+    client.on('notice', onNotice)
+    try {
+      await client.query(`load 'auto_explain'`)
+      await client.query('set auto_explain.log_min_duration = 0')
+      await client.query('set auto_explain.log_level = notice')
+      await client.query({ text: 'select id from users where email = $1', values: ['planned@statements.test'] })
+      await client.query('reset auto_explain.log_min_duration')
+    } finally {
+      client.off('notice', onNotice)
+      client.release()
+    }
+    const explained = plans.find((text) => text.includes('from users where email'))
+    const plan = explained
+      ?.split('\n')
+      .filter((line) => !line.startsWith('Query Text:'))
+      .join('\n')
+    expect(plan).toContain(`'planned@statements.test'::text`)
+    expect(plan).not.toContain('$1')
   })
 
   it('runs reads started side by side in a transaction one after another on its connection, without queueing in the driver', async () => {

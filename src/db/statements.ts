@@ -1,4 +1,4 @@
-import { sql, type Placeholder, type SQL } from 'drizzle-orm'
+import type { SQL } from 'drizzle-orm'
 import { PgDatabase, PgDialect, PgSession, type PgPreparedQuery, type PreparedQueryConfig } from 'drizzle-orm/pg-core'
 import type { Db, Executor } from './client.ts'
 
@@ -98,7 +98,3 @@ export function preparedSql<Values extends object, Row>(name: string, statement:
   const recorded = new Recorded([query, undefined, name, false])
   return async (executor, values) => ((await run(executor, recorded, values as Record<string, unknown>)) as { rows: Row[] }).rows
 }
-
-/** `{ a: sql.placeholder('a'), ... }`: the values of a prepared insert, named like the columns they fill. */
-export const placeholders = <Name extends string>(...names: Name[]): Record<Name, Placeholder<Name>> =>
-  Object.fromEntries(names.map((name) => [name, sql.placeholder(name)])) as Record<Name, Placeholder<Name>>

@@ -5,7 +5,10 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() }
 
-/** A clock that only moves when told to. */
+/**
+ * A clock that only moves when told to: what tests pass where time matters.
+ * @internal
+ */
 export class ManualClock implements Clock {
   private current: number
 

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { hash, verify } from '@node-rs/argon2'
-import { Semaphore } from './semaphore.ts'
+import pLimit from 'p-limit'
 
 /** OWASP's argon2id baseline: 19 MiB, two passes, one lane. `algorithm: 2` is Argon2id (a const enum we cannot import). */
 const OPTIONS = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const
@@ -13,20 +13,24 @@ export const defaultHashConcurrency = (): number => Math.max(1, Math.floor(avail
  * bound, a burst of logins slows every other request. Hashes beyond the bound wait their turn.
  * Process-wide, as the thread pool is.
  */
-const hashing = new Semaphore(defaultHashConcurrency())
+const hashing = pLimit(defaultHashConcurrency())
 
-/** The number of argon2 computations allowed at once (the app sets it from its config). */
+/** The number of argon2 computations allowed at once (the app sets it from its config); waiting ones start at once if it grows. */
 export function limitPasswordHashing(concurrency: number): void {
-  hashing.resize(concurrency)
+  hashing.concurrency = concurrency
 }
 
-export const passwordHashingLoad = () => hashing.load
+/**
+ * Hashes running and hashes waiting.
+ * @internal
+ */
+export const passwordHashingLoad = () => ({ running: hashing.activeCount, waiting: hashing.pendingCount })
 
-export const hashPassword = (password: string): Promise<string> => hashing.run(() => hash(password, OPTIONS))
+export const hashPassword = (password: string): Promise<string> => hashing(() => hash(password, OPTIONS))
 
 export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
   try {
-    return await hashing.run(() => verify(passwordHash, password))
+    return await hashing(() => verify(passwordHash, password))
   } catch {
     return false
   }

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import type { ByteRange } from './storage/storage.ts'
+import type { ByteRange, DownloadHeaders } from './storage/storage.ts'
 
 /** A file received from a multipart body, staged on disk (never held whole in memory). */
 export interface StagedFile {
@@ -20,4 +20,9 @@ export interface FileToSend {
   lastModified: Date
   cacheControl: string
   read(range?: ByteRange): Promise<Readable>
+  /**
+   * Where the store serves the bytes itself (a presigned S3 URL valid for a minute), for private
+   * files on S3: the reader is sent there instead of through this process.
+   */
+  elsewhere?: (headers: DownloadHeaders) => Promise<string>
 }

@@ -98,7 +98,7 @@ interface ComposeService {
 }
 
 describe('docker-compose.yml', () => {
-  const secrets = { JWT_ACCESS_SECRET: 'a'.repeat(48), JWT_REFRESH_SECRET: 'b'.repeat(48), METRICS_TOKEN: 'c'.repeat(24) }
+  const secrets = { JWT_ACCESS_SECRET: 'a'.repeat(48), JWT_REFRESH_SECRET: 'b'.repeat(48), FILE_SIGNING_SECRET: 'd'.repeat(48), METRICS_TOKEN: 'c'.repeat(24) }
   const compose = parse(interpolate(read('docker-compose.yml'), secrets), { merge: true }) as { services: Record<string, ComposeService> }
   const services = compose.services
 

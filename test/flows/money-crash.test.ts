@@ -69,6 +69,7 @@ describe.runIf(url)('a crash in the middle of money requests', () => {
         DATABASE_URL: withDatabase(url!, name),
         JWT_ACCESS_SECRET: config.jwt.accessSecret,
         JWT_REFRESH_SECRET: config.jwt.refreshSecret,
+        FILE_SIGNING_SECRET: config.fileSigning.secret,
         RATE_LIMIT_GENERAL: '100000',
         RUN_WORKER: 'false',
         LOG_LEVEL: 'silent',

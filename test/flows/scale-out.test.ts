@@ -90,6 +90,7 @@ describe.runIf(url && TEST_REDIS_URL)('three API instances, one worker, behind a
     REDIS_URL: TEST_REDIS_URL,
     JWT_ACCESS_SECRET: 'scale-out-access-secret-0123456789-abcdef',
     JWT_REFRESH_SECRET: 'scale-out-refresh-secret-0123456789-abcdef',
+    FILE_SIGNING_SECRET: 'scale-out-file-signing-secret-0123456789-abcdef',
     SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
     TRUST_PROXY: 'true',
     RATE_LIMIT_AUTH: '5',

@@ -78,6 +78,7 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
     DATA_DIR: mkdtempSync(join(tmpdir(), 'marketplace-data-')),
     JWT_ACCESS_SECRET: 'test-access-secret-0123456789-abcdefghij',
     JWT_REFRESH_SECRET: 'test-refresh-secret-0123456789-abcdefghij',
+    FILE_SIGNING_SECRET: 'test-file-signing-secret-0123456789-abcdef',
     RUN_WORKER: 'false',
     RATE_LIMIT_AUTH: '100000',
     RATE_LIMIT_UPLOADS: '100000',

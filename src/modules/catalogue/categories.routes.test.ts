@@ -438,19 +438,4 @@ describe('categories routes', () => {
       expectError(await request(ctx.app, { method: 'DELETE', url: '/categories/%20', token: admin }), 404, 'NOT_FOUND')
     })
   })
-
-  describe('lookups for other catalogue use cases', () => {
-    it('resolves a category by id or slug and lists the ids within it', async () => {
-      const { catalogue: service } = ctx.app.container
-      const top = await createTop()
-      const sub1 = await createSub(top.id)
-      const sub2 = await createSub(top.id)
-      expect(await service.resolveCategory(top.slug)).toEqual({ id: top.id, name: top.name, slug: top.slug, parentId: null })
-      expect(await service.resolveCategory(sub1.id)).toEqual({ id: sub1.id, name: sub1.name, slug: sub1.slug, parentId: top.id })
-      expect(await service.resolveCategory('no-such-category')).toBeUndefined()
-      expect(await service.categoryIdsWithin(top.id)).toEqual([top.id, sub1.id, sub2.id])
-      expect(await service.categoryIdsWithin(sub2.id)).toEqual([sub2.id])
-      expect(await service.categoryIdsWithin(UNKNOWN_ID)).toEqual([])
-    })
-  })
 })

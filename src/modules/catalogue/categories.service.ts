@@ -18,8 +18,7 @@ export interface CategoryInput {
   position?: number
 }
 
-const toSummary = (row: CategoryRow) => ({ id: row.id, name: row.name, slug: row.slug, parentId: row.parentId })
-export type CategorySummary = ReturnType<typeof toSummary>
+export type CategorySummary = Pick<CategoryRow, 'id' | 'name' | 'slug' | 'parentId'>
 
 const toNode = (row: CategoryRow, servicesCount: number) => ({
   id: row.id,
@@ -130,21 +129,6 @@ export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pic
       const row = await findByIdOrSlug(categories, idOrSlug)
       if (!row) throw notFound('Category')
       return detailOf(categories, row)
-    },
-
-    /** For other catalogue use cases (the services listing): a category by id or slug, if it exists. */
-    async resolveCategory(idOrSlug: string): Promise<CategorySummary | undefined> {
-      const row = await findByIdOrSlug(createCategoriesRepository(db), idOrSlug)
-      return row && toSummary(row)
-    },
-
-    /** The category's id and its subcategories' ids (empty when it does not exist). */
-    async categoryIdsWithin(categoryId: string): Promise<string[]> {
-      const categories = createCategoriesRepository(db)
-      const row = await categories.findById(categoryId)
-      if (!row) return []
-      const children = row.parentId === null ? await categories.listChildren(row.id) : []
-      return [row.id, ...children.map((child) => child.id)]
     },
 
     /** Superuser actions on the tree are on record, in their transactions. */

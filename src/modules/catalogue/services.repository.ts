@@ -208,9 +208,12 @@ export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
     shape.paging === 'keyset'
       ? sql` and (s.${columnName}, s.id) ${sql.raw(shape.sortOrder === 'asc' ? '>' : '<')} (select ${columnName}, id from ${services} where id = ${placeholder('after')}::uuid)`
       : sql``
-  // The rows a walk must read: the page's, and the offset's before it.
-  const reach = shape.paging === 'offset' ? sql`${placeholder('offset')}::int + ${sql.raw(String(shape.rows))}` : sql.raw(String(shape.rows))
-  const offset = shape.paging === 'offset' ? sql`offset ${placeholder('offset')}::int ` : sql``
+  // The rows a walk must read: the page's, and the offset's before it. The offset is read in a
+  // sub-select, which hides its value from the planner in every plan: a plan made for one offset
+  // would then cost the same as the generic one, so PostgreSQL settles on the generic plan after
+  // a few calls instead of planning each page again (decision 0126).
+  const reach = shape.paging === 'offset' ? sql`(select ${placeholder('offset')}::int + ${sql.raw(String(shape.rows))})` : sql.raw(String(shape.rows))
+  const offset = shape.paging === 'offset' ? sql`offset (select ${placeholder('offset')}::int) ` : sql``
   const walk = (where: SQL) => sql`select s.id, s.${columnName} as sort_value from ${services} s
       where s.status = 'active' and s.deleted_at is null${where}${after}
       order by s.${columnName} ${direction}, s.id ${direction}`
@@ -283,7 +286,8 @@ export function prepareCommonSearch(shape: CommonSearchShape, cap: number, views
   const query = sql`(select ${shape.corrected ? sql`${typed} || to_tsquery('english', ${sql.placeholder('corrected')}::text)` : typed})`
   // Written out, not bound: a generic plan must see that only active, live services are wanted.
   const ranking = searchRanking(sql`${services.status} = 'active' and ${services.deletedAt} is null`, query, search, cap)
-  const offset = shape.paging === 'offset' ? sql`${sql.placeholder('offset')}::int` : sql`0`
+  // In a sub-select, as in the common lists: one plan serves every page.
+  const offset = shape.paging === 'offset' ? sql`(select ${sql.placeholder('offset')}::int)` : sql`0`
   const listed = listedJsonSql(views)
   const name = `catalogue_search_${shape.paging}_${shape.rows}${shape.corrected ? '_corrected' : ''}`
   return preparedSql<{ search: string; corrected?: string; offset?: number }, { total: number; items: ListedJson[] }>(
@@ -521,8 +525,8 @@ async function correctedQuery(search: string): Promise<string | null> {
       return new Map(rows.map((row) => [row.sellerId, row.total]))
     },
 
-    // Categories: read here only until the categories service (another subject of this module)
-    // exposes resolveCategory and categoryIdsWithin; then these three go.
+    // Categories, read for the services' own use cases (this module owns both tables): the
+    // category a service names, the ids a list filters on, and the categories of a page.
     async findCategory(idOrSlug: string) {
       const [row] = await db
         .select({ id: categories.id, name: categories.name, slug: categories.slug })
@@ -541,12 +545,6 @@ async function correctedQuery(search: string): Promise<string | null> {
         .select({ id: categories.id })
         .from(categories)
         .where(or(inArray(categories.id, target), inArray(categories.parentId, target)))
-      return rows.map((row) => row.id)
-    },
-
-    /** A category and its subcategories (the taxonomy has two levels). */
-    async categoryIdsWithin(categoryId: string): Promise<string[]> {
-      const rows = await db.select({ id: categories.id }).from(categories).where(or(eq(categories.id, categoryId), eq(categories.parentId, categoryId)))
       return rows.map((row) => row.id)
     },
 

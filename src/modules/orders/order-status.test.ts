@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import type { Actor, Permission } from '../../access/access.ts'
 import { allowedMoves, decide, orderStatuses, transitions, withTransitionTable, type OrderFacts } from './order-status.ts'
-import { platformFeeCents } from './orders.service.ts'
 
 const actor = (id: string, options: { staff?: Permission[]; superuser?: boolean } = {}): Actor => ({
   id,
@@ -46,16 +45,6 @@ describe('the order state machine (pure)', () => {
     expect(decide(order('pending'), staffBuyer, 'cancelled')).toMatchObject({ ok: true, transition: { by: 'buyer' } })
     expect(decide(order('in_progress'), staffBuyer, 'cancelled')).toMatchObject({ ok: true, transition: { by: 'staff' } })
     expect(decide(order('disputed'), actor('root', { superuser: true }), 'cancelled')).toMatchObject({ ok: true, transition: { action: 'resolve_cancelled' } })
-  })
-
-  it('rounds the platform fee half-up to the cent', () => {
-    expect(platformFeeCents(5, 1000)).toBe(1) // 10 % of 0.05 = 0.005 -> 0.01
-    expect(platformFeeCents(4, 1000)).toBe(0)
-    expect(platformFeeCents(13_550, 1000)).toBe(1355)
-    expect(platformFeeCents(1_005, 250)).toBe(25) // 2.5 % of 10.05 = 0.25125
-    expect(platformFeeCents(1_020, 250)).toBe(26) // 0.255 -> 0.26
-    expect(platformFeeCents(999, 0)).toBe(0)
-    expect(platformFeeCents(999, 10_000)).toBe(999)
   })
 
   it('docs/orders.md holds the table generated from the same data (npm run docs:orders)', () => {

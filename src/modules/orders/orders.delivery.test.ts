@@ -149,3 +149,27 @@ describe('orders: delivery, revisions, completion and time', () => {
     expect(await wallet(ctx, second.seller.accessToken)).toMatchObject({ balance: 90 })
   })
 })
+
+describe('orders: the platform fee as the placing statement computes it', () => {
+  let ctx: TestContext
+  beforeAll(async () => {
+    // 0.01 % puts the fee of 250.00 exactly on a half cent (2.5 cents).
+    ctx = await createTestApp({ env: { PLATFORM_FEE_PERCENT: '0.01' } })
+  })
+  afterAll(() => ctx.close())
+  afterEach(() => expectBooksBalance(ctx))
+
+  it('rounds the fee half-up to the cent and pays the seller the rest at completion', async () => {
+    const service = await createActiveService(ctx)
+    const buyer = await createFundedBuyer(ctx, 1000)
+    const half = await placeOrder(ctx, { service, buyer, package: 'premium' })
+    expect(half.order).toMatchObject({ total: 250, platformFee: 0.03, sellerEarning: 249.97 })
+    const below = await placeOrder(ctx, { service, buyer, extras: [service.extraIds.express] })
+    expect(below.order).toMatchObject({ total: 115.5, platformFee: 0.01, sellerEarning: 115.49 })
+
+    await moveOrder(ctx, service.seller.accessToken, half.orderId, 'in_progress')
+    expect((await deliver(ctx, service.seller.accessToken, half.orderId)).statusCode).toBe(200)
+    await moveOrder(ctx, buyer.accessToken, half.orderId, 'completed')
+    expect(await wallet(ctx, service.seller.accessToken)).toMatchObject({ balance: 249.97, escrow: 0 })
+  })
+})

@@ -46,4 +46,4 @@ export const ordersModule = defineModule({
 
 export type { OrdersService } from './orders.service.ts'
 export type { OrderRow } from './orders.table.ts'
-export { orderStatuses, type OrderStatus } from './order-status.ts'
+export type { OrderStatus } from './order-status.ts'

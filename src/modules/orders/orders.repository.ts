@@ -89,6 +89,7 @@ export function preparePlacement(parts: PlacementParts) {
         price_cents, extras, total_cents, platform_fee_cents, delivery_days, revisions_left, created_at, updated_at)
       select ${p('orderId')}::uuid, ${buyerId}, (read.offer->>'sellerId')::uuid, ${serviceId}, priced.package_id, read.offer->>'title', priced.package_name, 'pending',
         ${p('requirements')}::text, priced.price_cents, priced.extras::jsonb, priced.total_cents,
+        -- the fee rounded half-up to the cent
         (priced.total_cents::bigint * ${p('platformFeeBasisPoints')}::int + 5000) / 10000, priced.delivery_days, priced.revisions,
         ${p('createdAt')}::timestamptz, ${p('createdAt')}::timestamptz
       from read, priced, transfer where transfer.moved
@@ -123,11 +124,6 @@ export function createOrdersRepository(db: Executor) {
   }
 
   return {
-    async insert(row: NewOrderRow): Promise<OrderRow> {
-      const [inserted] = await db.insert(orders).values(row).returning()
-      return inserted!
-    },
-
     async findById(id: string): Promise<OrderRow | undefined> {
       const [row] = await db.select().from(orders).where(eq(orders.id, id))
       return row

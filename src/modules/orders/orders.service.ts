@@ -55,9 +55,6 @@ export interface OrdersDeps {
  */
 const asUuid = (id: string): string => (isUuid(id) ? id : '00000000-0000-0000-0000-000000000000')
 
-/** The platform fee of a total, rounded half-up to the cent (DESIGN "Orders"). */
-export const platformFeeCents = (totalCents: number, basisPoints: number): number => Math.floor((totalCents * basisPoints + 5_000) / 10_000)
-
 const deliverySlot = (orderId: string) => ({ objectType: 'order', objectId: orderId, tag: 'order_delivery' }) as const
 
 /** Staff with any order permission reach an order through the status route; the permission of the move decides then (403). */

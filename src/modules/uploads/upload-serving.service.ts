@@ -11,6 +11,9 @@ import { isRaster, TAG_RULES } from './upload-rules.ts'
 import { createUploadsRepository, publicFilesJsonSql, publicFileUrlSql } from './uploads.repository.ts'
 import type { UploadObjectType, UploadRow, UploadTag } from './uploads.table.ts'
 
+/** How long a presigned download stays valid: only its start must fall within it. */
+const SIGNED_DOWNLOAD_SECONDS = 60
+
 /** Decides whether an actor may see the private files of one object (an order, a conversation). */
 export type AccessPolicy = (objectId: string, actor: Actor) => Promise<boolean>
 
@@ -26,6 +29,7 @@ export interface ServingDeps {
 /** Reading files: their URLs (signed when private), the files of objects, and serving them to who may see them. */
 export function createUploadServing(deps: ServingDeps & { db: Executor }) {
   const { db, clock, storage, signer } = deps
+  const signedDownloadUrl = storage.signedDownloadUrl?.bind(storage)
   const policies = new Map<UploadObjectType, AccessPolicy>()
   const nowSeconds = () => Math.floor(clock.now().getTime() / 1000)
 
@@ -115,6 +119,15 @@ export function createUploadServing(deps: ServingDeps & { db: Executor }) {
         lastModified: row.createdAt,
         // A public path never changes content (a replacement gets a new path), so it caches forever.
         cacheControl: isPublic(row) ? 'public, max-age=31536000, immutable' : 'private, no-store',
+        // Private bytes on S3 go from the bucket to the reader, not through this process.
+        elsewhere:
+          signedDownloadUrl && !isPublic(row)
+            ? async (headers) => {
+                // While a move to the bound path is under way, the bytes are at one key or the other.
+                const key = row.storageKey === row.path || !(await storage.exists(row.storageKey)) ? row.path : row.storageKey
+                return signedDownloadUrl(key, { ...headers, expiresInSeconds: SIGNED_DOWNLOAD_SECONDS })
+              }
+            : undefined,
         read: async (range?: ByteRange): Promise<Readable> => {
           for (const key of new Set([row.storageKey, row.path])) {
             try {

@@ -19,7 +19,7 @@ export const uploadsModule = defineModule({
       clock,
       storage,
       outbox,
-      signer: createUrlSigner(config.jwt.accessSecret, config.jwt.previousAccessSecret),
+      signer: createUrlSigner(config.fileSigning.secret, config.fileSigning.previousSecret),
       filesBaseUrl: `${config.publicUrl}${API_PREFIX}/uploads`,
       tmpDir: config.tmpDir,
       signedUrlTtlSeconds: config.signedUrlTtlSeconds,

@@ -119,7 +119,13 @@ const expectFieldError = (response: LightMyRequestResponse, field: string, messa
   if (message) expect(body.error.details[0]!.message).toMatch(message)
 }
 
-const expectNotFound = (response: LightMyRequestResponse): void => {
+/** What a download answered, from the API or, after its redirect, from the bucket. */
+type Downloaded = Pick<LightMyRequestResponse, 'statusCode' | 'headers' | 'rawPayload' | 'body' | 'json'> & {
+  /** The API's 302 when the bucket served the bytes. */
+  redirect?: LightMyRequestResponse
+}
+
+const expectNotFound = (response: Downloaded): void => {
   expect(response.statusCode).toBe(404)
   expect(response.json<ErrorJson>().error.code).toBe('NOT_FOUND')
 }
@@ -160,13 +166,24 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
     request(ctx.app, { method: 'POST', url: '/users/me/avatar', token, payload: form.payload, headers: form.headers })
   const patchMe = (token: string, payload: Record<string, unknown>, method: 'PATCH' | 'PUT' = 'PATCH') => request(ctx.app, { method, url: '/users/me', token, payload })
   const me = async (token: string) => (await request(ctx.app, { method: 'GET', url: '/users/me', token })).json().data
-  /** GETs a URL the API returned (or a raw path under /api/v1/uploads/). */
-  const download = (url: string, options: { token?: string; headers?: Record<string, string> } = {}) =>
-    ctx.app.inject({
+  /**
+   * GETs a URL the API returned (or a raw path under /api/v1/uploads/), and follows a redirect to
+   * the bucket as a browser would, with the same headers but no credentials of the API.
+   */
+  const download = async (url: string, options: { token?: string; headers?: Record<string, string> } = {}): Promise<Downloaded> => {
+    const response = await ctx.app.inject({
       method: 'GET',
       url: url.startsWith('http') ? localPart(url) : url,
       headers: { ...options.headers, ...(options.token && { authorization: `Bearer ${options.token}` }) },
     })
+    if (response.statusCode !== 302) return response
+    const location = response.headers.location as string
+    expect(location.startsWith(s3!.endpoint), location).toBe(true)
+    const fetched = await fetch(location, { headers: options.headers })
+    const rawPayload = Buffer.from(await fetched.arrayBuffer())
+    const body = rawPayload.toString('utf8')
+    return { statusCode: fetched.status, headers: Object.fromEntries(fetched.headers), rawPayload, body, json: () => JSON.parse(body), redirect: response }
+  }
 
   /**
    * A GET over a real socket with the path sent exactly as written: app.inject (like a browser)
@@ -186,6 +203,24 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       outgoing.on('error', reject)
       outgoing.end()
     })
+  }
+
+  /**
+   * A private file went out safely: from this process with headers that stop a browser from
+   * sniffing or running it; or, on S3, through a redirect no cache keeps and no referrer leaks,
+   * to a presigned URL that lasts a minute (the bucket's answer carries our type and disposition).
+   */
+  function expectDeliveredSafely(served: Downloaded): void {
+    if (driver === 's3') {
+      expect(served.redirect?.statusCode).toBe(302)
+      expect(served.redirect?.headers['cache-control']).toBe('private, no-store')
+      expect(served.redirect?.headers['referrer-policy']).toBe('no-referrer')
+      expect(new URL(served.redirect!.headers.location as string).searchParams.get('X-Amz-Expires')).toBe('60')
+      return
+    }
+    expect(served.redirect).toBeUndefined()
+    expect(served.headers['x-content-type-options']).toBe('nosniff')
+    expect(served.headers['content-security-policy']).toContain('sandbox')
   }
 
   /** Uploads a file and returns the 201 payload. */
@@ -463,6 +498,40 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       expect(changed.statusCode).toBe(200)
     })
 
+    it('answers conditional requests as HTTP defines them: weak and listed tags, If-Modified-Since, and Range under If-Range', async () => {
+      const owner = await createUser(ctx)
+      const url = (await uploadAvatar(fileForm(fixtures.png, { filename: 'me.png' }), owner.accessToken)).json().data.avatar as string
+      const first = await download(url)
+      const etag = first.headers.etag as string
+      const lastModified = first.headers['last-modified'] as string
+      const whole = first.rawPayload
+      const status = async (headers: Record<string, string>) => (await download(url, { headers })).statusCode
+
+      expect(await status({ 'if-none-match': `W/${etag}` })).toBe(304)
+      expect(await status({ 'if-none-match': `"another", ${etag}` })).toBe(304)
+      expect(await status({ 'if-none-match': '*' })).toBe(304)
+      expect(await status({ 'if-none-match': '"another", W/"more"' })).toBe(200)
+      expect(await status({ 'if-modified-since': lastModified })).toBe(304)
+      expect(await status({ 'if-modified-since': new Date(Date.parse(lastModified) + HOUR).toUTCString() })).toBe(304)
+      expect(await status({ 'if-modified-since': new Date(Date.parse(lastModified) - HOUR).toUTCString() })).toBe(200)
+      // An entity tag that does not match wins over a date that would.
+      expect(await status({ 'if-none-match': '"another"', 'if-modified-since': lastModified })).toBe(200)
+
+      const ranged = async (ifRange: string) => {
+        const response = await download(url, { headers: { range: 'bytes=0-9', 'if-range': ifRange } })
+        return { status: response.statusCode, length: response.rawPayload.length }
+      }
+      expect(await ranged(etag)).toEqual({ status: 206, length: 10 })
+      expect(await ranged(lastModified)).toEqual({ status: 206, length: 10 })
+      // The file changed since the client's copy (or the tag is weak): the whole file, not a piece.
+      expect(await ranged('"another"')).toEqual({ status: 200, length: whole.length })
+      expect(await ranged(`W/${etag}`)).toEqual({ status: 200, length: whole.length })
+      expect(await ranged(new Date(Date.parse(lastModified) - HOUR).toUTCString())).toEqual({ status: 200, length: whole.length })
+      const stale = await download(url, { headers: { range: 'bytes=999999-', 'if-range': '"another"' } })
+      expect(stale.statusCode).toBe(200)
+      expect(stale.rawPayload).toEqual(whole)
+    })
+
     it('answers a byte range with 206 and an unsatisfiable one with 416 RANGE_NOT_SATISFIABLE', async () => {
       const owner = await createUser(ctx)
       const url = (await uploadAvatar(fileForm(fixtures.png, { filename: 'me.png' }), owner.accessToken)).json().data.avatar as string
@@ -515,7 +584,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
         const byOwner = await download(bare, { token: owner.accessToken })
         expect(byOwner.statusCode).toBe(200)
         expect(byOwner.headers['cache-control']).toBe('private, no-store')
-        expect(byOwner.headers['x-content-type-options']).toBe('nosniff')
+        expectDeliveredSafely(byOwner)
 
         const signed = await download(data.url)
         expect(signed.statusCode).toBe(200)
@@ -547,8 +616,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       expect(served.statusCode).toBe(200)
       expect(served.headers['content-type']).toBe('application/pdf')
       expect(served.headers['content-disposition']).toBe('attachment; filename="invoice.pdf"')
-      expect(served.headers['x-content-type-options']).toBe('nosniff')
-      expect(served.headers['content-security-policy']).toContain('sandbox')
+      expectDeliveredSafely(served)
       expect(served.rawPayload).toEqual(fixtures.pdf)
     })
 
@@ -564,7 +632,7 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       expect(served.statusCode).toBe(200)
       expect(served.headers['content-type']).toBe('application/octet-stream')
       expect(served.headers['content-disposition']).toBe(`attachment; filename="${filename}"`)
-      expect(served.headers['x-content-type-options']).toBe('nosniff')
+      expectDeliveredSafely(served)
       expect(served.rawPayload).toEqual(content)
     })
 
@@ -995,5 +1063,35 @@ describe.each<Driver>(['local', 's3'])('uploads on %s storage', (driver) => {
       const upload = await send('/uploads', user.accessToken, fixtures.png)
       expect(upload.statusCode).toBe(429)
     })
+  })
+})
+
+describe('signed links to private files have their own secret', () => {
+  const ROTATED = { JWT_ACCESS_SECRET: 'rotated-access-secret-0123456789-abcdefgh', JWT_REFRESH_SECRET: 'rotated-refresh-secret-0123456789-abcdefgh' }
+  const OTHER_FILE_SECRET = 'another-file-signing-secret-0123456789-abcdef'
+
+  it('keeps a link working when the JWT secrets change, and ends it when the file secret changes without its previous value', async () => {
+    const first = await createTestApp()
+    // Other instances on the same database and disk, as after a redeploy with other settings.
+    const instance = (env: Record<string, string>) => createTestApp({ database: first.database, clock: first.clock, env: { DATA_DIR: first.config.dataDir, ...env } })
+    const rotatedJwt = await instance(ROTATED)
+    const rotatedFiles = await instance({ FILE_SIGNING_SECRET: OTHER_FILE_SECRET })
+    const rotatingFiles = await instance({ FILE_SIGNING_SECRET: OTHER_FILE_SECRET, FILE_SIGNING_SECRET_PREVIOUS: first.config.fileSigning.secret })
+    try {
+      const owner = await createUser(first)
+      const form = fileForm(await png({ seed: 77 }), { filename: 'contract.png', tag: 'order_delivery' })
+      const response = await request(first.app, { method: 'POST', url: '/uploads', token: owner.accessToken, payload: form.payload, headers: form.headers })
+      expect(response.statusCode, response.body).toBe(201)
+      const link = localPart(response.json().data.url as string)
+      expect(link).toContain('signature=')
+
+      expect((await first.app.inject({ method: 'GET', url: link })).statusCode).toBe(200)
+      expect((await rotatedJwt.app.inject({ method: 'GET', url: link })).statusCode).toBe(200)
+      expect((await rotatedFiles.app.inject({ method: 'GET', url: link })).statusCode).toBe(404)
+      expect((await rotatingFiles.app.inject({ method: 'GET', url: link })).statusCode).toBe(200)
+    } finally {
+      for (const other of [rotatedJwt, rotatedFiles, rotatingFiles]) await other.app.close()
+      await first.close()
+    }
   })
 })

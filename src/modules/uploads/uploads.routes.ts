@@ -4,7 +4,7 @@ import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { sendFile } from '../../http/file-response.ts'
 import { withForm } from '../../http/multipart.ts'
 import type { UploadsService } from './uploads.service.ts'
-import { FileBody, FileParams, FileQuery, Upload, UploadForm } from './uploads.schemas.ts'
+import { FileBody, FileParams, FileQuery, FileRedirect, Upload, UploadForm } from './uploads.schemas.ts'
 
 const tags = ['uploads']
 
@@ -37,10 +37,10 @@ export const uploadsRoutes: FastifyPluginAsyncTypebox<{ uploads: UploadsService;
         tags,
         summary: 'Download a file',
         description:
-          'Public files (avatars, service images) are served to anyone. Private files (deliveries, chat attachments, identity documents) only to who may see them, by Bearer token or by the signed URL the API returned (`expires` and `signature`); to anyone else they do not exist (404). Supports `Range` and `If-None-Match`.',
+          'Public files (avatars, service images) are served to anyone. Private files (deliveries, chat attachments, identity documents) only to who may see them, by Bearer token or by the signed URL the API returned (`expires` and `signature`); to anyone else they do not exist (404). Supports `Range` with `If-Range`, `If-None-Match` and `If-Modified-Since`. With S3 storage a private file is a 302 to the bucket.',
         params: FileParams,
         querystring: FileQuery,
-        response: responses({ 200: FileBody, 206: FileBody }, 404, 416),
+        response: responses({ 200: FileBody, 206: FileBody, 302: FileRedirect }, 404, 416),
       },
     },
     async (request, reply) => {

@@ -42,3 +42,8 @@ export const UploadForm = defineForm({
 })
 
 export const FileBody = Type.Unsafe<unknown>({ type: 'string', format: 'binary', description: 'The file bytes.' })
+
+export const FileRedirect = Type.Null({
+  description:
+    'A private file in S3 storage, after the same checks: `Location` is a presigned URL, valid for one minute, where the bucket serves the bytes with the same type, disposition and caching, ranges and conditional requests included.',
+})

@@ -47,14 +47,18 @@ export interface TransferColumns {
 const p = (name: string) => sql.placeholder(name)
 
 /**
- * The call of `ledger_transfer` (migration 0020), for statements that move money: it locks both
- * accounts in id order, checks a user's balance under the lock, moves both balances and inserts
- * the transaction with its entries, or writes nothing and says why. Its placeholders are filled
- * by `transferValues`; a statement that shares one (`payoutId`, `createdAt`) gets the same value.
+ * The call of `ledger_transfer` (its source: ledger-transfer.sql), for statements that move money:
+ * it locks both accounts in id order, checks a user's balance under the lock, moves both balances
+ * and inserts the transaction with its entries, or writes nothing and says why. Every argument is
+ * passed by name: fourteen arguments, several of one type, would still run with two of them
+ * swapped if passed by position. Its placeholders are filled by `transferValues`; a statement
+ * that shares one (`payoutId`, `createdAt`) gets the same value.
  */
-export const transferCall = (computed: ComputedParts = {}) => sql`ledger_transfer(${p('fromOwner')}::uuid, ${p('fromKind')}::text, ${p('toOwner')}::uuid, ${p('toKind')}::text,
-  ${computed.amountCents ?? sql`${p('amountCents')}::bigint`}, ${p('transactionId')}::uuid, ${p('sourceEntryId')}::uuid, ${p('targetEntryId')}::uuid, ${p('type')}::text,
-  ${computed.description ?? sql`${p('description')}::text`}, ${p('orderId')}::uuid, ${p('payoutId')}::uuid, ${p('depositId')}::uuid, ${p('createdAt')}::timestamptz)`
+export const transferCall = (computed: ComputedParts = {}) => sql`ledger_transfer(from_owner => ${p('fromOwner')}::uuid, from_kind => ${p('fromKind')}::text,
+  to_owner => ${p('toOwner')}::uuid, to_kind => ${p('toKind')}::text, amount => ${computed.amountCents ?? sql`${p('amountCents')}::bigint`},
+  txn_id => ${p('transactionId')}::uuid, source_entry => ${p('sourceEntryId')}::uuid, target_entry => ${p('targetEntryId')}::uuid,
+  txn_type => ${p('type')}::text, txn_description => ${computed.description ?? sql`${p('description')}::text`},
+  for_order => ${p('orderId')}::uuid, for_payout => ${p('payoutId')}::uuid, for_deposit => ${p('depositId')}::uuid, booked_at => ${p('createdAt')}::timestamptz)`
 
 /** For a statement that prices what it moves: SQL expressions of its own for the amount and the description, in place of their placeholders. */
 export interface ComputedParts {

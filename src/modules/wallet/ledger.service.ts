@@ -1,7 +1,7 @@
 import type { Executor, Tx } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
-import { createLedgerRepository, transferCall, transferCallSql, transferOutcomeOf, transferValues, type AccountKey, type TransferColumns, type TransferRecord, type TransferValues } from './ledger.repository.ts'
+import { createLedgerRepository, transferCall, transferOutcomeOf, transferValues, type AccountKey, type TransferColumns, type TransferRecord, type TransferValues } from './ledger.repository.ts'
 import { userAccountKinds, type LedgerAccountRow, type LedgerTransactionType, type PlatformAccountKind, type UserAccountKind } from './ledger.table.ts'
 import { insufficientFunds } from './wallet.errors.ts'
 
@@ -74,7 +74,7 @@ export function createLedgerService(deps: { clock: Clock }) {
   }
 
   /**
-   * Runs a statement that includes the transfer (`transferSql`, its placeholders filled by the
+   * Runs a statement that includes the transfer (`ledger_transfer`, its placeholders filled by the
    * values `run` receives): a user's accounts open on their first movement (the platform's come
    * with the migrations), and a user's balance that does not cover the amount refuses with 422
    * INSUFFICIENT_FUNDS, having moved nothing (the database's CHECK is the second line). `run`
@@ -101,9 +101,7 @@ export function createLedgerService(deps: { clock: Clock }) {
     },
 
     book,
-    /** For another module's one-statement writes: the call of `ledger_transfer`, whose columns `book` reads. */
-    transferSql: transferCallSql,
-    /** `transferSql` with the statement's own amount and description (a `StatementPricedTransfer`). */
+    /** For another module's one-statement writes: the call of `ledger_transfer` with the statement's own amount and description (a `StatementPricedTransfer`), whose columns `book` reads. */
     transferSqlWith: transferCall,
 
     /** A user's balances in cents; accounts not opened yet count as zero. */

@@ -12,8 +12,6 @@ import type { DeliveryRow, EndpointRow } from './webhooks.table.ts'
 
 /** Waits after each failed attempt (DESIGN 6): about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, a day and more in all. */
 export const RETRY_DELAYS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] as const
-/** The first attempt and its retries. */
-export const MAX_ATTEMPTS = RETRY_DELAYS.length + 1
 /** An endpoint whose every attempt failed for this long is disabled, and the superusers told. */
 export const DISABLE_AFTER_MS = DAY
 export const DELIVERY_TIMEOUT_MS = 10 * SECOND

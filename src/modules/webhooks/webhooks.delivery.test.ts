@@ -12,8 +12,11 @@ import { catalogueEvents } from '../catalogue/catalogue.events.ts'
 import { createDeliveriesRepository } from './deliveries.repository.ts'
 import { systemResolver, type Resolver } from './destinations.ts'
 import { STATIC_ENDPOINT_ID } from './event-log.service.ts'
-import { createWebhookDispatcher, RETRY_DELAYS, MAX_ATTEMPTS } from './webhook-dispatcher.ts'
+import { createWebhookDispatcher, RETRY_DELAYS } from './webhook-dispatcher.ts'
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from './webhooks.table.ts'
+
+/** The first attempt and its retries. */
+const MAX_ATTEMPTS = RETRY_DELAYS.length + 1
 
 interface Registered {
   id: string

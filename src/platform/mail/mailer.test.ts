@@ -1,5 +1,5 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer, type AddressInfo } from 'node:net'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -14,8 +14,11 @@ import { buildApp } from '../../app.ts'
 import type { Database } from '../../db/client.ts'
 import { ManualClock } from '../../lib/clock.ts'
 import { activationEmail, passwordResetEmail } from '../../modules/auth/auth-emails.ts'
+import { runWithJobSignal } from '../outbox/job-context.ts'
+import { createOutbox } from '../outbox/outbox.ts'
 import { outboxJobs } from '../outbox/outbox.table.ts'
-import { createFileMailer, createSmtpMailer, type MailMessage } from './mailer.ts'
+import { createWorker } from '../outbox/worker.ts'
+import { createFileMailer, createSmtpMailer, SMTP_TIMEOUTS, type MailMessage } from './mailer.ts'
 
 interface ReceivedMail {
   mailFrom: string | undefined
@@ -28,20 +31,33 @@ interface TestSmtpServer {
   received: ReceivedMail[]
   /** While true, every message is refused with 550 after its data arrived. */
   rejecting: boolean
+  /** While true, the server reads a message and never answers it (a mail server that hangs). */
+  stalling: boolean
+  /** Told when a message was read and left unanswered. */
+  onStall?: () => void
+  /** Told when a client's connection ends. */
+  onClose?: () => void
   close(): Promise<void>
 }
 
 async function startSmtpServer(): Promise<TestSmtpServer> {
-  const state: TestSmtpServer = { url: '', received: [], rejecting: false, close: async () => {} }
+  const state: TestSmtpServer = { url: '', received: [], rejecting: false, stalling: false, close: async () => {} }
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
     closeTimeout: 1000,
+    onClose() {
+      state.onClose?.()
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = []
       stream.on('data', (chunk: Buffer) => chunks.push(chunk))
       stream.on('end', () => {
+        if (state.stalling) {
+          state.onStall?.()
+          return
+        }
         if (state.rejecting) {
           callback(Object.assign(new Error('Mailbox unavailable'), { responseCode: 550 }))
           return
@@ -69,6 +85,27 @@ async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => probe.close(() => resolve()))
   return port
 }
+
+/** A server that accepts connections and never says a word (no SMTP greeting). */
+async function silentServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>()
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+/** Resolves the next time `register` calls back. */
+const nextCall = (register: (callback: () => void) => void) => new Promise<void>((resolve) => register(resolve))
 
 interface MimePart {
   headers: Record<string, string>
@@ -154,6 +191,9 @@ describe('createSmtpMailer', () => {
   afterEach(() => {
     smtp.received.length = 0
     smtp.rejecting = false
+    smtp.stalling = false
+    smtp.onStall = undefined
+    smtp.onClose = undefined
   })
 
   it('delivers one multipart/alternative message with the text and HTML parts to the SMTP server', async () => {
@@ -185,6 +225,94 @@ describe('createSmtpMailer', () => {
   it('throws when nothing listens on the SMTP port', async () => {
     const mailer = createSmtpMailer(`smtp://127.0.0.1:${await closedPort()}`, 'Marketplace <no-reply@example.test>')
     await expect(mailer.send(MESSAGE)).rejects.toThrow(/ECONNREFUSED/)
+    mailer.close()
+  })
+
+  it('sets its own timeouts, not nodemailer\'s minutes, and gives up on a server that never greets', async () => {
+    expect(SMTP_TIMEOUTS).toEqual({ dnsTimeout: 5_000, connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 10_000 })
+    const silent = await silentServer()
+    try {
+      // The same path with a greeting timeout short enough for a test.
+      const mailer = createSmtpMailer(`smtp://127.0.0.1:${silent.port}`, 'Marketplace <no-reply@example.test>', { ...SMTP_TIMEOUTS, greetingTimeout: 50 })
+      await expect(mailer.send(MESSAGE)).rejects.toThrow(/greeting/i)
+      mailer.close()
+    } finally {
+      await silent.close()
+    }
+  })
+
+  it('drops the connection when the job it sends for runs out of time, and sends nothing after', async () => {
+    smtp.stalling = true
+    const stalled = nextCall((callback) => (smtp.onStall = callback))
+    const closed = nextCall((callback) => (smtp.onClose = callback))
+    const mailer = createSmtpMailer(smtp.url, 'Marketplace <no-reply@example.test>')
+    const deadline = new AbortController()
+    const sending = runWithJobSignal(deadline.signal, () => mailer.send(MESSAGE))
+    await stalled
+    deadline.abort()
+    await expect(sending).rejects.toMatchObject({ name: 'AbortError' })
+    await closed
+    await expect(runWithJobSignal(deadline.signal, () => mailer.send(MESSAGE))).rejects.toMatchObject({ name: 'AbortError' })
+    mailer.close()
+    expect(smtp.received).toHaveLength(0)
+  })
+})
+
+describe('a mail job against an SMTP server that hangs', () => {
+  let smtp: TestSmtpServer
+  let database: Database
+  let drop: () => Promise<void>
+  const clock = new ManualClock()
+  beforeAll(async () => {
+    smtp = await startSmtpServer()
+    ;({ database, drop } = await openTestDatabase())
+  })
+  afterAll(async () => {
+    ignoreTeardownErrors(database)
+    await drop()
+    await smtp.close()
+  })
+
+  it('stops the send at the job\'s time limit and delivers the mail once, on the retry after the backoff', async () => {
+    const mailer = createSmtpMailer(smtp.url, 'Marketplace <no-reply@example.test>')
+    const deadlines: AbortController[] = []
+    const options = {
+      db: database.db,
+      clock,
+      logger: pino({ level: 'silent' }),
+      handlers: { 'test.mail': () => mailer.send(MESSAGE) },
+      // The job's timer, fired by the test instead of the wall clock.
+      timeoutSignal: () => {
+        const deadline = new AbortController()
+        deadlines.push(deadline)
+        return deadline.signal
+      },
+    }
+    const worker = createWorker(options)
+    const another = createWorker(options)
+    const [job] = await database.db.transaction(async (tx) => [await createOutbox({ clock }).enqueue(tx, { topic: 'test.mail', payload: {} })])
+
+    smtp.stalling = true
+    const stalled = nextCall((callback) => (smtp.onStall = callback))
+    const run = worker.runOnce()
+    await stalled
+    deadlines.at(-1)!.abort()
+    expect(await run).toEqual({ processed: 1, failed: 1 })
+    const [failed] = await database.db.select().from(outboxJobs).where(eq(outboxJobs.id, job))
+    expect(failed).toMatchObject({ status: 'pending', attempts: 1, lockedUntil: null, lastError: expect.stringMatching(/timed out/) })
+
+    // Neither this worker nor another sends it again before its retry is due.
+    smtp.stalling = false
+    expect(await another.runOnce()).toEqual({ processed: 0, failed: 0 })
+    expect(await worker.runOnce()).toEqual({ processed: 0, failed: 0 })
+    expect(smtp.received).toHaveLength(0)
+
+    clock.set(failed!.runAt)
+    expect(await another.runOnce()).toEqual({ processed: 1, failed: 0 })
+    expect(await worker.runOnce()).toEqual({ processed: 0, failed: 0 })
+    expect(smtp.received).toHaveLength(1)
+    const [done] = await database.db.select().from(outboxJobs).where(eq(outboxJobs.id, job))
+    expect(done).toMatchObject({ status: 'done', attempts: 2 })
     mailer.close()
   })
 })

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
 import nodemailer from 'nodemailer'
 import { newId } from '../../lib/ids.ts'
+import { jobSignal } from '../outbox/job-context.ts'
 
 export interface MailMessage {
   to: string
@@ -16,12 +17,32 @@ export interface Mailer {
   close(): void
 }
 
-/** Real delivery over SMTP (`smtp://user:pass@host:port`, or `smtps://` for implicit TLS). */
-export function createSmtpMailer(url: string, from: string): Mailer {
-  const transport = nodemailer.createTransport(url)
+/** How long SMTP may take, in ms: each well inside the time of the mail job that sends (15 s by default). */
+export interface SmtpTimeouts {
+  /** To resolve the server's name. */
+  dnsTimeout: number
+  /** To open the connection (and TLS, for smtps). */
+  connectionTimeout: number
+  /** For the server's greeting once connected. */
+  greetingTimeout: number
+  /** Of silence at any later point (nodemailer's default is 10 minutes). */
+  socketTimeout: number
+}
+
+export const SMTP_TIMEOUTS: SmtpTimeouts = { dnsTimeout: 5_000, connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 10_000 }
+
+/**
+ * Real delivery over SMTP (`smtp://user:pass@host:port`, or `smtps://` for implicit TLS). A
+ * timeout given in the URL's query (`?socketTimeout=20000`) wins over ours. Sending for a job, the
+ * connection is dropped when the job's time is up (`jobSignal`).
+ */
+export function createSmtpMailer(url: string, from: string, timeouts: SmtpTimeouts = SMTP_TIMEOUTS): Mailer {
+  const transport = nodemailer.createTransport({ url, ...timeouts })
   return {
     async send(message) {
-      await transport.sendMail({ from, ...message })
+      const signal = jobSignal()
+      signal?.throwIfAborted()
+      await transport.sendMail({ from, ...message, signal })
     },
     close: () => transport.close(),
   }

@@ -35,6 +35,14 @@ export function createOutboxRepository(db: Executor) {
       await db.update(outboxJobs).set(patch).where(and(eq(outboxJobs.id, id), eq(outboxJobs.attempts, attempt)))
     },
 
+    /** Hands a claimed job back unstarted: due again at once, its attempt not counted. */
+    async release(id: string, attempt: number): Promise<void> {
+      await db
+        .update(outboxJobs)
+        .set({ status: 'pending', attempts: sql`${outboxJobs.attempts} - 1`, lockedUntil: null })
+        .where(and(eq(outboxJobs.id, id), eq(outboxJobs.attempts, attempt), eq(outboxJobs.status, 'running')))
+    },
+
     async recordAttempt(row: typeof outboxAttempts.$inferInsert): Promise<void> {
       await db.insert(outboxAttempts).values(row)
     },

@@ -343,6 +343,85 @@ describe('outbox worker', () => {
     expect([...seen].sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5])
     expect(await worker.drain()).toBe(0)
   })
+
+  it('stops a job at its time limit, records why and retries it later; the handler is not run again before then', async () => {
+    await drain()
+    const topic = `test.${unique('timeout')}`
+    let calls = 0
+    let started!: () => void
+    const running = new Promise<void>((resolve) => (started = resolve))
+    let deadline: AbortController | undefined
+    const asked: number[] = []
+    const worker = createWorker({
+      db,
+      clock: ctx.clock,
+      logger: ctx.app.log,
+      leaseMs: MINUTE,
+      batchSize: 3,
+      timeoutSignal: (ms) => {
+        asked.push(ms)
+        deadline = new AbortController()
+        return deadline.signal
+      },
+      // Never settles: a handler that ignores the signal is not waited for either.
+      handlers: { [topic]: () => new Promise<void>(() => void (calls++, started())) },
+    })
+    const id = await enqueue({ topic, payload: {} })
+
+    const run = worker.runOnce()
+    await running
+    deadline!.abort()
+    expect(await run).toEqual({ processed: 1, failed: 1 })
+    expect(asked).toEqual([20 * SECOND])
+    const failed = await jobById(db, id)
+    expect(failed).toMatchObject({ status: 'pending', attempts: 1, lockedUntil: null, lastError: 'timed out after 20 s' })
+    expect(failed.runAt.getTime()).toBeGreaterThan(ctx.clock.now().getTime())
+    expect(await worker.runOnce()).toEqual({ processed: 0, failed: 0 })
+    expect(calls).toBe(1)
+    // Out of the way of the next tests' workers, which know no handler for it.
+    await db.update(outboxJobs).set({ status: 'done' }).where(eq(outboxJobs.id, id))
+  })
+
+  it('hands back, unstarted, a job its claim no longer covers, so it runs once though another worker takes it over', async () => {
+    await drain()
+    const topic = `test.${unique('share')}`
+    const runs: string[] = []
+    const options = { db, clock: ctx.clock, logger: ctx.app.log, leaseMs: MINUTE, batchSize: 2, jobTimeoutMs: 20 * SECOND }
+    const other = createWorker({ ...options, handlers: { [topic]: async (_payload, job) => void runs.push(job.id) } })
+    let first = true
+    const worker = createWorker({
+      ...options,
+      handlers: {
+        [topic]: async (_payload, job) => {
+          runs.push(job.id)
+          if (first) {
+            // The first job of the batch took 45 s of the 60 s claim.
+            first = false
+            ctx.clock.advance(45 * SECOND)
+            return
+          }
+          // Started with 15 s of claim left for a 20 s job: the claim ends while it runs, and
+          // another worker takes the job over.
+          ctx.clock.advance(20 * SECOND)
+          await other.runOnce()
+        },
+      },
+    })
+    const now = ctx.clock.now().getTime()
+    const ids = await db.transaction(async (tx) =>
+      Promise.all([1, 2].map((n) => ctx.app.container.outbox.enqueue(tx, { topic, payload: {}, runAt: new Date(now - (10 - n) * SECOND) }))),
+    )
+
+    expect(await worker.runOnce()).toEqual({ processed: 1, failed: 0 })
+    expect(await jobById(db, ids[1]!)).toMatchObject({ status: 'pending', attempts: 0, lockedUntil: null })
+    expect(await other.runOnce()).toEqual({ processed: 1, failed: 0 })
+    expect(runs).toEqual(ids)
+    for (const id of ids) expect(await jobById(db, id)).toMatchObject({ status: 'done', attempts: 1 })
+  })
+
+  it('refuses a batch whose jobs could outlive its lease', () => {
+    expect(() => createWorker({ db, clock: ctx.clock, logger: ctx.app.log, handlers: {}, leaseMs: MINUTE, batchSize: 20, jobTimeoutMs: 10 * SECOND })).toThrow(RangeError)
+  })
 })
 
 describe('backoffDelay', () => {

@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { MINUTE, SECOND } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
+import { runWithJobSignal } from './job-context.ts'
 import { createOutboxRepository } from './outbox.repository.ts'
 import type { OutboxJobRow } from './outbox.table.ts'
 
@@ -27,6 +28,14 @@ export interface WorkerOptions {
   pollIntervalMs?: number
   /** How long a claim holds before another worker may take the job over. */
   leaseMs?: number
+  /**
+   * How long one job may run before it is stopped and retried later: at most the lease divided by
+   * the batch size (the default), so that the jobs of a batch, run one after another, all end
+   * while their claim holds.
+   */
+  jobTimeoutMs?: number
+  /** The signal that ends a job after `ms` (real time; tests pass one they abort themselves). */
+  timeoutSignal?: (ms: number) => AbortSignal
   /** Told of every attempt's outcome (metrics). */
   onAttempt?: (topic: string, succeeded: boolean) => void
 }
@@ -42,6 +51,9 @@ export function createWorker(options: WorkerOptions) {
   const batchSize = options.batchSize ?? 20
   const pollIntervalMs = options.pollIntervalMs ?? 1000
   const leaseMs = options.leaseMs ?? 5 * MINUTE
+  const jobTimeoutMs = options.jobTimeoutMs ?? Math.floor(leaseMs / batchSize)
+  if (jobTimeoutMs * batchSize > leaseMs) throw new RangeError(`a batch of ${batchSize} jobs of ${jobTimeoutMs} ms each would outlive its ${leaseMs} ms lease`)
+  const timeoutSignal = options.timeoutSignal ?? ((ms: number) => AbortSignal.timeout(ms))
   const outbox = createOutboxRepository(db)
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> | undefined
@@ -54,7 +66,12 @@ export function createWorker(options: WorkerOptions) {
     let error: string | undefined
     try {
       if (!handler) throw new Error(`no handler for topic ${job.topic}`)
-      await handler(job.payload as Record<string, unknown>, job)
+      const signal = timeoutSignal(jobTimeoutMs)
+      // A handler that ignores the signal is not waited for past its time either.
+      const timedOut = new Promise<never>((_resolve, reject) =>
+        signal.addEventListener('abort', () => reject(new Error(`timed out after ${jobTimeoutMs / 1000} s`)), { once: true }),
+      )
+      await Promise.race([runWithJobSignal(signal, () => handler(job.payload as Record<string, unknown>, job)), timedOut])
     } catch (caught) {
       error = caught instanceof Error ? caught.message : String(caught)
     }
@@ -76,13 +93,27 @@ export function createWorker(options: WorkerOptions) {
     return false
   }
 
-  /** Claims and runs one batch of due jobs; returns how many ran. */
+  /**
+   * Claims and runs one batch of due jobs; returns how many ran. A job is started only while its
+   * claim still covers its whole time: one that would run past it (the jobs before it took long)
+   * is handed back unstarted, since another worker may claim it once the lease ends.
+   */
   async function runOnce(): Promise<{ processed: number; failed: number }> {
     const now = clock.now()
-    const jobs = await outbox.claimDue(now, new Date(now.getTime() + leaseMs), batchSize)
+    const leaseUntil = now.getTime() + leaseMs
+    // Oldest first: the claim's rows come back in no particular order.
+    const jobs = (await outbox.claimDue(now, new Date(leaseUntil), batchSize)).sort((a, b) => a.runAt.getTime() - b.runAt.getTime())
+    let processed = 0
     let failed = 0
-    for (const job of jobs) if (!(await process(job))) failed++
-    return { processed: jobs.length, failed }
+    for (const job of jobs) {
+      if (clock.now().getTime() + jobTimeoutMs > leaseUntil) {
+        await outbox.release(job.id, job.attempts)
+        continue
+      }
+      processed++
+      if (!(await process(job))) failed++
+    }
+    return { processed, failed }
   }
 
   /** Runs batches until nothing is due: for the CLI, and for tests that want every job done. */

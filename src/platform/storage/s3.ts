@@ -1,11 +1,14 @@
 import type { Readable } from 'node:stream'
 import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { assertSafeKey, StorageNotFoundError, type ByteRange, type StorageDriver } from './storage.ts'
 
 export interface S3Options {
   bucket: string
   region: string
   endpoint?: string
+  /** Where readers reach the bucket, when not at `endpoint` (a server on an internal network): presigned downloads point there. */
+  publicEndpoint?: string
   accessKeyId?: string
   secretAccessKey?: string
   /** Path-style addressing (`endpoint/bucket/key`), which most S3-compatible servers need. */
@@ -17,15 +20,19 @@ const isMissing = (error: unknown) =>
 
 /** Any S3-compatible object store (AWS S3, MinIO, R2, ...). */
 export function createS3Storage(options: S3Options): StorageDriver {
-  const client = new S3Client({
-    region: options.region,
-    endpoint: options.endpoint,
-    forcePathStyle: options.forcePathStyle,
-    ...(options.accessKeyId && options.secretAccessKey && { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }),
-    // Checksums only where S3 requires them: many S3-compatible servers reject the newer trailers.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  })
+  const clientFor = (endpoint: string | undefined) =>
+    new S3Client({
+      region: options.region,
+      endpoint,
+      forcePathStyle: options.forcePathStyle,
+      ...(options.accessKeyId && options.secretAccessKey && { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }),
+      // Checksums only where S3 requires them: many S3-compatible servers reject the newer trailers.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    })
+  const client = clientFor(options.endpoint)
+  // The host is part of the signature: a URL for readers is signed for the address they use.
+  const signer = options.publicEndpoint ? clientFor(options.publicEndpoint) : client
   const Bucket = options.bucket
 
   async function exists(key: string): Promise<boolean> {
@@ -77,6 +84,13 @@ export function createS3Storage(options: S3Options): StorageDriver {
       }
       await client.send(new CopyObjectCommand({ Bucket, Key: to, CopySource: `${Bucket}/${from.split('/').map(encodeURIComponent).join('/')}` }))
       await client.send(new DeleteObjectCommand({ Bucket, Key: from }))
+    },
+
+    // Signed locally (no request to S3); the response-* parameters make S3 answer with our headers.
+    signedDownloadUrl(key, { expiresInSeconds, contentType, contentDisposition, cacheControl }) {
+      assertSafeKey(key)
+      const command = new GetObjectCommand({ Bucket, Key: key, ResponseContentType: contentType, ResponseContentDisposition: contentDisposition, ResponseCacheControl: cacheControl })
+      return getSignedUrl(signer, command, { expiresIn: expiresInSeconds })
     },
   }
 }

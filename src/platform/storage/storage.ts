@@ -19,6 +19,18 @@ export interface StorageDriver {
   delete(key: string): Promise<void>
   /** Renames a key; a move whose source is gone but whose target exists has already happened. */
   move(from: string, to: string): Promise<void>
+  /**
+   * A short-lived URL at which the store itself serves a key's bytes with these headers, when it
+   * can (S3: a presigned GET), so that they need not pass through this process.
+   */
+  signedDownloadUrl?(key: string, options: DownloadHeaders & { expiresInSeconds: number }): Promise<string>
+}
+
+/** The headers a store answers a signed download with, in place of the object's own. */
+export interface DownloadHeaders {
+  contentType: string
+  contentDisposition: string
+  cacheControl: string
 }
 
 export class StorageNotFoundError extends Error {

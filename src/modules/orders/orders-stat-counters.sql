@@ -1,0 +1,18 @@
+-- orders.<status> of the admin statistics: orders by their current status; and
+-- orders.gross_volume_cents: the totals of completed orders (an order completes once).
+CREATE OR REPLACE FUNCTION public.orders_stat_counters()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+	IF TG_OP <> 'INSERT' THEN
+		PERFORM "stat_count"('orders.' || OLD."status", -1);
+	END IF;
+	PERFORM "stat_count"('orders.' || NEW."status", 1);
+	IF NEW."status" = 'completed' AND (TG_OP = 'INSERT' OR OLD."status" <> 'completed') THEN
+		PERFORM "stat_count"('orders.gross_volume_cents', NEW."total_cents");
+	END IF;
+	RETURN NULL;
+END $function$;
+CREATE TRIGGER orders_stat_counters AFTER INSERT ON orders FOR EACH ROW EXECUTE FUNCTION orders_stat_counters();
+CREATE TRIGGER orders_stat_counters_update AFTER UPDATE OF status ON orders FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status) EXECUTE FUNCTION orders_stat_counters();
