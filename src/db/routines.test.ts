@@ -51,7 +51,7 @@ function declared(): { functions: Map<string, string>; triggers: Map<string, str
   for (const file of sqlFiles(SRC)) {
     for (const statement of statementsOf(readFileSync(file, 'utf8'))) {
       const fn = /^CREATE OR REPLACE FUNCTION public\.(\w+)\(/.exec(statement)
-      const trigger = /^CREATE TRIGGER (\w+) /.exec(statement)
+      const trigger = /^CREATE (?:CONSTRAINT )?TRIGGER (\w+) /.exec(statement)
       const name = fn?.[1] ?? trigger?.[1]
       if (!name) throw new Error(`${relative(SRC, file)}: only functions and triggers, as PostgreSQL prints them, belong here: ${statement.slice(0, 80)}`)
       const key = `${fn ? 'function' : 'trigger'} ${name}`
@@ -130,6 +130,8 @@ describe('database functions and triggers', () => {
       'trigger services_words_insert': 'modules/catalogue/search-words.sql',
       'trigger services_words_update': 'modules/catalogue/search-words.sql',
       'function marketplace_join_words': 'modules/catalogue/join-words.sql',
+      'function event_log_append': 'platform/outbox/event-log-append.sql',
+      'trigger outbox_jobs_event_log': 'platform/outbox/event-log-append.sql',
     })
   })
 
