@@ -20,8 +20,8 @@ export const webhooksModule = defineModule({
   tables: { webhookEndpoints, webhookEvents, webhookDeliveries, webhookAttempts },
   create: ({ config, db, clock, outbox, mailer, logger, events }, deps: { users: UsersService }) =>
     createWebhooksService({ db, clock, outbox, mailer, logger, config, events, users: deps.users }),
-  routes: (api) => async (app) => {
-    await app.register(webhooksAdminRoutes, { webhooks: api })
+  routes: (api, { events }) => async (app) => {
+    await app.register(webhooksAdminRoutes, { webhooks: api, eventNames: events.map((event) => event.name) })
   },
   jobs: (api) => [
     handleJob(EVENT_JOB, (payload, row) => api.recordEvent({ id: row.id, ...payload })),
