@@ -34,6 +34,7 @@ const EnvSchema = Type.Object({
   S3_FORCE_PATH_STYLE: Type.Optional(Bool),
   SIGNED_URL_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 7 * 24 * 3600, default: 3600 }),
   CORS_ORIGINS: Type.String({ default: '*' }),
+  RESPONSE_ENVELOPE: Type.Union([Type.Literal('wrapped'), Type.Literal('none')], { default: 'wrapped' }),
   TRUST_PROXY: Bool,
   RUN_WORKER: Bool,
   PASSWORD_HASH_CONCURRENCY: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
@@ -84,6 +85,8 @@ export interface Config {
   tmpDir: string
   signedUrlTtlSeconds: number
   corsOrigins: string[] | '*'
+  /** The shape of answers when the request states no `Prefer: envelope=...`: `{ success, data }`, or the payload bare (docs/decisions/0121). */
+  responseEnvelope: 'wrapped' | 'none'
   trustProxy: boolean
   runWorker: boolean
   rateLimit: { auth: number; uploads: number; general: number; windowSeconds: number }
@@ -194,6 +197,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     tmpDir: join(dataDir, 'tmp'),
     signedUrlTtlSeconds: env.SIGNED_URL_TTL_SECONDS,
     corsOrigins: origins.includes('*') ? '*' : origins,
+    responseEnvelope: env.RESPONSE_ENVELOPE,
     trustProxy: env.TRUST_PROXY === 'true',
     runWorker: env.RUN_WORKER === 'true',
     passwordHashConcurrency: env.PASSWORD_HASH_CONCURRENCY ?? defaultHashConcurrency(),

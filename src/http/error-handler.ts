@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type FieldError } from '../lib/errors.ts'
 import type { ErrorBody } from './common.schemas.ts'
+import { shapeAnswer, type EnvelopeShape } from './envelope.ts'
 import { toFieldErrors } from './validation.ts'
 
 const body = (code: string, message: string, details: FieldError[] = []): ErrorBody => ({
@@ -64,10 +65,17 @@ function spellHeadersAsDocumented(request: FastifyRequest, details: FieldError[]
   for (const detail of details) detail.field = spellings.get(detail.field.toLowerCase()) ?? detail.field
 }
 
-/** Fastify's framework errors (a path that does not decode): answered as an unknown path is. */
-export function badUrlHandler(_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  void reply.header('API-Version', '1').header('X-Request-Id', request.id).status(404).send(body('NOT_FOUND', 'No such route'))
-}
+/**
+ * Fastify's framework errors (a path that does not decode): answered as an unknown path is. No
+ * hook runs for them, so the headers every answer carries and the shape the request prefers are
+ * given here.
+ */
+export const badUrlHandler =
+  (envelope: EnvelopeShape) =>
+  (_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    void reply.header('API-Version', '1').header('X-Request-Id', request.id).header('Vary', 'Prefer').header('content-type', 'application/json; charset=utf-8').status(404)
+    void reply.send(shapeAnswer(request, reply, JSON.stringify(body('NOT_FOUND', 'No such route')), envelope))
+  }
 
 /** Methods a path may have; OPTIONS is answered on every path (CORS preflight), so it proves nothing. */
 const PROBED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
