@@ -3330,6 +3330,37 @@ export interface operations {
                     "application/json": string;
                 };
             };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
             /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -3587,7 +3618,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description e.g. `TypeScript`. */
-                    name: string;
+                    name: string & unknown;
                     level: "beginner" | "intermediate" | "advanced" | "expert";
                     /** @description Fractions are allowed, e.g. `1.5`. */
                     yearsOfExperience: number;
@@ -3801,7 +3832,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description e.g. `TypeScript`. */
-                    name?: string;
+                    name?: string & unknown;
                     level?: "beginner" | "intermediate" | "advanced" | "expert";
                     /** @description Fractions are allowed, e.g. `1.5`. */
                     yearsOfExperience?: number;
@@ -4158,7 +4189,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description e.g. `TypeScript`. */
-                    name?: string;
+                    name?: string & unknown;
                     level?: "beginner" | "intermediate" | "advanced" | "expert";
                     /** @description Fractions are allowed, e.g. `1.5`. */
                     yearsOfExperience?: number;
@@ -4517,7 +4548,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The project name. */
-                    title: string;
+                    title: string & unknown;
                     /**
                      * @description What it is and what the user did.
                      * @default
@@ -4544,7 +4575,7 @@ export interface operations {
                      * @description At most 20, each once.
                      * @default []
                      */
-                    technologies?: string[];
+                    technologies?: (string & unknown)[];
                 };
             };
         };
@@ -4770,7 +4801,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The project name. */
-                    title?: string;
+                    title?: string & unknown;
                     /** @description What it is and what the user did. */
                     description?: string;
                     /**
@@ -4789,7 +4820,7 @@ export interface operations {
                      */
                     endDate?: string | null;
                     /** @description At most 20, each once. */
-                    technologies?: string[];
+                    technologies?: (string & unknown)[];
                 };
             };
         };
@@ -5158,7 +5189,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The project name. */
-                    title?: string;
+                    title?: string & unknown;
                     /** @description What it is and what the user did. */
                     description?: string;
                     /**
@@ -5177,7 +5208,7 @@ export interface operations {
                      */
                     endDate?: string | null;
                     /** @description At most 20, each once. */
-                    technologies?: string[];
+                    technologies?: (string & unknown)[];
                 };
             };
         };
@@ -5541,9 +5572,9 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The employer or client. */
-                    company: string;
+                    company: string & unknown;
                     /** @description The role held. */
-                    position: string;
+                    position: string & unknown;
                     /**
                      * @description What the user did there.
                      * @default
@@ -5786,9 +5817,9 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The employer or client. */
-                    company?: string;
+                    company?: string & unknown;
                     /** @description The role held. */
-                    position?: string;
+                    position?: string & unknown;
                     /** @description What the user did there. */
                     description?: string;
                     /** @description City, country or `Remote`. */
@@ -6167,9 +6198,9 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The employer or client. */
-                    company?: string;
+                    company?: string & unknown;
                     /** @description The role held. */
-                    position?: string;
+                    position?: string & unknown;
                     /** @description What the user did there. */
                     description?: string;
                     /** @description City, country or `Remote`. */
@@ -6549,11 +6580,11 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The school or university. */
-                    institution: string;
+                    institution: string & unknown;
                     /** @description e.g. `BSc`. */
-                    degree: string;
+                    degree: string & unknown;
                     /** @description e.g. `Computer Science`. */
-                    fieldOfStudy: string;
+                    fieldOfStudy: string & unknown;
                     /**
                      * Format: date
                      * @description A calendar date, `YYYY-MM-DD`.
@@ -6797,11 +6828,11 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The school or university. */
-                    institution?: string;
+                    institution?: string & unknown;
                     /** @description e.g. `BSc`. */
-                    degree?: string;
+                    degree?: string & unknown;
                     /** @description e.g. `Computer Science`. */
-                    fieldOfStudy?: string;
+                    fieldOfStudy?: string & unknown;
                     /**
                      * Format: date
                      * @description A calendar date, `YYYY-MM-DD`.
@@ -7181,11 +7212,11 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The school or university. */
-                    institution?: string;
+                    institution?: string & unknown;
                     /** @description e.g. `BSc`. */
-                    degree?: string;
+                    degree?: string & unknown;
                     /** @description e.g. `Computer Science`. */
-                    fieldOfStudy?: string;
+                    fieldOfStudy?: string & unknown;
                     /**
                      * Format: date
                      * @description A calendar date, `YYYY-MM-DD`.
@@ -7778,9 +7809,9 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    fullName?: string;
+                    fullName?: string & unknown;
                     /** @description Also accepted for `fullName`. */
-                    name?: string;
+                    name?: string & unknown;
                     title?: string | null;
                     description?: string | null;
                     /** @description Also accepted for `description`. */
@@ -7980,9 +8011,9 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    fullName?: string;
+                    fullName?: string & unknown;
                     /** @description Also accepted for `fullName`. */
-                    name?: string;
+                    name?: string & unknown;
                     title?: string | null;
                     description?: string | null;
                     /** @description Also accepted for `description`. */
@@ -8850,7 +8881,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    name: string;
+                    name: string & unknown;
                     permissions: ("view_users" | "manage_users" | "view_services" | "approve_services" | "view_orders" | "manage_orders" | "resolve_disputes" | "view_kyc" | "manage_kyc" | "view_accounts" | "approve_withdrawals")[];
                 };
             };
@@ -9248,7 +9279,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    name?: string;
+                    name?: string & unknown;
                     permissions?: ("view_users" | "manage_users" | "view_services" | "approve_services" | "view_orders" | "manage_orders" | "resolve_disputes" | "view_kyc" | "manage_kyc" | "view_accounts" | "approve_withdrawals")[];
                 };
             };
@@ -9656,14 +9687,14 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
-                    password: string;
-                    fullName?: string;
+                    email: string & unknown;
+                    password: string & unknown;
+                    fullName?: string & unknown;
                     /** @description Also accepted for `fullName`; one of the two is required. */
-                    name?: string;
+                    name?: string & unknown;
                     /** @description Generated from the full name when absent. */
                     username?: string;
-                };
+                } | unknown | unknown;
             };
         };
         responses: {
@@ -9969,7 +10000,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
+                    email: string & unknown;
                 };
             };
         };
@@ -10091,7 +10122,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
+                    email: string & unknown;
                     password: string;
                 };
             };
@@ -10278,17 +10309,12 @@ export interface operations {
         /** @description Send the refresh token as `refreshToken` or `refresh`. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIwMTk1NjQyYy03M2RiLTc3N2YtODY4ZS01NzEyNjUwMDljMDYiLCJqdGkiOiIwMTk1OTc1Ni1kZTBjLTczNWUtYTYxMS0xOWU5YzEwYzIyYjAiLCJpYXQiOjE3NTEzNjA0MDAsImV4cCI6MTc1MTk2NTIwMH0.G38ni1H8D6LzybHs8UlrnHnNhDW3FoLAHk14x6sgHJw"
-                 *     }
-                 */
                 "application/json": {
                     /** @description The refresh token (also accepted as `refresh`). */
                     refreshToken?: string;
                     /** @description Also accepted for `refreshToken`. */
                     refresh?: string;
-                };
+                } | unknown | unknown;
             };
         };
         responses: {
@@ -10595,7 +10621,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
+                    email: string & unknown;
                 };
             };
         };
@@ -10716,7 +10742,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
+                    email: string & unknown;
                 };
             };
         };
@@ -10838,7 +10864,7 @@ export interface operations {
                  */
                 "application/json": {
                     token: string;
-                    password: string;
+                    password: string & unknown;
                 };
             };
         };
@@ -10960,7 +10986,7 @@ export interface operations {
                  */
                 "application/json": {
                     token: string;
-                    password: string;
+                    password: string & unknown;
                 };
             };
         };
@@ -11069,7 +11095,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description Trimmed and lowercased before use. */
-                email: string;
+                email: string & unknown;
             };
             header?: never;
             path?: never;
@@ -11191,7 +11217,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Words to look for; typos are forgiven. Any text is accepted. */
                 search?: string;
-                /** @description Lowest starting price. 0 to 1000000. */
+                /** @description Lowest starting price; not more than `maxPrice`. 0 to 1000000. */
                 minPrice?: number;
                 /** @description Highest starting price. 0 to 1000000. */
                 maxPrice?: number;
@@ -11447,7 +11473,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description 5 to 100 characters, plain text. */
-                    title: string;
+                    title: string & unknown;
                     /** @description One line shown in lists. */
                     shortDescription?: string;
                     /** @description The full description. */
@@ -11494,7 +11520,7 @@ export interface operations {
                      * @description An unattached upload of yours to become the banner.
                      */
                     bannerId?: string;
-                    /** @description Unattached uploads of yours added to the gallery, in this order. */
+                    /** @description Unattached uploads of yours added to the gallery, in this order; a gallery holds at most 10 images. */
                     imageIds?: string[];
                 };
             };
@@ -11729,7 +11755,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Words to look for; typos are forgiven. Any text is accepted. */
                 search?: string;
-                /** @description Lowest starting price. 0 to 1000000. */
+                /** @description Lowest starting price; not more than `maxPrice`. 0 to 1000000. */
                 minPrice?: number;
                 /** @description Highest starting price. 0 to 1000000. */
                 maxPrice?: number;
@@ -12221,7 +12247,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description 5 to 100 characters, plain text. */
-                    title: string;
+                    title: string & unknown;
                     /** @description One line shown in lists. */
                     shortDescription?: string;
                     /** @description The full description. */
@@ -12268,7 +12294,7 @@ export interface operations {
                      * @description An unattached upload of yours to become the banner.
                      */
                     bannerId?: string;
-                    /** @description Unattached uploads of yours added to the gallery, in this order. */
+                    /** @description Unattached uploads of yours added to the gallery, in this order; a gallery holds at most 10 images. */
                     imageIds?: string[];
                 };
             };
@@ -14922,7 +14948,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Shown to the seller. */
-                    reason: string;
+                    reason: string & unknown;
                 };
             };
         };
@@ -15377,8 +15403,8 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Display name, e.g. `Logo Design`. */
-                    name: string;
-                    /** @description Made from the name when left out (`-2`, `-3`, ... when taken). */
+                    name: string & unknown;
+                    /** @description Made from the name when left out (`-2`, `-3`, ... when taken; `category` for a name without Latin letters or digits). */
                     slug?: string;
                     /** @description Short text shown under the name. */
                     description?: string;
@@ -15795,7 +15821,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Display name, e.g. `Logo Design`. */
-                    name?: string;
+                    name?: string & unknown;
                     /** @description Unique address name, e.g. `logo-design`. */
                     slug?: string;
                     /** @description Short text shown under the name. */
@@ -16842,22 +16868,32 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description `bank_transfer` takes `accountNumber`, `bankName` and optionally `accountHolder`; `paypal` takes `email`. */
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description At least MIN_PAYOUT (10.00 by default), at most the available balance. */
+                    /** @description At least the minimum payout (MIN_PAYOUT, here 10.00), at most the available balance. */
                     amount: number;
-                    method: "bank_transfer" | "paypal";
-                    /** @description `bank_transfer` needs `accountNumber` and `bankName`; `paypal` needs `email`. */
+                    /** @enum {string} */
+                    method: "bank_transfer";
+                    /** @description Where a bank transfer goes. */
                     details: {
-                        /** @description bank_transfer: the account number or IBAN. */
-                        accountNumber?: string;
-                        /** @description bank_transfer: the bank. */
-                        bankName?: string;
-                        /** @description bank_transfer, optional: the name on the account. */
-                        accountHolder?: string;
-                        /** @description paypal: the PayPal account e-mail. */
-                        email?: string;
+                        /** @description The account number or IBAN. */
+                        accountNumber: string;
+                        /** @description The bank. */
+                        bankName: string & unknown;
+                        /** @description Optional: the name on the account. */
+                        accountHolder?: string & unknown;
+                    };
+                } | {
+                    /** @description At least the minimum payout (MIN_PAYOUT, here 10.00), at most the available balance. */
+                    amount: number;
+                    /** @enum {string} */
+                    method: "paypal";
+                    /** @description Where a PayPal payout goes. */
+                    details: {
+                        /** @description The PayPal account e-mail. */
+                        email: string & unknown;
                     };
                 };
             };
@@ -17944,7 +17980,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Shown to the user. */
-                    reason: string;
+                    reason: string & unknown;
                 };
             };
         };
@@ -18406,7 +18442,7 @@ export interface operations {
                     /** @description Positive credits, negative debits. */
                     amount: number;
                     /** @description Why: it becomes the statement line. */
-                    reason: string;
+                    reason: string & unknown;
                 };
             };
         };
@@ -18818,10 +18854,13 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description As on the identity document. */
-                    firstName: string;
+                    firstName: string & unknown;
                     /** @description As on the identity document. */
-                    lastName: string;
-                    /** @description `YYYY-MM-DD`; sellers must be at least 18. */
+                    lastName: string & unknown;
+                    /**
+                     * Format: date
+                     * @description `YYYY-MM-DD`, from 1900 on; sellers must be at least 18.
+                     */
                     dateOfBirth: string;
                     /** @description ISO 3166-1 alpha-2 code, e.g. `FR`. */
                     country: string;
@@ -20266,7 +20305,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Shown to the user. */
-                    reason: string;
+                    reason: string & unknown;
                 };
             };
         };
@@ -21212,8 +21251,8 @@ export interface operations {
                      */
                     recipientId?: string;
                     /** @description The text, 1 to 5000 characters. */
-                    content: string;
-                };
+                    content: string & unknown;
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -23007,7 +23046,7 @@ export interface operations {
                 "application/json": {
                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                     /** @description Required to open a dispute; kept with a cancellation. */
-                    reason?: string;
+                    reason?: string & unknown;
                 };
             };
         };
@@ -24103,7 +24142,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Why staff cancel the order; shown to both parties. */
-                    reason?: string;
+                    reason?: string & unknown;
                 };
             };
         };
@@ -24780,7 +24819,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The seller’s public answer, once. */
-                    reply: string;
+                    reply: string & unknown;
                 };
             };
         };
@@ -25415,11 +25454,11 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    fullName: string;
+                    fullName: string & unknown;
                     username: string;
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
-                    password: string;
+                    email: string & unknown;
+                    password: string & unknown;
                     /** Format: uuid */
                     roleId?: string;
                 };
@@ -26898,7 +26937,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Why: kept with the account and in the audit log. */
-                    reason: string;
+                    reason: string & unknown;
                 };
             };
         };
@@ -27920,11 +27959,14 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true. */
+                    /**
+                     * Format: uri
+                     * @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true.
+                     */
                     url: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives (see the `webhooks` of this document); omitted or null: every event. */
-                    events?: string[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.disputed" | "review.created")[] | null;
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -28570,11 +28612,14 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true. */
+                    /**
+                     * Format: uri
+                     * @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true.
+                     */
                     url?: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives (see the `webhooks` of this document); omitted or null: every event. */
-                    events?: string[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.disputed" | "review.created")[] | null;
                     /** @description true enables a disabled endpoint again (its pending deliveries resume). */
                     enabled?: boolean;
                 };
