@@ -120,7 +120,7 @@ function schemaAt(root: unknown, schemaPath: string): unknown {
 function requiredAlternatives(branches: unknown): string[] | undefined {
   if (!Array.isArray(branches)) return undefined
   const names = branches.map((branch) => (isSchema(branch) && Object.keys(branch).length === 1 && Array.isArray(branch.required) && branch.required.length === 1 ? String(branch.required[0]) : undefined))
-  return names.every((name) => name !== undefined) ? (names) : undefined
+  return names.every((name) => name !== undefined) ? names : undefined
 }
 
 const quoted = (names: string[]) => names.map((name) => `\`${name}\``).join(' or ')
@@ -130,6 +130,7 @@ const quoted = (names: string[]) => names.map((name) => `\`${name}\``).join(' or
  * require one field. Ajv reports them as a `required` error per branch plus "must match a schema
  * in anyOf"; a client is better served by one detail on the first field: "is required (send
  * `refreshToken` or `refresh`)", or, for a `oneOf` whose fields were both sent, one on the second.
+ * A discriminated `oneOf` whose tag names no branch gets one detail on the tag, listing its values.
  */
 function explainAlternatives(errors: ErrorObject[], schema: unknown): ErrorObject[] {
   const explained: ErrorObject[] = []
