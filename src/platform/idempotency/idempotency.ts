@@ -91,7 +91,7 @@ function keyOf(request: FastifyRequest): string | undefined {
 function withKeyHeader(schema: FastifySchema | undefined): FastifySchema {
   const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
   const headers = isObject(schema?.headers) ? schema.headers : { type: 'object' }
-  // Header names are case-insensitive (Fastify lowercases them for validation): one entry, spelled as DESIGN 4 does.
+  // Header names are case-insensitive (Fastify lowercases them for validation): one entry, spelled `Idempotency-Key` as the API reference writes it.
   const properties = Object.entries(isObject(headers.properties) ? headers.properties : {}).filter(([name]) => name.toLowerCase() !== KEY_HEADER)
   return {
     ...schema,
