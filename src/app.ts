@@ -18,7 +18,9 @@ import { polishDocument } from './http/openapi.ts'
 import { badUrlHandler, errorHandler, notFoundHandler } from './http/error-handler.ts'
 import { objectBodiesOnly } from './http/json-body.ts'
 import { checkJsonText } from './http/json-text.ts'
+import { shapeAnswer, wrappedAnswer, type EnvelopeShape } from './http/envelope.ts'
 import { bodyLimitOf, refuseMultipartOnJsonRoutes } from './http/multipart.ts'
+import { shareInputRules } from './http/route-schemas.ts'
 import { drainBoundFor, drainUnreadBody } from './http/unread-body.ts'
 import { RateLimitCounter, rateLimits } from './http/rate-limit.ts'
 import { securityHeadersOf, startReplyHeaders } from './http/security-headers.ts'
@@ -81,11 +83,30 @@ function socketErrorHandler(error: Error & { code?: unknown }, socket: { termina
   socket.terminate()
 }
 
+/** How the introduction states the shape of answers, and how to ask for the other one. */
+function envelopeDescription(shape: EnvelopeShape): string[] {
+  const wrapped = 'Every answer is `{ success: true, data }` or `{ success: false, error: { code, message, details } }`'
+  const bare = 'Every answer is the payload itself, a page is `{ results, count, page, pages, hasNext, hasPrev, ... }` (`count`: all items), and an error is `{ error: { code, message, details } }` with the same status'
+  return shape === 'wrapped'
+    ? [
+        `REST/JSON API of a freelance-services marketplace. ${wrapped}, as this reference shows them.`,
+        '',
+        `**Bare answers.** Send \`Prefer: envelope=none\` (RFC 7240) on any request to get the other shape: ${bare.charAt(0).toLowerCase()}${bare.slice(1)}. Such an answer carries \`Preference-Applied: envelope=none\`; every answer carries \`Vary: Prefer\`. Both shapes are accepted on input everywhere.`,
+      ]
+    : [
+        `REST/JSON API of a freelance-services marketplace. On this deployment (\`RESPONSE_ENVELOPE=none\`) ${bare.charAt(0).toLowerCase()}${bare.slice(1)}, as this reference shows them.`,
+        '',
+        `**Wrapped answers.** Send \`Prefer: envelope=wrapped\` (RFC 7240) to get the other shape: ${wrapped.charAt(0).toLowerCase()}${wrapped.slice(1)}. Such an answer carries \`Preference-Applied: envelope=wrapped\`; every answer carries \`Vary: Prefer\`.`,
+      ]
+}
+
 /** The reference's introduction, with every error code a client may switch on (from each module's catalogue). */
-function apiDescription(errors: ErrorCode[]): string {
+function apiDescription(errors: ErrorCode[], shape: EnvelopeShape): string {
   const rows = errors.map((error) => `| \`${error.code}\` | ${error.status} | ${error.description} |`)
   return [
-    'REST/JSON API of a freelance-services marketplace. Every answer is `{ success, data }` or `{ success: false, error: { code, message, details } }`.',
+    ...envelopeDescription(shape),
+    '',
+    'A query parameter the operation does not list is refused (400 naming it), as is a string holding a NUL character; a method the path does not have is 405 `METHOD_NOT_ALLOWED` with `Allow` listing the ones it has.',
     '',
     '## Error codes',
     '',
@@ -107,7 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Path parameters are bounded by the route schemas, which answer 404 in the usual envelope.
     routerOptions: { maxParamLength: 2048 },
     // A path that does not even decode (`%E0%A4%A`) names nothing: 404 in the envelope, like any unknown path.
-    frameworkErrors: badUrlHandler,
+    frameworkErrors: badUrlHandler(config.responseEnvelope),
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     // Honour a well-formed id from a proxy so one id follows the request across services.
     genReqId: (request) => {
@@ -135,9 +156,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(validatorCompiler)
   app.setErrorHandler(errorHandler)
+  shareInputRules(app)
 
   const fixedHeaders = {
     'api-version': '1',
+    // An answer's shape follows the request's `Prefer` header (http/envelope.ts): caches keep one per value.
+    vary: 'Prefer',
     ...securityHeadersOf({
       contentSecurityPolicy: {
         directives: {
@@ -181,7 +205,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, {
     origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    exposedHeaders: ['X-Request-Id', 'API-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed'],
+    exposedHeaders: ['X-Request-Id', 'API-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'Preference-Applied', 'Allow'],
     maxAge: 600,
   })
 
@@ -192,7 +216,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         title: 'Marketplace API',
         version: packageInfo.version,
         license: { name: 'MIT', identifier: 'MIT' },
-        description: apiDescription(container.errors),
+        description: apiDescription(container.errors, config.responseEnvelope),
       },
       servers: [{ url: config.publicUrl, description: `${config.isProduction ? 'Production' : config.env === 'test' ? 'Test' : 'Local development'} server: this deployment (PUBLIC_URL).` }],
       components: {
@@ -208,7 +232,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // What receivers get: one entry per event of the catalogue (OpenAPI 3.1 webhooks).
       webhooks: webhooksDocument(container.events),
     },
-    transformObject: (document) => ('openapiObject' in document ? polishDocument(document.openapiObject as Record<string, unknown>, { maxUploadBytes: MAX_UPLOAD_BYTES }) : document.swaggerObject),
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? polishDocument(document.openapiObject as Record<string, unknown>, { maxUploadBytes: MAX_UPLOAD_BYTES, bareAnswers: config.responseEnvelope === 'none' })
+        : document.swaggerObject,
   })
 
   await app.register(multipart, {
@@ -233,7 +260,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
 
   // After authentication and rate limits, before any route: routes opt in with `config: { idempotent: true }`.
-  await app.register(idempotency, { db: container.db, clock })
+  await app.register(idempotency, { db: container.db, clock, producedAnswer: wrappedAnswer })
 
   container.metrics.addGauges(poolGauges(database))
   // Production serves metrics only behind a token; elsewhere they are open for a local Prometheus.
@@ -279,6 +306,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   })
 
+  // Last of the onSend hooks (after idempotency stores the answer, wrapped): every answer leaves
+  // in the envelope the request prefers.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    done(null, shapeAnswer(request, reply, payload, config.responseEnvelope))
+  })
   app.addHook('onClose', async () => {
     clearInterval(stagingSweep)
     await realtime.close()

@@ -132,6 +132,14 @@ describe('loadConfig CORS_ORIGINS', () => {
   })
 })
 
+describe('loadConfig RESPONSE_ENVELOPE', () => {
+  it('wraps answers by default, answers bare with none, and refuses anything else by name', () => {
+    expect(loadConfig({ DATA_DIR: dataDir }).responseEnvelope).toBe('wrapped')
+    expect(loadConfig({ DATA_DIR: dataDir, RESPONSE_ENVELOPE: 'none' }).responseEnvelope).toBe('none')
+    expect(variablesOf(configError({ DATA_DIR: dataDir, RESPONSE_ENVELOPE: 'bare' }))).toEqual(['RESPONSE_ENVELOPE'])
+  })
+})
+
 describe('loadConfig validation', () => {
   it('reports every bad variable in one ConfigError, each by name', () => {
     const error = configError({ DATA_DIR: dataDir, PORT: 'abc', RATE_LIMIT_AUTH: '0', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud' })

@@ -38,6 +38,7 @@ const EnvSchema = Type.Object({
   S3_FORCE_PATH_STYLE: Type.Optional(Bool),
   SIGNED_URL_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 7 * 24 * 3600, default: 3600 }),
   CORS_ORIGINS: Type.String({ default: '*' }),
+  RESPONSE_ENVELOPE: Type.Union([Type.Literal('wrapped'), Type.Literal('none')], { default: 'wrapped' }),
   TRUST_PROXY: Bool,
   RUN_WORKER: Bool,
   PASSWORD_HASH_CONCURRENCY: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
@@ -91,6 +92,8 @@ export interface Config {
   /** The key of signed links to private files, apart from the token keys; the previous one is only accepted, during a rotation. */
   fileSigning: { secret: string; previousSecret?: string }
   corsOrigins: string[] | '*'
+  /** The shape of answers when the request states no `Prefer: envelope=...`: `{ success, data }`, or the payload bare (docs/decisions/0121). */
+  responseEnvelope: 'wrapped' | 'none'
   trustProxy: boolean
   runWorker: boolean
   rateLimit: { auth: number; uploads: number; general: number; windowSeconds: number }
@@ -211,6 +214,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     signedUrlTtlSeconds: env.SIGNED_URL_TTL_SECONDS,
     fileSigning: { secret: secrets.fileSigningSecret, previousSecret: env.FILE_SIGNING_SECRET_PREVIOUS },
     corsOrigins: origins.includes('*') ? '*' : origins,
+    responseEnvelope: env.RESPONSE_ENVELOPE,
     trustProxy: env.TRUST_PROXY === 'true',
     runWorker: env.RUN_WORKER === 'true',
     passwordHashConcurrency: env.PASSWORD_HASH_CONCURRENCY ?? defaultHashConcurrency(),

@@ -1,5 +1,6 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Type, type NumberOptions, type Static, type TSchema } from '@sinclair/typebox'
 import type { ErrorCode } from '../lib/errors.ts'
+import { CENT } from '../lib/money.ts'
 
 /** A schema that also accepts null (OpenAPI 3.1 type arrays keep validation messages simple). */
 export const Nullable = <T extends TSchema>(schema: T) =>
@@ -33,6 +34,20 @@ export const ok = <T>(data: T): { success: true; data: T } => ({ success: true, 
 /** One of a list of strings, documented as a string `enum` (generated clients get a union type). */
 export const StringEnum = <const T extends readonly string[]>(values: T, options: { description?: string; examples?: T[number][] } = {}) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], errorMessage: `must be one of ${values.join(', ')}`, ...options })
+
+/**
+ * "Send one of these fields": one branch per field, each requiring it, for a body's `anyOf`
+ * (either or both) or `oneOf` (exactly one). The validator turns a miss into one detail on the
+ * first field (http/validation.ts).
+ */
+export const oneOfFields = (...names: string[]) => names.map((name) => ({ required: [name] }))
+
+/**
+ * An amount of money in a request: a whole number of cents (`multipleOf: 0.01`, checked within
+ * floating-point error, as lib/money.ts counts cents). Answers carry no `multipleOf`: a validator
+ * without that tolerance would call 0.57 a breach (0.57 / 0.01 is 56.99999999999999).
+ */
+export const Amount = (options: NumberOptions) => Type.Number({ multipleOf: CENT, ...options })
 
 export const Id = Type.String({ format: 'uuid', description: 'UUIDv7 identifier.' })
 
@@ -74,6 +89,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 type StatusOf<E> = E extends number ? E : E extends ErrorCode ? E['status'] : never
 
 const ErrorResponse = (description: string) => Type.Object(ErrorBody.properties, { description })
+
+/** The error answer of a status, described in general terms. */
+export const errorResponse = (status: number) => ErrorResponse(ERROR_DESCRIPTIONS[status] ?? 'Error.')
 
 /**
  * A route's response map: its success schemas plus the errors it can answer (429 always). An

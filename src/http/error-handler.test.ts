@@ -130,10 +130,29 @@ describe('error answers of real routes', () => {
     }
   })
 
-  it('answers a wrong method on a known path with 404 NOT_FOUND', async () => {
-    expectError(await ctx.app.inject({ method: 'GET', url: `${API}/auth/login` }), 404, 'NOT_FOUND')
-    expectError(await ctx.app.inject({ method: 'DELETE', url: `${API}/auth/register` }), 404, 'NOT_FOUND')
-    expectError(await ctx.app.inject({ method: 'POST', url: `${API}/users/me`, payload: {} }), 404, 'NOT_FOUND')
+  it('answers a wrong method on a known path with 405 METHOD_NOT_ALLOWED and Allow listing its methods', async () => {
+    const cases: [method: 'GET' | 'DELETE' | 'POST' | 'PUT', url: string, allow: string][] = [
+      ['GET', `${API}/auth/login`, 'POST, OPTIONS'],
+      ['DELETE', `${API}/auth/register`, 'POST, OPTIONS'],
+      ['POST', `${API}/users/me`, 'GET, HEAD, PUT, PATCH, OPTIONS'],
+      // A path with a parameter and a query string: the method is checked against the route's path.
+      ['PUT', `${API}/services/0190a000-0000-7000-8000-00000000abcd/pause?x=1`, 'POST, OPTIONS'],
+      ['DELETE', `${API}/uploads/avatars/a.png`, 'GET, HEAD, OPTIONS'],
+    ]
+    for (const [method, url, allow] of cases) {
+      const response = await ctx.app.inject({ method, url, ...(method !== 'GET' && method !== 'DELETE' && { payload: {} }) })
+      expectError(response, 405, 'METHOD_NOT_ALLOWED')
+      expect(response.headers.allow, `${method} ${url}`).toBe(allow)
+      expect(response.json().error.details).toEqual([])
+    }
+  })
+
+  it('still answers an unknown path with 404 NOT_FOUND, whatever the method', async () => {
+    for (const method of ['GET', 'POST', 'DELETE'] as const) {
+      const response = await ctx.app.inject({ method, url: `${API}/no-such-thing` })
+      expectError(response, 404, 'NOT_FOUND')
+      expect(response.headers.allow).toBeUndefined()
+    }
   })
 
   it('names every field that breaks a registration rule in details (spec 7 rules 1 to 4)', async () => {

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, type FieldError } from '../lib/errors.ts'
 import type { ErrorBody } from './common.schemas.ts'
+import { shapeAnswer, type EnvelopeShape } from './envelope.ts'
 import { toFieldErrors } from './validation.ts'
 
 const body = (code: string, message: string, details: FieldError[] = []): ErrorBody => ({
@@ -31,6 +32,7 @@ export function errorHandler(this: FastifyInstance, error: FastifyError, request
     if (error.validationContext === 'params') return reply.status(404).send(body('NOT_FOUND', 'Resource not found'))
     const root = error.validationContext === 'body' ? 'body' : (error.validationContext ?? 'request')
     const { details, omitted } = toFieldErrors(error.validation as never, root)
+    if (error.validationContext === 'headers') spellHeadersAsDocumented(request, details)
     const message = omitted > 0 ? `The request is invalid (${omitted} more problems are not listed)` : 'The request is invalid'
     return reply.status(400).send(body('VALIDATION_ERROR', message, details))
   }
@@ -53,11 +55,39 @@ export function errorHandler(this: FastifyInstance, error: FastifyError, request
   return reply.status(500).send(body('INTERNAL_ERROR', 'Something went wrong on our side; the request id identifies it'))
 }
 
-/** Fastify's framework errors (a path that does not decode): answered as an unknown path is. */
-export function badUrlHandler(_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  void reply.header('API-Version', '1').header('X-Request-Id', request.id).status(404).send(body('NOT_FOUND', 'No such route'))
+/** Fastify validates headers under lower-case names; details name them as the document does (`Idempotency-Key`). */
+function spellHeadersAsDocumented(request: FastifyRequest, details: FieldError[]): void {
+  const properties = (request.routeOptions.schema?.headers as { properties?: Record<string, unknown> } | undefined)?.properties ?? {}
+  const spellings = new Map(Object.keys(properties).map((name) => [name.toLowerCase(), name]))
+  for (const detail of details) detail.field = spellings.get(detail.field.toLowerCase()) ?? detail.field
 }
 
-export function notFoundHandler(_request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return reply.status(404).send(body('NOT_FOUND', 'No such route'))
+/**
+ * Fastify's framework errors (a path that does not decode): answered as an unknown path is. No
+ * hook runs for them, so the headers every answer carries and the shape the request prefers are
+ * given here.
+ */
+export const badUrlHandler =
+  (envelope: EnvelopeShape) =>
+  (_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    void reply.header('API-Version', '1').header('X-Request-Id', request.id).header('Vary', 'Prefer').header('content-type', 'application/json; charset=utf-8').status(404)
+    void reply.send(shapeAnswer(request, reply, JSON.stringify(body('NOT_FOUND', 'No such route')), envelope))
+  }
+
+/** Methods a path may have; OPTIONS is answered on every path (CORS preflight), so it proves nothing. */
+const PROBED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
+
+/**
+ * No route for this method and path. When the path has routes for other methods, the method is
+ * what is wrong: 405 with `Allow` listing them (RFC 9110), in the usual envelope. The probe runs
+ * only on this path, never on a routed request.
+ */
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?', 1)[0]!
+  const allowed = PROBED_METHODS.filter((method) => method !== request.method && request.server.findRoute({ method, url: path }) !== null)
+  if (allowed.length === 0) return reply.status(404).send(body('NOT_FOUND', 'No such route'))
+  return reply
+    .status(405)
+    .header('Allow', [...allowed, 'OPTIONS'].join(', '))
+    .send(body('METHOD_NOT_ALLOWED', `${request.method} is not allowed here; this path takes ${allowed.join(', ')}`))
 }

@@ -4,6 +4,7 @@
  */
 
 import { ErrorBody } from './common.schemas.ts'
+import { bareSchema } from './envelope.ts'
 
 type Json = Record<string, unknown>
 
@@ -73,13 +74,85 @@ function declareCommonAnswers(path: string, operation: Json): void {
   }
 }
 
-export function polishDocument(document: Json, options: { maxUploadBytes: number }): Json {
+/**
+ * Links from an operation that creates something to those that act on it, with the created id
+ * as their path parameter, so tools (and readers) can chain them. Found by path: what a POST to
+ * `/services` creates is the `{serviceId}` of `/services/{serviceId}` and of the paths under it;
+ * the links whose target lives elsewhere are listed in EXTRA_LINKS.
+ */
+const EXTRA_LINKS: { from: string; field: string; to: string[] }[] = [
+  { from: 'post /api/v1/auth/register', field: 'id', to: ['get /api/v1/users/{userId}', 'get /api/v1/users/{userId}/stats'] },
+  { from: 'post /api/v1/services', field: 'id', to: ['post /api/v1/admin/services/{serviceId}/approve', 'post /api/v1/admin/services/{serviceId}/reject'] },
+  { from: 'post /api/v1/orders', field: 'id', to: ['post /api/v1/admin/orders/{orderId}/cancel'] },
+  { from: 'post /api/v1/orders', field: 'serviceId', to: ['get /api/v1/services/{serviceId}'] },
+  { from: 'post /api/v1/messages', field: 'conversationId', to: ['get /api/v1/messages/conversations/{conversationId}', 'post /api/v1/messages/conversations/{conversationId}/read'] },
+  { from: 'post /api/v1/wallet/payout', field: 'id', to: ['post /api/v1/wallet/payouts/{payoutId}/cancel', 'post /api/v1/admin/payouts/{payoutId}/approve', 'post /api/v1/admin/payouts/{payoutId}/reject'] },
+  { from: 'post /api/v1/reviews', field: 'serviceId', to: ['get /api/v1/services/{serviceId}/reviews'] },
+  { from: 'post /api/v1/admin/webhooks/{webhookId}/test', field: 'id', to: ['post /api/v1/admin/webhook-deliveries/{deliveryId}/retry'] },
+]
+
+const pathParameters = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!)
+
+function linkOperations(paths: Record<string, Record<string, Json>>, dataPointer: string): void {
+  const operations = Object.entries(paths).flatMap(([path, item]) => METHODS.filter((method) => item[method]).map((method) => ({ key: `${method} ${path}`, path, method, operation: item[method]! })))
+  const byKey = new Map(operations.map((entry) => [entry.key, entry]))
+  /** The created resource's fields, as the success answer's `data` lists them. */
+  const createdFields = (operation: Json): { status: string; fields: Json } | undefined => {
+    for (const [status, response] of Object.entries((operation.responses ?? {}) as Record<string, Json>)) {
+      if (!/^2\d\d$/.test(status)) continue
+      const schema = ((response.content as Record<string, Json> | undefined)?.['application/json']?.schema ?? {}) as Json
+      const data = (schema.properties as Record<string, Json> | undefined)?.data
+      const fields = data?.properties as Json | undefined
+      if (fields) return { status, fields }
+    }
+    return undefined
+  }
+  for (const source of operations) {
+    if (source.method !== 'post') continue
+    const created = createdFields(source.operation)
+    if (!created) continue
+    const targets: { key: string; field: string }[] = []
+    if ('id' in created.fields && pathParameters(source.path).length === 0) {
+      for (const target of operations) {
+        const rest = target.path.startsWith(`${source.path}/{`) ? target.path.slice(source.path.length + 1) : undefined
+        // `{path}` (a file's stored path) is not the id of what was created.
+        if (rest !== undefined && pathParameters(target.path).length === 1 && pathParameters(target.path)[0] !== 'path') targets.push({ key: target.key, field: 'id' })
+      }
+    }
+    for (const extra of EXTRA_LINKS.filter((candidate) => candidate.from === source.key && candidate.field in created.fields)) {
+      for (const key of extra.to) if (byKey.has(key)) targets.push({ key, field: extra.field })
+    }
+    if (targets.length === 0) continue
+    const response = (source.operation.responses as Record<string, Json>)[created.status]!
+    const links = (response.links ??= {}) as Json
+    for (const { key, field } of targets) {
+      const target = byKey.get(key)!
+      const operationId = String(target.operation.operationId)
+      const [parameter] = pathParameters(target.path)
+      links[operationId.charAt(0).toUpperCase() + operationId.slice(1)] = {
+        operationId,
+        parameters: { [parameter!]: `$response.body#${dataPointer}/${field}` },
+        description: `\`${parameter}\` is the \`${field}\` of this answer.`,
+      }
+    }
+  }
+}
+
+/** Every JSON answer of an operation in the bare shape (a deployment whose default is `RESPONSE_ENVELOPE=none`). */
+function describeBareAnswers(operation: Json): void {
+  for (const response of Object.values((operation.responses ?? {}) as Record<string, Json>)) {
+    const media = (response.content as Record<string, Json> | undefined)?.['application/json']
+    if (media) media.schema = bareSchema(media.schema)
+  }
+}
+
+export function polishDocument(document: Json, options: { maxUploadBytes: number; bareAnswers?: boolean }): Json {
   describeSchemas(document, options.maxUploadBytes)
   // The API is public, not an internal inventory item (OWASP API9).
   for (const server of (document.servers ?? []) as Json[]) server['x-internal'] ??= false
   const components = (document.components ??= {}) as Json
   const { $id: _id, ...errorBody } = ErrorBody as unknown as Json
-  components.schemas = { ...(components.schemas as Json | undefined), ErrorBody: errorBody }
+  components.schemas = { ...(components.schemas as Json | undefined), ErrorBody: options.bareAnswers ? bareSchema(errorBody) : errorBody }
   const paths = (document.paths ?? {}) as Record<string, Record<string, Json>>
   const polished: Record<string, Record<string, Json>> = {}
   for (const [rawPath, item] of Object.entries(paths)) {
@@ -104,6 +177,8 @@ export function polishDocument(document: Json, options: { maxUploadBytes: number
     polished[path] = { ...polished[path], ...item }
   }
   document.paths = polished
+  linkOperations(polished, options.bareAnswers ? '' : '/data')
+  if (options.bareAnswers) for (const item of Object.values(polished)) for (const method of METHODS) if (item[method]) describeBareAnswers(item[method])
   // Webhooks are requests the API sends: the receiver authenticates them by their signature.
   for (const item of Object.values((document.webhooks ?? {}) as Record<string, Record<string, Json>>)) {
     for (const method of METHODS) if (item[method]) item[method].security ??= [{ webhookSignature: [] }]

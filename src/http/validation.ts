@@ -3,6 +3,7 @@ import ajvErrors from 'ajv-errors'
 import addFormats from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { FieldError } from '../lib/errors.ts'
+import { CENT_PRECISION } from '../lib/money.ts'
 
 /**
  * `uuid` as PostgreSQL reads it: 8-4-4-4-12 hexadecimal digits, in any letter case. ajv-formats
@@ -12,7 +13,19 @@ import type { FieldError } from '../lib/errors.ts'
 export const UUID_FORMAT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 function createAjv(options: Options): Ajv {
-  const ajv = new Ajv({ allErrors: true, useDefaults: true, removeAdditional: false, strict: false, ...options })
+  const ajv = new Ajv({
+    allErrors: true,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+    // A `oneOf` with a `discriminator` (a payout's `method`) is checked against its one branch,
+    // so the errors are that branch's, not every branch's.
+    discriminator: true,
+    // `multipleOf: 0.01` on amounts: 0.07 / 0.01 is 7.000000000000001 in binary floating point.
+    // The money helpers count cents with the same tolerance (lib/money.ts).
+    multipleOfPrecision: CENT_PRECISION,
+    ...options,
+  })
   addFormats.default(ajv)
   ajv.addFormat('uuid', UUID_FORMAT)
   ajvErrors.default(ajv, { singleError: true })
@@ -91,7 +104,62 @@ function scan(data: unknown): ErrorObject | undefined {
   return undefined
 }
 
-const problem = (instancePath: string, keyword: string, message: string) => ({ instancePath, keyword, schemaPath: '#', params: {}, message }) as ErrorObject
+const problem = (instancePath: string, keyword: string, message: string, field?: string) => ({ instancePath, keyword, schemaPath: '#', params: field === undefined ? {} : { field }, message }) as ErrorObject
+
+/** The schema at a JSON pointer of an Ajv `schemaPath` (`#/properties/a/oneOf`). */
+function schemaAt(root: unknown, schemaPath: string): unknown {
+  let node = root
+  for (const part of schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean)) {
+    if (!isSchema(node) && !Array.isArray(node)) return undefined
+    node = (node as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')]
+  }
+  return node
+}
+
+/** The field names of `anyOf`/`oneOf` branches that only require fields ("send `a` or `b`"), else undefined. */
+function requiredAlternatives(branches: unknown): string[] | undefined {
+  if (!Array.isArray(branches)) return undefined
+  const names = branches.map((branch) => (isSchema(branch) && Object.keys(branch).length === 1 && Array.isArray(branch.required) && branch.required.length === 1 ? String(branch.required[0]) : undefined))
+  return names.every((name) => name !== undefined) ? names : undefined
+}
+
+const quoted = (names: string[]) => names.map((name) => `\`${name}\``).join(' or ')
+
+/**
+ * "One of these fields" rules are stated in the schema as `anyOf`/`oneOf` branches that each
+ * require one field. Ajv reports them as a `required` error per branch plus "must match a schema
+ * in anyOf"; a client is better served by one detail on the first field: "is required (send
+ * `refreshToken` or `refresh`)", or, for a `oneOf` whose fields were both sent, one on the second.
+ * A discriminated `oneOf` whose tag names no branch gets one detail on the tag, listing its values.
+ */
+function explainAlternatives(errors: ErrorObject[], schema: unknown): ErrorObject[] {
+  const explained: ErrorObject[] = []
+  for (const error of errors) {
+    if (error.keyword === 'discriminator') {
+      // The branch is chosen by this field (a payout's `method`): it is missing or names no branch.
+      const tag = String(error.params.tag)
+      const branches = schemaAt(schema, error.schemaPath.replace(/\/discriminator$/, '/oneOf'))
+      const values = Array.isArray(branches) ? branches.map((branch) => schemaAt(branch, `#/properties/${tag}/const`)).filter((value) => value !== undefined).map(String) : []
+      explained.push(problem(error.instancePath, 'alternatives', `must be one of ${values.join(', ')}`, tag))
+      continue
+    }
+    const alternative = /^(.*\/(?:anyOf|oneOf))\/\d+\/required$/.exec(error.schemaPath)
+    if (error.keyword === 'required' && alternative && requiredAlternatives(schemaAt(schema, alternative[1]!))) continue
+    const names = error.keyword === 'anyOf' || error.keyword === 'oneOf' ? requiredAlternatives(schemaAt(schema, error.schemaPath)) : undefined
+    if (!names) {
+      explained.push(error)
+      continue
+    }
+    const passing = (error.params as { passingSchemas?: number[] | null }).passingSchemas
+    if (Array.isArray(passing) && passing.length > 1) {
+      const sent = passing.map((index) => names[index]!)
+      explained.push(problem(error.instancePath, 'alternatives', `must not be sent with ${quoted(sent.slice(0, -1))}: send one of them`, sent.at(-1)))
+    } else {
+      explained.push(problem(error.instancePath, 'alternatives', `is required (send ${quoted(names)})`, names[0]))
+    }
+  }
+  return explained
+}
 
 /**
  * Bodies that Fastify must not validate before the handler runs: a multipart form is streamed and
@@ -115,7 +183,8 @@ export function compileBodyCheck(schema: object): (data: unknown) => FieldError[
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
   if (httpPart === 'body' && checkedByHandler.has(schema)) return () => true
-  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(guardLimits(schema) as object)
+  const guarded = guardLimits(schema) as object
+  const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(guarded)
   const check = (data: unknown) => {
     // A request without a body is checked as an empty object, so it gets one error per required
     // field instead of "must be object", an all-optional body (logout) may be left out, and the
@@ -127,7 +196,7 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
       return false
     }
     const valid = validate(value)
-    check.errors = validate.errors
+    check.errors = valid || !validate.errors ? validate.errors : explainAlternatives(validate.errors, guarded)
     return valid ? { value } : false
   }
   check.errors = validate.errors
@@ -146,8 +215,9 @@ export function toFieldErrors(errors: ErrorObject[], root: string): { details: F
   const seen = new Set<string>()
   let omitted = 0
   for (const error of errors) {
-    // "must match the then schema" only wraps the errors of a gated keyword, reported on their own.
-    if (error.keyword === 'if') continue
+    // "must match the then schema" only wraps the errors of a gated keyword, reported on their own;
+    // ajv-errors adds an empty one for the keyword messages that did not apply.
+    if (error.keyword === 'if' || (error.keyword === 'errorMessage' && !error.message)) continue
     let field: string
     let message = error.message ?? 'is invalid'
     if (error.keyword === 'required') {
@@ -156,6 +226,8 @@ export function toFieldErrors(errors: ErrorObject[], root: string): { details: F
     } else if (error.keyword === 'additionalProperties') {
       field = joinPath(error.instancePath, String(error.params.additionalProperty))
       message = 'is not an accepted field'
+    } else if (error.keyword === 'alternatives') {
+      field = joinPath(error.instancePath, String(error.params.field))
     } else {
       field = joinPath(error.instancePath)
     }

@@ -42,6 +42,7 @@ export const commonErrors = defineErrors({
   UNAUTHENTICATED: { status: 401, description: 'No token, a bad or expired one, wrong credentials or an inactive account.' },
   FORBIDDEN: { status: 403, description: 'Authenticated, but without the permission this needs.' },
   NOT_FOUND: { status: 404, description: 'No such resource, or one the caller may not see (existence never leaks).' },
+  METHOD_NOT_ALLOWED: { status: 405, description: 'The path exists but not with this method; `Allow` lists the methods it has.' },
   PAYLOAD_TOO_LARGE: { status: 413, description: 'The body is larger than this endpoint accepts.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'The content type is not accepted here.' },
   RANGE_NOT_SATISFIABLE: { status: 416, description: 'The requested byte range is outside the file.' },

@@ -8,7 +8,15 @@ describe('money', () => {
     expect(toCents(1.005 + 0)).toBeUndefined()
     expect(toCents(50000)).toBe(5_000_000)
     expect(toCents(5.1)).toBe(510)
-    expect(toCents(0.1 + 0.2)).toBeUndefined()
+  })
+
+  it('takes a whole number of cents within floating-point error, as the validator does', () => {
+    expect(toCents(0.1 + 0.2)).toBe(30)
+    expect(toCents(57 * 0.01)).toBe(57)
+    expect(toCents(0.07)).toBe(7)
+    expect(toCents(999_999.99)).toBe(99_999_999)
+    expect(toCents(-0.0)).toBe(0)
+    expect(Object.is(toCents(-0.0), -0)).toBe(false)
   })
 
   it('refuses three decimals and non-finite numbers', () => {

@@ -19,10 +19,10 @@ import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createSuperuser } from '../factories/users.ts'
 import { classicCases } from '../fuzz/examples.ts'
-import { createFixtures, knownValues, type Fixtures } from '../fuzz/fixtures.ts'
-import { listOperations, operationName, type OpenApiDocument, type Operation } from '../fuzz/openapi.ts'
+import { createFixtures, knownValues, servedOperations, type Fixtures } from '../fuzz/fixtures.ts'
+import { operationName, type Operation } from '../fuzz/openapi.ts'
 import { caseArbitrary, describeCase, WILDCARD, type CaseSources, type FuzzCase } from '../fuzz/requests.ts'
-import { API, createTestApp, request, type TestContext } from '../setup/test-app.ts'
+import { createTestApp, request, type TestContext } from '../setup/test-app.ts'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261123)
 const RUNS = Number(process.env.FUZZ_RUNS ?? 15)
@@ -90,11 +90,7 @@ describe('fuzz: every operation of the OpenAPI document', () => {
 
   beforeAll(async () => {
     ctx = await createTestApp()
-    const response = await ctx.app.inject({ method: 'GET', url: `${API}/openapi.json` })
-    expect(response.statusCode).toBe(200)
-    const all = listOperations(response.json<OpenApiDocument>())
-    // Deletions last, so the real rows stay there for the other operations.
-    operations = [...all.filter((operation) => operation.method !== 'DELETE'), ...all.filter((operation) => operation.method === 'DELETE')]
+    operations = await servedOperations(ctx)
     fixtures = await createFixtures(ctx)
     sources = { known: knownValues(fixtures), png: fixtures.png }
   })

@@ -198,7 +198,8 @@ describe('the request body examples of the OpenAPI document', () => {
       await createUser(ctx, { email: example.email as string, password: example.password as string })
       return {}
     },
-    'POST /api/v1/auth/refresh': async () => ({ real: { refreshToken: (await user()).refreshToken } }),
+    // The token under the name the example uses (`refreshToken`, or `refresh` of the other variant).
+    'POST /api/v1/auth/refresh': async (example) => ({ real: { [Object.keys(example)[0]!]: (await user()).refreshToken } }),
     'POST /api/v1/auth/logout': async () => {
       const caller = await user()
       return { token: caller.accessToken, real: { refreshToken: caller.refreshToken } }

@@ -2,8 +2,16 @@ import { expect } from 'vitest'
 import { createSuperuser, createUser, type TestUser } from '../factories/users.ts'
 import { fileForm, png } from '../factories/files.ts'
 import { orderIn } from '../factories/orders.ts'
-import { request, type TestContext } from '../setup/test-app.ts'
-import type { KnownValues, Schema } from './openapi.ts'
+import { API, request, type TestContext } from '../setup/test-app.ts'
+import { listOperations, type KnownValues, type OpenApiDocument, type Operation, type Schema } from './openapi.ts'
+
+/** The operations of the document the app serves, deletions last, so the rows they remove stay there for the others. */
+export async function servedOperations(ctx: TestContext): Promise<Operation[]> {
+  const response = await ctx.app.inject({ method: 'GET', url: `${API}/openapi.json` })
+  expect(response.statusCode).toBe(200)
+  const all = listOperations(response.json<OpenApiDocument>())
+  return [...all.filter((operation) => operation.method !== 'DELETE'), ...all.filter((operation) => operation.method === 'DELETE')]
+}
 
 /** Real rows for path parameters and id fields, so some cases reach the code past "not found". */
 export interface Fixtures {

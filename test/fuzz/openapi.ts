@@ -9,6 +9,13 @@ export interface Schema {
   items?: Schema
   anyOf?: Schema[]
   oneOf?: Schema[]
+  allOf?: Schema[]
+  not?: Schema
+  discriminator?: { propertyName: string }
+  multipleOf?: number
+  exclusiveMinimum?: number
+  exclusiveMaximum?: number
+  examples?: unknown[]
   enum?: unknown[]
   const?: unknown
   format?: string
@@ -39,14 +46,23 @@ export interface Operation {
   path: string
   pathParams: Parameter[]
   queryParams: Parameter[]
+  headerParams: Parameter[]
   bodyKind: BodyKind
   bodySchema?: Schema
+  /** The body examples the document shows (on the media type, or left on the schema). */
+  bodyExamples: unknown[]
   secured: boolean
+}
+
+interface MediaType {
+  schema?: Schema
+  example?: unknown
+  examples?: Record<string, { value: unknown }>
 }
 
 interface OpenApiOperation {
   parameters?: Parameter[]
-  requestBody?: { content: Record<string, { schema?: Schema }> }
+  requestBody?: { content: Record<string, MediaType> }
   security?: unknown[]
 }
 
@@ -67,13 +83,16 @@ export function listOperations(document: OpenApiDocument): Operation[] {
       const parameters = operation.parameters ?? []
       const content = operation.requestBody?.content ?? {}
       const bodyKind: BodyKind = content['multipart/form-data'] ? 'multipart' : content['application/json'] ? 'json' : 'none'
+      const media = content['multipart/form-data'] ?? content['application/json']
       operations.push({
         method: method.toUpperCase() as Operation['method'],
         path,
         pathParams: parameters.filter((parameter) => parameter.in === 'path'),
         queryParams: parameters.filter((parameter) => parameter.in === 'query'),
+        headerParams: parameters.filter((parameter) => parameter.in === 'header'),
         bodyKind,
-        bodySchema: content['multipart/form-data']?.schema ?? content['application/json']?.schema,
+        bodySchema: media?.schema,
+        bodyExamples: media?.examples ? Object.values(media.examples).map((example) => example.value) : media?.example !== undefined ? [media.example] : (media?.schema?.examples ?? []),
         secured: (operation.security?.length ?? 0) > 0,
       })
     }
@@ -137,9 +156,12 @@ function generatedString(schema: Schema): fc.Arbitrary<string> {
 }
 
 function numberArbitrary(schema: Schema, integer: boolean): fc.Arbitrary<number> {
-  const min = schema.minimum ?? -1_000_000
-  const max = schema.maximum ?? 1_000_000
+  const min = schema.minimum ?? schema.exclusiveMinimum ?? -1_000_000
+  const max = schema.maximum ?? schema.exclusiveMaximum ?? 1_000_000
   if (integer) return fc.integer({ min: Math.ceil(min), max: Math.floor(max) })
+  // A whole number of steps times the step, as schema-driven generators do: 57 x 0.01 is
+  // 0.5700000000000001, which the API must take as 0.57.
+  if (schema.multipleOf !== undefined) return fc.integer({ min: Math.ceil(min / schema.multipleOf), max: Math.floor(max / schema.multipleOf) }).map((steps) => steps * schema.multipleOf!)
   // Prices and amounts: mostly whole cents, sometimes any double in range.
   return fc.oneof(
     { weight: 4, arbitrary: fc.integer({ min: Math.ceil(min * 100), max: Math.floor(max * 100) }).map((cents) => cents / 100) },
@@ -154,11 +176,44 @@ export type KnownValues = (name: string, schema: Schema) => string[]
  * An arbitrary of values that satisfy the schema, or nearly (patterns, uniqueness and cross-field
  * rules are approximated): the valid-looking start that mutations then break.
  */
+/** Two schemas as one, for generating: properties and required fields joined, the rest of `extra` over `base`. */
+function merged(base: Schema, extra: Schema): Schema {
+  return {
+    ...base,
+    ...extra,
+    ...((base.properties || extra.properties) && { properties: { ...base.properties, ...extra.properties } }),
+    ...((base.required || extra.required) && { required: [...new Set([...(base.required ?? []), ...(extra.required ?? [])])] }),
+  }
+}
+
+/**
+ * The branches of an `anyOf`/`oneOf`, each merged with the schema around it. For a `oneOf` of
+ * branches that only require a field ("send `a` or `b`"), a branch leaves out the fields the
+ * others require, so that exactly one matches.
+ */
+function branchesOf(schema: Schema): Schema[] | undefined {
+  const { anyOf, oneOf, ...rest } = schema
+  const alternatives = oneOf ?? anyOf
+  if (!alternatives) return undefined
+  const base: Schema = anyOf && oneOf ? { ...rest, anyOf } : rest
+  return alternatives.map((branch, index) => {
+    const joined = merged(base, branch)
+    if (!oneOf || branch.properties || !joined.properties) return joined
+    const others = new Set(alternatives.flatMap((other, otherIndex) => (otherIndex === index ? [] : (other.required ?? []))))
+    return { ...joined, properties: Object.fromEntries(Object.entries(joined.properties).filter(([name]) => !others.has(name) || branch.required?.includes(name))) }
+  })
+}
+
 export function arbitraryFromSchema(schema: Schema, known: KnownValues, fieldName = '', depth = 0): fc.Arbitrary<unknown> {
   if (schema.const !== undefined) return fc.constant(schema.const)
   if (schema.enum) return fc.constantFrom(...schema.enum)
-  const alternatives = schema.anyOf ?? schema.oneOf
-  if (alternatives) return fc.oneof(...alternatives.map((alternative) => arbitraryFromSchema(alternative, known, fieldName, depth)))
+  // `allOf` parts add rules (a second pattern, a condition) that a caller's filter checks.
+  if (schema.allOf) {
+    const { allOf, ...rest } = schema
+    return arbitraryFromSchema(allOf.filter((part) => part.type !== undefined || part.properties !== undefined).reduce(merged, rest), known, fieldName, depth)
+  }
+  const branches = branchesOf(schema)
+  if (branches) return fc.oneof(...branches.map((branch) => arbitraryFromSchema(branch, known, fieldName, depth)))
   const types = stringTypes(schema)
   if (types.length > 1) return fc.oneof(...types.map((type) => arbitraryFromSchema({ ...schema, type }, known, fieldName, depth)))
   switch (types[0]) {

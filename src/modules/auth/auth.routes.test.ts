@@ -775,9 +775,9 @@ describe('auth routes', () => {
       expectValidationError(await post('/auth/refresh', {}), ['refreshToken'])
     })
 
-    it('refuses an unknown field (400 on it)', async () => {
+    it('refuses an unknown field (400 on it, and on the missing token)', async () => {
       const account = await createUser(ctx)
-      expectValidationError(await post('/auth/refresh', { token: account.refreshToken }), ['token'])
+      expectValidationError(await post('/auth/refresh', { token: account.refreshToken }), ['refreshToken', 'token'])
     })
 
     it('refuses a well-signed refresh token that names no user (401 UNAUTHENTICATED)', async () => {

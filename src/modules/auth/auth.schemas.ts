@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { oneOfFields } from '../../http/common.schemas.ts'
 import { Email, FullName, Password, UserSchema as User, Username } from '../users/users.module.ts'
 
 const Token = Type.String({ minLength: 1, maxLength: 4096 })
@@ -21,7 +22,11 @@ export const RegisterBody = Type.Object(
     name: Type.Optional(Type.String({ ...FullName, description: 'Also accepted for `fullName`; one of the two is required.' })),
     username: Type.Optional(Type.String({ ...Username, description: 'Generated from the full name when absent.' })),
   },
-  { additionalProperties: false, examples: [{ email: 'maria.gonzalez@example.com', password: 'Brand-Studio-42', fullName: 'María González', username: 'mariagonzalez' }] },
+  {
+    additionalProperties: false,
+    anyOf: oneOfFields('fullName', 'name'),
+    examples: [{ email: 'maria.gonzalez@example.com', password: 'Brand-Studio-42', fullName: 'María González', username: 'mariagonzalez' }],
+  },
 )
 export type RegisterBody = Static<typeof RegisterBody>
 
@@ -41,7 +46,12 @@ export const RefreshBody = Type.Object(
     refreshToken: Type.Optional(Type.String({ ...Token, description: 'The refresh token (also accepted as `refresh`).' })),
     refresh: Type.Optional(Type.String({ ...Token, description: 'Also accepted for `refreshToken`.' })),
   },
-  { additionalProperties: false, description: 'Send the refresh token as `refreshToken` or `refresh`.', examples: [{ refreshToken: SAMPLE_TOKENS.refresh }] },
+  {
+    additionalProperties: false,
+    anyOf: oneOfFields('refreshToken', 'refresh'),
+    description: 'Send the refresh token as `refreshToken` or `refresh`.',
+    examples: [{ refreshToken: SAMPLE_TOKENS.refresh }, { refresh: SAMPLE_TOKENS.refresh }],
+  },
 )
 export type RefreshBody = Static<typeof RefreshBody>
 

@@ -281,7 +281,6 @@ describe('categories routes', () => {
       ['a slug with a trailing hyphen', { name: 'Good name', slug: 'bad-' }, ['slug']],
       ['a slug of 61 characters', { name: 'Good name', slug: 's'.repeat(61) }, ['slug']],
       ['a slug shaped like an id', { name: 'Good name', slug: '0190a000-0000-7000-8000-00000000abce' }, ['slug']],
-      ['a name with no letters or digits and no slug', { name: '!!!' }, ['slug']],
       ['a description of 501 characters', { name: 'Good name', description: 'd'.repeat(501) }, ['description']],
       ['a malformed parentId', { name: 'Good name', parentId: 'nope' }, ['parentId']],
       ['an unknown parentId', { name: 'Good name', parentId: UNKNOWN_ID }, ['parentId']],
@@ -293,6 +292,16 @@ describe('categories routes', () => {
       const before = (await ctx.database.db.select().from(categories)).length
       expectError(await request(ctx.app, { method: 'POST', url: '/categories', token: admin, payload }), 400, 'VALIDATION_ERROR', fields)
       expect((await ctx.database.db.select().from(categories)).length).toBe(before)
+    })
+
+    it('gives a name without Latin letters or digits the slug `category` or the next free `category-N` (any name the schema takes makes a slug)', async () => {
+      const first = await request(ctx.app, { method: 'POST', url: '/categories', token: admin, payload: { name: '!!!' } })
+      expect(first.statusCode, first.body).toBe(201)
+      const second = await request(ctx.app, { method: 'POST', url: '/categories', token: admin, payload: { name: '日本語' } })
+      expect(second.statusCode, second.body).toBe(201)
+      const slugs = [first.json().data.slug, second.json().data.slug]
+      for (const slug of slugs) expect(slug).toMatch(/^category(-\d+)?$/)
+      expect(slugs[1]).not.toBe(slugs[0])
     })
 
     it('refuses a slug already used (400 on slug)', async () => {

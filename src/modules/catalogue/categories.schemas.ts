@@ -63,7 +63,7 @@ export const Category = Type.Object({
 export const CreateCategoryBody = Type.Object(
   {
     name: CategoryName,
-    slug: Type.Optional(Type.String({ ...Slug, description: 'Made from the name when left out (`-2`, `-3`, ... when taken).' })),
+    slug: Type.Optional(Type.String({ ...Slug, description: 'Made from the name when left out (`-2`, `-3`, ... when taken; `category` for a name without Latin letters or digits).' })),
     description: Type.Optional(Description),
     parentId: Type.Optional(ParentId),
     position: Type.Optional(Type.Integer({ ...Position, description: 'Defaults to after the last sibling.' })),

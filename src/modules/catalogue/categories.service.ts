@@ -57,6 +57,7 @@ export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pic
   const { db, clock, audit } = deps
 
   const SLUG_TAKEN = 'is already used by another category'
+  const FALLBACK_SLUG = 'category'
   const IN_USE_BY_SERVICES = 'services use it (including paused, rejected or deleted ones); move them first'
 
   /** Two concurrent requests can both pass the check; the unique index decides, as a field error. */
@@ -80,10 +81,12 @@ export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pic
     if (existing && existing.id !== exceptId) throw fieldError('slug', SLUG_TAKEN)
   }
 
-  /** The name's slug, or the first free `slug-2`, `slug-3`, ... when it is taken. */
+  /**
+   * The name's slug, or the first free `slug-2`, `slug-3`, ... when it is taken. A name with no
+   * Latin letter or digit (`日本語`) gets `category`: any name the schema accepts makes a slug.
+   */
   async function freeSlugFor(categories: CategoriesRepository, name: string): Promise<string> {
-    const base = slugFrom(name)
-    if (base === '') throw fieldError('slug', 'cannot be made from this name; send a slug')
+    const base = slugFrom(name) || FALLBACK_SLUG
     assertSlugShape(base)
     for (let attempt = 1; attempt <= 100; attempt++) {
       const suffix = attempt === 1 ? '' : `-${attempt}`

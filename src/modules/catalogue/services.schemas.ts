@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, Nullable, PageQuery, Pagination, Timestamp } from '../../http/common.schemas.ts'
+import { Amount, Id, Nullable, PageQuery, Pagination, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
 import { GALLERY_LIMIT } from './service-rules.ts'
@@ -8,10 +8,8 @@ import { serviceStatuses } from './services.table.ts'
 const Text = (min: number, max: number, description: string) =>
   Type.String({ minLength: min, maxLength: max, errorMessage: min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`, description })
 
-// Money is checked here for range and type only; "at most two decimals" is checked on the cents
-// round trip in the service (a `multipleOf: 0.01` fails on 19.99 in binary floating point).
 const Price = (min: number, max: number) =>
-  Type.Number({ minimum: min, maximum: max, errorMessage: `must be a number from ${min.toFixed(2)} to ${max.toFixed(2)} with at most two decimals`, description: `From ${min.toFixed(2)} to ${max.toFixed(2)}, at most two decimals.` })
+  Amount({ minimum: min, maximum: max, errorMessage: `must be a number from ${min.toFixed(2)} to ${max.toFixed(2)} with at most two decimals`, description: `From ${min.toFixed(2)} to ${max.toFixed(2)}, at most two decimals.` })
 
 const Title = Type.String({
   minLength: 5,
@@ -72,7 +70,7 @@ export const ServiceBody = Type.Object(
       Type.Array(Type.String({ format: 'uuid', errorMessage: 'must be an upload id' }), {
         maxItems: 10,
         uniqueItems: true,
-        description: 'Unattached uploads of yours added to the gallery, in this order.',
+        description: 'Unattached uploads of yours added to the gallery, in this order; a gallery holds at most 10 images.',
       }),
     ),
   },
@@ -194,7 +192,7 @@ const listFilters = {
     }),
   ),
   search: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Words to look for; typos are forgiven. Any text is accepted.' })),
-  minPrice: Type.Optional(PriceFilter('Lowest starting price.')),
+  minPrice: Type.Optional(PriceFilter('Lowest starting price; not more than `maxPrice`.')),
   maxPrice: Type.Optional(PriceFilter('Highest starting price.')),
   sortBy: Type.Optional(
     Type.Union(

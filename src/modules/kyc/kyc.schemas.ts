@@ -10,7 +10,14 @@ export const PersonalDetailsBody = Type.Object(
   {
     firstName: Name('As on the identity document.'),
     lastName: Name('As on the identity document.'),
-    dateOfBirth: Type.String({ maxLength: 10, pattern: '^\\d{4}-\\d{2}-\\d{2}$', errorMessage: 'must be a date in the form YYYY-MM-DD', description: '`YYYY-MM-DD`; sellers must be at least 18.' }),
+    dateOfBirth: Type.String({
+      format: 'date',
+      maxLength: 10,
+      // A real calendar date from 1900 on (the format refuses 2023-02-30).
+      pattern: '^(19[0-9]{2}|[2-9][0-9]{3})-[0-9]{2}-[0-9]{2}$',
+      errorMessage: 'must be a real date in the form YYYY-MM-DD, from 1900 on',
+      description: '`YYYY-MM-DD`, from 1900 on; sellers must be at least 18.',
+    }),
     country: Type.String({ minLength: 2, maxLength: 2, errorMessage: 'must be an ISO 3166-1 alpha-2 country code such as US or FR', description: 'ISO 3166-1 alpha-2 code, e.g. `FR`.' }),
     phone: Type.String({ minLength: 2, maxLength: 30, errorMessage: 'must be a valid phone number in international (E.164) form, such as +442071838750', description: 'International form, e.g. `+442071838750`; stored as E.164.' }),
   },

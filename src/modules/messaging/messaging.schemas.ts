@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, IdParams, Nullable, Timestamp } from '../../http/common.schemas.ts'
+import { Id, IdParams, Nullable, oneOfFields, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
 
@@ -21,6 +21,7 @@ export const SendMessageBody = Type.Object(
   },
   {
     additionalProperties: false,
+    oneOf: oneOfFields('conversationId', 'recipientId'),
     examples: [
       { recipientId: '01961aea-5692-7f1d-b779-a5b1edf111cd', content: 'Hi María, I love your bakery logos. Could you do something similar for a coffee roastery?' },
       { conversationId: '01962ca2-6b4f-7bf7-984f-8600130ab0a4', content: 'Thanks! I will send the questionnaire back by Friday.' },

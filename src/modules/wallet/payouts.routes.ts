@@ -4,12 +4,12 @@ import { actorOf, requireAuth, requirePermission } from '../../http/auth-hooks.t
 import type { PayoutsService } from './payouts.service.ts'
 import { idempotencyErrors } from '../../platform/idempotency/idempotency.ts'
 import { walletErrors } from './wallet.errors.ts'
-import { Payout, PayoutBody, PayoutParams, RejectPayoutBody, StaffPayoutsQuery } from './wallet.schemas.ts'
+import { Payout, payoutBody, PayoutParams, RejectPayoutBody, StaffPayoutsQuery } from './wallet.schemas.ts'
 
 const tags = ['wallet']
 const security = [{ bearerAuth: [] }]
 
-export const payoutsRoutes: FastifyPluginAsyncTypebox<{ payouts: PayoutsService }> = async (app, { payouts }) => {
+export const payoutsRoutes: FastifyPluginAsyncTypebox<{ payouts: PayoutsService; minPayout: number }> = async (app, { payouts, minPayout }) => {
   app.post(
     '/wallet/payout',
     {
@@ -20,7 +20,7 @@ export const payoutsRoutes: FastifyPluginAsyncTypebox<{ payouts: PayoutsService 
         security,
         summary: 'Ask for a payout',
         description: 'Needs a verified identity (KYC). The amount leaves the available balance at once and waits in `pendingPayouts` until staff process it. Send an `Idempotency-Key` header to make a retry safe.',
-        body: PayoutBody,
+        body: payoutBody(minPayout),
         response: responses({ 201: Envelope(Payout) }, 400, 401, idempotencyErrors.IDEMPOTENCY_KEY_IN_USE, idempotencyErrors.IDEMPOTENCY_KEY_REUSED, walletErrors.KYC_REQUIRED, walletErrors.INSUFFICIENT_FUNDS),
       },
     },

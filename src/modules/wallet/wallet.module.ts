@@ -1,3 +1,4 @@
+import { fromCents } from '../../lib/money.ts'
 import { defineModule } from '../../platform/module.ts'
 import { deposits } from './deposits.table.ts'
 import { ledgerAdminRoutes } from './ledger.admin.routes.ts'
@@ -32,9 +33,9 @@ export const walletModule = defineModule({
       checkLedger: () => ledger.check(db),
     }
   },
-  routes: (api) => async (app) => {
+  routes: (api, { config }) => async (app) => {
     await app.register(walletRoutes, { wallet: api })
-    await app.register(payoutsRoutes, { payouts: api.payouts })
+    await app.register(payoutsRoutes, { payouts: api.payouts, minPayout: fromCents(config.minPayoutCents) })
     await app.register(walletAdminRoutes, { wallet: api })
     await app.register(ledgerAdminRoutes, { check: api.checkLedger })
   },

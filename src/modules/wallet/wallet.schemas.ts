@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, IdParams, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { Amount, Id, IdParams, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { Email } from '../users/users.module.ts'
 import { ledgerTransactionTypes } from './ledger.table.ts'
 import { depositStatuses } from './deposits.table.ts'
@@ -30,7 +30,7 @@ export const WalletTransaction = Type.Object({
 
 export const DepositBody = Type.Object(
   {
-    amount: Type.Number({
+    amount: Amount({
       minimum: 0.5,
       maximum: 10_000,
       errorMessage: 'must be a number from 0.50 to 10000.00 with at most two decimals',
@@ -63,29 +63,44 @@ const PayoutMethodSchema = Type.Union(
   { errorMessage: `must be one of ${payoutMethods.join(', ')}` },
 )
 
-export const PayoutBody = Type.Object(
-  {
-    amount: Type.Number({ minimum: 0, maximum: 1_000_000, errorMessage: 'must be a number with at most two decimals', description: 'At least MIN_PAYOUT (10.00 by default), at most the available balance.' }),
-    method: PayoutMethodSchema,
-    details: Type.Object(
-      {
-        accountNumber: Type.Optional(Type.String({ minLength: 4, maxLength: 34, pattern: '^[A-Za-z0-9 ]+$', errorMessage: 'must be 4 to 34 letters, digits or spaces', description: 'bank_transfer: the account number or IBAN.' })),
-        bankName: Type.Optional(Type.String({ minLength: 2, maxLength: 100, pattern: '\\S', errorMessage: 'must be 2 to 100 characters', description: 'bank_transfer: the bank.' })),
-        accountHolder: Type.Optional(Type.String({ minLength: 2, maxLength: 100, pattern: '\\S', errorMessage: 'must be 2 to 100 characters', description: 'bank_transfer, optional: the name on the account.' })),
-        email: Type.Optional(Type.String({ ...Email, description: 'paypal: the PayPal account e-mail.' })),
-      },
-      { additionalProperties: false, description: '`bank_transfer` needs `accountNumber` and `bankName`; `paypal` needs `email`.' },
-    ),
-  },
-  {
-    additionalProperties: false,
+const PayoutDetails = {
+  bank_transfer: Type.Object(
+    {
+      accountNumber: Type.String({ minLength: 4, maxLength: 34, pattern: '^[A-Za-z0-9 ]+$', errorMessage: 'must be 4 to 34 letters, digits or spaces', description: 'The account number or IBAN.' }),
+      bankName: Type.String({ minLength: 2, maxLength: 100, pattern: '\\S', errorMessage: 'must be 2 to 100 characters', description: 'The bank.' }),
+      accountHolder: Type.Optional(Type.String({ minLength: 2, maxLength: 100, pattern: '\\S', errorMessage: 'must be 2 to 100 characters', description: 'Optional: the name on the account.' })),
+    },
+    { additionalProperties: false, description: 'Where a bank transfer goes.' },
+  ),
+  paypal: Type.Object({ email: Type.String({ ...Email, description: 'The PayPal account e-mail.' }) }, { additionalProperties: false, description: 'Where a PayPal payout goes.' }),
+} satisfies Record<(typeof payoutMethods)[number], unknown>
+
+/**
+ * A payout request. The `details` depend on the `method`: one branch per method, chosen by it
+ * (a discriminated `oneOf`), so the document states which details each method takes. The
+ * minimum is the deployment's `MIN_PAYOUT`.
+ */
+export function payoutBody(minPayout: number) {
+  const amount = Amount({
+    minimum: minPayout,
+    maximum: 1_000_000,
+    errorMessage: { minimum: `must be at least ${minPayout.toFixed(2)} (the minimum payout)`, _: `must be a number from ${minPayout.toFixed(2)} to 1000000.00 with at most two decimals` },
+    description: `At least the minimum payout (MIN_PAYOUT, here ${minPayout.toFixed(2)}), at most the available balance.`,
+  })
+  const branches = payoutMethods.map((method) => Type.Object({ amount, method: Type.Literal(method), details: PayoutDetails[method] }, { additionalProperties: false }))
+  return Type.Unsafe<Static<(typeof branches)[number]>>({
+    type: 'object',
+    required: ['method'],
+    oneOf: branches,
+    discriminator: { propertyName: 'method' },
+    description: '`bank_transfer` takes `accountNumber`, `bankName` and optionally `accountHolder`; `paypal` takes `email`.',
     examples: [
       { amount: 120.5, method: 'bank_transfer', details: { accountNumber: 'ES9121000418450200051332', bankName: 'CaixaBank', accountHolder: 'María González' } },
       { amount: 75, method: 'paypal', details: { email: 'maria.gonzalez@example.com' } },
     ],
-  },
-)
-export type PayoutBody = Static<typeof PayoutBody>
+  })
+}
+export type PayoutBody = Static<ReturnType<typeof payoutBody>>
 
 export const Payout = Type.Object({
   id: Id,
@@ -114,7 +129,7 @@ export const RejectPayoutBody = Type.Object(
 
 export const AdjustmentBody = Type.Object(
   {
-    amount: Type.Number({ minimum: -1_000_000, maximum: 1_000_000, not: { const: 0 }, errorMessage: 'must be a non-zero number from -1000000 to 1000000 with at most two decimals', description: 'Positive credits, negative debits.' }),
+    amount: Amount({ minimum: -1_000_000, maximum: 1_000_000, not: { const: 0 }, errorMessage: 'must be a non-zero number from -1000000 to 1000000 with at most two decimals', description: 'Positive credits, negative debits.' }),
     reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Why: it becomes the statement line.' }),
   },
   { additionalProperties: false, examples: [{ amount: 15, reason: 'Goodwill credit: the deposit of 2 June was charged twice by the card issuer' }] },

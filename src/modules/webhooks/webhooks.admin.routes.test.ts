@@ -82,19 +82,14 @@ describe('webhook administration', () => {
       expect(nullEvents.json().data.events).toBeNull()
     })
 
-    it.each([
-      ['ftp://files.example.com/hook', 'must be an http or https URL'],
-      ['javascript:alert(1)', 'must be an http or https URL'],
-      ['file:///etc/passwd', 'must be an http or https URL'],
-      ['https://user:secret@93.184.215.14/hook', 'must not contain credentials'],
-      ['https://:secret@93.184.215.14/hook', 'must not contain credentials'],
-      ['not a url', 'must be a valid absolute URL'],
-      ['http://', 'must be a valid absolute URL'],
-    ])('refuses %s (400 on url)', async (url, message) => {
-      const response = await create({ url })
-      expectError(response, 400, 'VALIDATION_ERROR', ['url'])
-      expect(response.json().error.details[0].message).toBe(message)
-    })
+    it.each(['ftp://files.example.com/hook', 'javascript:alert(1)', 'file:///etc/passwd', 'https://user:secret@93.184.215.14/hook', 'https://:secret@93.184.215.14/hook', 'not a url', 'http://'])(
+      'refuses %s (400 on url, by the rule the document states)',
+      async (url) => {
+        const response = await create({ url })
+        expectError(response, 400, 'VALIDATION_ERROR', ['url'])
+        expect(response.json().error.details).toEqual([{ field: 'url', message: 'must be an http or https URL without credentials, at most 2048 characters' }])
+      },
+    )
 
     it('refuses a missing or empty url (400 on url)', async () => {
       expectError(await create({}), 400, 'VALIDATION_ERROR', ['url'])
@@ -123,8 +118,9 @@ describe('webhook administration', () => {
 
     it('refuses an unknown event name (400 on events), and an empty list', async () => {
       const unknown = await create({ url: PUBLIC_URL, events: ['service.approved', 'order.exploded'] })
-      expectError(unknown, 400, 'VALIDATION_ERROR', ['events'])
-      expect(unknown.json().error.details[0].message).toContain('"order.exploded"')
+      expectError(unknown, 400, 'VALIDATION_ERROR', ['events.1'])
+      expect(unknown.json().error.details[0].message).toContain('must be one of the events: ')
+      expect(unknown.json().error.details[0].message).toContain('service.approved')
       expectError(await create({ url: PUBLIC_URL, events: [] }), 400, 'VALIDATION_ERROR', ['events'])
       expectError(await create({ url: PUBLIC_URL, events: 'service.approved' }), 400, 'VALIDATION_ERROR', ['events'])
     })
@@ -173,7 +169,7 @@ describe('webhook administration', () => {
       const enabled = await patch({ enabled: true })
       expect(enabled.json().data).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null })
       expectError(await patch({ url: 'http://10.1.2.3/' }), 400, 'VALIDATION_ERROR', ['url'])
-      expectError(await patch({ events: ['no.such_event'] }), 400, 'VALIDATION_ERROR', ['events'])
+      expectError(await patch({ events: ['no.such_event'] }), 400, 'VALIDATION_ERROR', ['events.0'])
       expectError(await patch({}), 400, 'VALIDATION_ERROR')
       expectError(await request(ctx.app, { method: 'PATCH', url: `/admin/webhooks/${UNKNOWN_ID}`, token: admin.accessToken, payload: { enabled: true } }), 404, 'NOT_FOUND')
       expectError(await request(ctx.app, { method: 'PATCH', url: `/admin/webhooks/${endpoint.id}`, token: staff.accessToken, payload: { enabled: true } }), 403, 'FORBIDDEN')

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, IdParams, Message, Page, PageQuery, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireSuperuser } from '../../http/auth-hooks.ts'
 import { webhooksErrors } from './webhooks.errors.ts'
-import { CreateEndpointBody, DeliveriesQuery, Delivery, Endpoint, EndpointWithSecret, EventLogPage, EventsQuery, UpdateEndpointBody } from './webhooks.schemas.ts'
+import { DeliveriesQuery, Delivery, Endpoint, endpointBodies, EndpointWithSecret, EventLogPage, EventsQuery } from './webhooks.schemas.ts'
 import type { WebhooksService } from './webhooks.service.ts'
 
 const tags = ['webhooks']
@@ -18,7 +18,8 @@ const EndpointParams = IdParams('webhookId')
 const DeliveryParams = IdParams('deliveryId')
 
 /** `/admin/webhooks`, `/admin/webhook-deliveries` and `/admin/events` (superuser; DESIGN 6). */
-export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
+export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService; eventNames: readonly string[] }> = async (app, { webhooks, eventNames }) => {
+  const bodies = endpointBodies(eventNames)
   app.addHook('preValidation', requireSuperuser)
 
   app.post(
@@ -29,8 +30,8 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         security,
         summary: 'Register a webhook endpoint (superuser)',
         description:
-          'Every event it subscribes to (`events`; omitted: all) is POSTed to `url`, signed in the Standard Webhooks format with the `whsec_` `secret` of this answer, which is not shown again. A `url` that is not http(s), carries credentials, resolves to a cloud metadata or platform address (always) or into a private network (unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true) is 400 on `url`; an unknown event name is 400 on `events`.',
-        body: CreateEndpointBody,
+          'Every event it subscribes to (`events`; omitted: all) is POSTed to `url`, signed in the Standard Webhooks format with the `whsec_` `secret` of this answer, which is not shown again. A `url` that is not http(s), carries credentials, resolves to a cloud metadata or platform address (always) or into a private network (unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true) is 400 on `url`; an unknown event name, or `webhook.test`, is 400 on `events`.',
+        body: bodies.create,
         response: responses({ 201: Envelope(EndpointWithSecret) }, 400, 401, 403),
       },
     },
@@ -58,7 +59,7 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
         summary: 'Change a webhook endpoint (superuser)',
         description: '`enabled: true` enables a disabled endpoint again. The configured endpoint (`source: config`) only takes `enabled` (422 `STATIC_ENDPOINT`).',
         params: EndpointParams,
-        body: UpdateEndpointBody,
+        body: bodies.update,
         response: responses({ 200: Envelope(Endpoint) }, 400, 401, 403, 404, webhooksErrors.STATIC_ENDPOINT),
       },
     },

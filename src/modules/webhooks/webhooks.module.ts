@@ -22,8 +22,8 @@ export const webhooksModule = defineModule({
   tables: { webhookEndpoints, webhookDeliveries, webhookAttempts },
   create: ({ config, db, clock, outbox, mailer, logger, events }, deps: { users: UsersService; audit: AuditService }) =>
     createWebhooksService({ db, clock, outbox, mailer, logger, config, events, users: deps.users, audit: deps.audit }),
-  routes: (api) => async (app) => {
-    await app.register(webhooksAdminRoutes, { webhooks: api })
+  routes: (api, { events }) => async (app) => {
+    await app.register(webhooksAdminRoutes, { webhooks: api, eventNames: events.map((event) => event.name) })
   },
   jobs: (api) => [
     handleJob(EVENT_JOB, (_payload, row) => api.deliverEvent(row.id)),

@@ -2,40 +2,56 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { deliveryStatuses, endpointSources } from './webhooks.table.ts'
 
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true.' })
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  format: 'uri',
+  // http or https, and no `user:password@` before the host.
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#@]+([/?#]\\S*)?$',
+  errorMessage: 'must be an http or https URL without credentials, at most 2048 characters',
+  description: 'An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true.',
+})
 const Description = Nullable(Type.String({ maxLength: 500 }))
-const EventNames = Nullable(
-  Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
-    minItems: 1,
-    maxItems: 100,
-    description: 'Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event.',
-  }),
-)
+/**
+ * The catalogue's event names, as the API reference lists them under `webhooks`; `webhook.test` is
+ * not among them: every endpoint receives it when it is tested, whatever it subscribes to.
+ */
+const EventNames = (names: readonly string[]) =>
+  Nullable(
+    Type.Array(Type.Unsafe<string>({ type: 'string', enum: [...names], errorMessage: `must be one of the events: ${names.join(', ')}` }), {
+      minItems: 1,
+      maxItems: 100,
+      description: 'Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event.',
+    }),
+  )
 
-export const CreateEndpointBody = Type.Object(
-  {
-    url: Url,
-    description: Type.Optional(Description),
-    events: Type.Optional(EventNames),
-    enabled: Type.Optional(Type.Boolean({ default: true })),
-  },
-  {
-    additionalProperties: false,
-    examples: [{ url: 'https://hooks.example.com/marketplace/orders', description: 'Order sync for the accounting system', events: ['order.created', 'order.completed', 'payout.processed'], enabled: true }],
-  },
-)
-export type CreateEndpointBody = Static<typeof CreateEndpointBody>
-
-export const UpdateEndpointBody = Type.Object(
-  {
-    url: Type.Optional(Url),
-    description: Type.Optional(Description),
-    events: Type.Optional(EventNames),
-    enabled: Type.Optional(Type.Boolean({ description: 'true enables a disabled endpoint again (its pending deliveries resume).' })),
-  },
-  { additionalProperties: false, minProperties: 1, examples: [{ events: ['order.created', 'order.completed', 'order.cancelled', 'payout.processed'], enabled: true }] },
-)
-export type UpdateEndpointBody = Static<typeof UpdateEndpointBody>
+/** The bodies that register and change an endpoint: their `events` are the names of this catalogue. */
+export function endpointBodies(eventNames: readonly string[]) {
+  const create = Type.Object(
+    {
+      url: Url,
+      description: Type.Optional(Description),
+      events: Type.Optional(EventNames(eventNames)),
+      enabled: Type.Optional(Type.Boolean({ default: true })),
+    },
+    {
+      additionalProperties: false,
+      examples: [{ url: 'https://hooks.example.com/marketplace/orders', description: 'Order sync for the accounting system', events: ['order.created', 'order.completed', 'payout.processed'], enabled: true }],
+    },
+  )
+  const update = Type.Object(
+    {
+      url: Type.Optional(Url),
+      description: Type.Optional(Description),
+      events: Type.Optional(EventNames(eventNames)),
+      enabled: Type.Optional(Type.Boolean({ description: 'true enables a disabled endpoint again (its pending deliveries resume).' })),
+    },
+    { additionalProperties: false, minProperties: 1, examples: [{ events: ['order.created', 'order.completed', 'order.cancelled', 'payout.processed'], enabled: true }] },
+  )
+  return { create, update }
+}
+export type CreateEndpointBody = Static<ReturnType<typeof endpointBodies>['create']>
+export type UpdateEndpointBody = Static<ReturnType<typeof endpointBodies>['update']>
 
 export const Endpoint = Type.Object({
   id: Id,

@@ -21,6 +21,12 @@ export interface IdempotencyOptions {
   /** The outer database handle: claims and answers are written outside any handler's transaction. */
   db: Db
   clock: Clock
+  /**
+   * The answer as the route produced it, when the app's presentation (the envelope a request
+   * prefers) changed it on the way out: the stored answer is that one, and a replay is shaped for
+   * the request that asks again. Absent: the payload sent is stored.
+   */
+  producedAnswer?: (request: FastifyRequest, payload: unknown) => unknown
 }
 
 /** How long a key holds its answer (DESIGN 4: "within 24 h"). */
@@ -29,6 +35,7 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed'
 const KEY_HEADER = 'idempotency-key'
 /** Visible ASCII only: no spaces, controls or bytes a proxy might rewrite between two retries. */
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
+const KEY_RULE = 'must be 1 to 255 visible ASCII characters (no spaces)'
 
 export const idempotencyErrors = defineErrors({
   IDEMPOTENCY_KEY_IN_USE: {
@@ -76,15 +83,15 @@ export function requestFingerprint(request: Pick<FastifyRequest, 'method' | 'par
 function keyOf(request: FastifyRequest): string | undefined {
   const header = request.headers[KEY_HEADER]
   if (header === undefined) return undefined
-  if (typeof header !== 'string' || !KEY_PATTERN.test(header)) throw fieldError('Idempotency-Key', 'must be 1 to 255 visible ASCII characters (no spaces)')
+  if (typeof header !== 'string' || !KEY_PATTERN.test(header)) throw fieldError('Idempotency-Key', KEY_RULE)
   return header
 }
 
-/** Documents the header in the API reference without validating it there (the preHandler does, with its own field name). */
+/** States the header's rule in the route schema: the validator checks it, the API reference shows it. */
 function withKeyHeader(schema: FastifySchema | undefined): FastifySchema {
   const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
   const headers = isObject(schema?.headers) ? schema.headers : { type: 'object' }
-  // Header names are case-insensitive (Fastify lowercases them for validation): one entry, spelled as DESIGN 4 does.
+  // Header names are case-insensitive (Fastify lowercases them for validation): one entry, spelled `Idempotency-Key` as the API reference writes it.
   const properties = Object.entries(isObject(headers.properties) ? headers.properties : {}).filter(([name]) => name.toLowerCase() !== KEY_HEADER)
   return {
     ...schema,
@@ -94,8 +101,10 @@ function withKeyHeader(schema: FastifySchema | undefined): FastifySchema {
         ...Object.fromEntries(properties),
         'Idempotency-Key': {
           type: 'string',
-          // The handler checks the key (400 on `Idempotency-Key`); the schema only documents it.
+          minLength: 1,
           maxLength: 255,
+          pattern: KEY_PATTERN.source,
+          errorMessage: KEY_RULE,
           description:
             'Optional. 1 to 255 visible ASCII characters chosen by the client, e.g. a UUID. A retry with the same key and body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) instead of repeating the operation.',
         },
@@ -123,6 +132,7 @@ const CLAIM_ATTEMPTS = 3
 export const idempotency = fp(
   async (app: FastifyInstance, options: IdempotencyOptions) => {
     const { db, clock } = options
+    const producedAnswer = options.producedAnswer ?? ((_request: FastifyRequest, payload: unknown) => payload)
     const claims = new WeakMap<FastifyRequest, Claim>()
 
     /** Claims the key in its own transaction, committed before the handler starts, or answers without running it. */
@@ -185,7 +195,8 @@ export const idempotency = fp(
         await release(request, claim)
         return payload
       }
-      const body = payload === null || payload === undefined ? '' : typeof payload === 'string' ? payload : undefined
+      const produced = producedAnswer(request, payload)
+      const body = produced === null || produced === undefined ? '' : typeof produced === 'string' ? produced : undefined
       if (body === undefined) {
         // A stream or a buffer cannot be replayed byte for byte from a text column.
         request.log.error({ idempotencyKey: claim.key, route: request.routeOptions.url }, 'an idempotent route answered with a body that cannot be stored; the key is released')
