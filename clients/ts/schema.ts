@@ -1826,7 +1826,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint (superuser)
-         * @description Every event it subscribes to (`events`; omitted: all) is POSTed to `url`, signed in the Standard Webhooks format with the `whsec_` `secret` of this answer, which is not shown again. A `url` that is not http(s), carries credentials, resolves to a cloud metadata or platform address (always) or into a private network (unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true) is 400 on `url`; an unknown event name is 400 on `events`.
+         * @description Every event it subscribes to (`events`; omitted: all) is POSTed to `url`, signed in the Standard Webhooks format with the `whsec_` `secret` of this answer, which is not shown again. A `url` that is not http(s), carries credentials, resolves to a cloud metadata or platform address (always) or into a private network (unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true) is 400 on `url`; an unknown event name, or `webhook.test`, is 400 on `events`.
          */
         post: operations["postAdminWebhooks"];
         delete?: never;
@@ -3369,6 +3369,37 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
             /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
             404: {
                 headers: {
@@ -3626,7 +3657,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description e.g. `TypeScript`. */
-                    name: string;
+                    name: string & unknown;
                     level: "beginner" | "intermediate" | "advanced" | "expert";
                     /** @description Fractions are allowed, e.g. `1.5`. */
                     yearsOfExperience: number;
@@ -3840,7 +3871,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description e.g. `TypeScript`. */
-                    name?: string;
+                    name?: string & unknown;
                     level?: "beginner" | "intermediate" | "advanced" | "expert";
                     /** @description Fractions are allowed, e.g. `1.5`. */
                     yearsOfExperience?: number;
@@ -4197,7 +4228,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description e.g. `TypeScript`. */
-                    name?: string;
+                    name?: string & unknown;
                     level?: "beginner" | "intermediate" | "advanced" | "expert";
                     /** @description Fractions are allowed, e.g. `1.5`. */
                     yearsOfExperience?: number;
@@ -4556,7 +4587,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The project name. */
-                    title: string;
+                    title: string & unknown;
                     /**
                      * @description What it is and what the user did.
                      * @default
@@ -4583,7 +4614,7 @@ export interface operations {
                      * @description At most 20, each once.
                      * @default []
                      */
-                    technologies?: string[];
+                    technologies?: (string & unknown)[];
                 };
             };
         };
@@ -4809,7 +4840,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The project name. */
-                    title?: string;
+                    title?: string & unknown;
                     /** @description What it is and what the user did. */
                     description?: string;
                     /**
@@ -4828,7 +4859,7 @@ export interface operations {
                      */
                     endDate?: string | null;
                     /** @description At most 20, each once. */
-                    technologies?: string[];
+                    technologies?: (string & unknown)[];
                 };
             };
         };
@@ -5197,7 +5228,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The project name. */
-                    title?: string;
+                    title?: string & unknown;
                     /** @description What it is and what the user did. */
                     description?: string;
                     /**
@@ -5216,7 +5247,7 @@ export interface operations {
                      */
                     endDate?: string | null;
                     /** @description At most 20, each once. */
-                    technologies?: string[];
+                    technologies?: (string & unknown)[];
                 };
             };
         };
@@ -5580,9 +5611,9 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The employer or client. */
-                    company: string;
+                    company: string & unknown;
                     /** @description The role held. */
-                    position: string;
+                    position: string & unknown;
                     /**
                      * @description What the user did there.
                      * @default
@@ -5825,9 +5856,9 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The employer or client. */
-                    company?: string;
+                    company?: string & unknown;
                     /** @description The role held. */
-                    position?: string;
+                    position?: string & unknown;
                     /** @description What the user did there. */
                     description?: string;
                     /** @description City, country or `Remote`. */
@@ -6206,9 +6237,9 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The employer or client. */
-                    company?: string;
+                    company?: string & unknown;
                     /** @description The role held. */
-                    position?: string;
+                    position?: string & unknown;
                     /** @description What the user did there. */
                     description?: string;
                     /** @description City, country or `Remote`. */
@@ -6588,11 +6619,11 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The school or university. */
-                    institution: string;
+                    institution: string & unknown;
                     /** @description e.g. `BSc`. */
-                    degree: string;
+                    degree: string & unknown;
                     /** @description e.g. `Computer Science`. */
-                    fieldOfStudy: string;
+                    fieldOfStudy: string & unknown;
                     /**
                      * Format: date
                      * @description A calendar date, `YYYY-MM-DD`.
@@ -6836,11 +6867,11 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The school or university. */
-                    institution?: string;
+                    institution?: string & unknown;
                     /** @description e.g. `BSc`. */
-                    degree?: string;
+                    degree?: string & unknown;
                     /** @description e.g. `Computer Science`. */
-                    fieldOfStudy?: string;
+                    fieldOfStudy?: string & unknown;
                     /**
                      * Format: date
                      * @description A calendar date, `YYYY-MM-DD`.
@@ -7220,11 +7251,11 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The school or university. */
-                    institution?: string;
+                    institution?: string & unknown;
                     /** @description e.g. `BSc`. */
-                    degree?: string;
+                    degree?: string & unknown;
                     /** @description e.g. `Computer Science`. */
-                    fieldOfStudy?: string;
+                    fieldOfStudy?: string & unknown;
                     /**
                      * Format: date
                      * @description A calendar date, `YYYY-MM-DD`.
@@ -7817,9 +7848,9 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    fullName?: string;
+                    fullName?: string & unknown;
                     /** @description Also accepted for `fullName`. */
-                    name?: string;
+                    name?: string & unknown;
                     title?: string | null;
                     description?: string | null;
                     /** @description Also accepted for `description`. */
@@ -8019,9 +8050,9 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    fullName?: string;
+                    fullName?: string & unknown;
                     /** @description Also accepted for `fullName`. */
-                    name?: string;
+                    name?: string & unknown;
                     title?: string | null;
                     description?: string | null;
                     /** @description Also accepted for `description`. */
@@ -8889,7 +8920,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    name: string;
+                    name: string & unknown;
                     permissions: ("view_users" | "manage_users" | "view_services" | "approve_services" | "view_orders" | "manage_orders" | "resolve_disputes" | "view_kyc" | "manage_kyc" | "view_accounts" | "approve_withdrawals")[];
                 };
             };
@@ -9287,7 +9318,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    name?: string;
+                    name?: string & unknown;
                     permissions?: ("view_users" | "manage_users" | "view_services" | "approve_services" | "view_orders" | "manage_orders" | "resolve_disputes" | "view_kyc" | "manage_kyc" | "view_accounts" | "approve_withdrawals")[];
                 };
             };
@@ -9695,14 +9726,14 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
-                    password: string;
-                    fullName?: string;
+                    email: string & unknown;
+                    password: string & unknown;
+                    fullName?: string & unknown;
                     /** @description Also accepted for `fullName`; one of the two is required. */
-                    name?: string;
+                    name?: string & unknown;
                     /** @description Generated from the full name when absent. */
                     username?: string;
-                };
+                } | unknown | unknown;
             };
         };
         responses: {
@@ -10008,7 +10039,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
+                    email: string & unknown;
                 };
             };
         };
@@ -10130,7 +10161,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
+                    email: string & unknown;
                     password: string;
                 };
             };
@@ -10317,17 +10348,12 @@ export interface operations {
         /** @description Send the refresh token as `refreshToken` or `refresh`. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIwMTk1NjQyYy03M2RiLTc3N2YtODY4ZS01NzEyNjUwMDljMDYiLCJqdGkiOiIwMTk1OTc1Ni1kZTBjLTczNWUtYTYxMS0xOWU5YzEwYzIyYjAiLCJpYXQiOjE3NTEzNjA0MDAsImV4cCI6MTc1MTk2NTIwMH0.G38ni1H8D6LzybHs8UlrnHnNhDW3FoLAHk14x6sgHJw"
-                 *     }
-                 */
                 "application/json": {
                     /** @description The refresh token (also accepted as `refresh`). */
                     refreshToken?: string;
                     /** @description Also accepted for `refreshToken`. */
                     refresh?: string;
-                };
+                } | unknown | unknown;
             };
         };
         responses: {
@@ -10634,7 +10660,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
+                    email: string & unknown;
                 };
             };
         };
@@ -10755,7 +10781,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
+                    email: string & unknown;
                 };
             };
         };
@@ -10877,7 +10903,7 @@ export interface operations {
                  */
                 "application/json": {
                     token: string;
-                    password: string;
+                    password: string & unknown;
                 };
             };
         };
@@ -10999,7 +11025,7 @@ export interface operations {
                  */
                 "application/json": {
                     token: string;
-                    password: string;
+                    password: string & unknown;
                 };
             };
         };
@@ -11108,7 +11134,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description Trimmed and lowercased before use. */
-                email: string;
+                email: string & unknown;
             };
             header?: never;
             path?: never;
@@ -11230,7 +11256,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Words to look for; typos are forgiven. Any text is accepted. */
                 search?: string;
-                /** @description Lowest starting price. 0 to 1000000. */
+                /** @description Lowest starting price; not more than `maxPrice`. 0 to 1000000. */
                 minPrice?: number;
                 /** @description Highest starting price. 0 to 1000000. */
                 maxPrice?: number;
@@ -11486,7 +11512,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description 5 to 100 characters, plain text. */
-                    title: string;
+                    title: string & unknown;
                     /** @description One line shown in lists. */
                     shortDescription?: string;
                     /** @description The full description. */
@@ -11533,7 +11559,7 @@ export interface operations {
                      * @description An unattached upload of yours to become the banner.
                      */
                     bannerId?: string;
-                    /** @description Unattached uploads of yours added to the gallery, in this order. */
+                    /** @description Unattached uploads of yours added to the gallery, in this order; a gallery holds at most 10 images. */
                     imageIds?: string[];
                 };
             };
@@ -11768,7 +11794,7 @@ export interface operations {
                 cursor?: string;
                 /** @description Words to look for; typos are forgiven. Any text is accepted. */
                 search?: string;
-                /** @description Lowest starting price. 0 to 1000000. */
+                /** @description Lowest starting price; not more than `maxPrice`. 0 to 1000000. */
                 minPrice?: number;
                 /** @description Highest starting price. 0 to 1000000. */
                 maxPrice?: number;
@@ -12260,7 +12286,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description 5 to 100 characters, plain text. */
-                    title: string;
+                    title: string & unknown;
                     /** @description One line shown in lists. */
                     shortDescription?: string;
                     /** @description The full description. */
@@ -12307,7 +12333,7 @@ export interface operations {
                      * @description An unattached upload of yours to become the banner.
                      */
                     bannerId?: string;
-                    /** @description Unattached uploads of yours added to the gallery, in this order. */
+                    /** @description Unattached uploads of yours added to the gallery, in this order; a gallery holds at most 10 images. */
                     imageIds?: string[];
                 };
             };
@@ -14958,7 +14984,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Shown to the seller. */
-                    reason: string;
+                    reason: string & unknown;
                 };
             };
         };
@@ -15413,8 +15439,8 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Display name, e.g. `Logo Design`. */
-                    name: string;
-                    /** @description Made from the name when left out (`-2`, `-3`, ... when taken). */
+                    name: string & unknown;
+                    /** @description Made from the name when left out (`-2`, `-3`, ... when taken; `category` for a name without Latin letters or digits). */
                     slug?: string;
                     /** @description Short text shown under the name. */
                     description?: string;
@@ -15831,7 +15857,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Display name, e.g. `Logo Design`. */
-                    name?: string;
+                    name?: string & unknown;
                     /** @description Unique address name, e.g. `logo-design`. */
                     slug?: string;
                     /** @description Short text shown under the name. */
@@ -16878,22 +16904,32 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description `bank_transfer` takes `accountNumber`, `bankName` and optionally `accountHolder`; `paypal` takes `email`. */
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description At least MIN_PAYOUT (10.00 by default), at most the available balance. */
+                    /** @description At least the minimum payout (MIN_PAYOUT, here 10.00), at most the available balance. */
                     amount: number;
-                    method: "bank_transfer" | "paypal";
-                    /** @description `bank_transfer` needs `accountNumber` and `bankName`; `paypal` needs `email`. */
+                    /** @enum {string} */
+                    method: "bank_transfer";
+                    /** @description Where a bank transfer goes. */
                     details: {
-                        /** @description bank_transfer: the account number or IBAN. */
-                        accountNumber?: string;
-                        /** @description bank_transfer: the bank. */
-                        bankName?: string;
-                        /** @description bank_transfer, optional: the name on the account. */
-                        accountHolder?: string;
-                        /** @description paypal: the PayPal account e-mail. */
-                        email?: string;
+                        /** @description The account number or IBAN. */
+                        accountNumber: string;
+                        /** @description The bank. */
+                        bankName: string & unknown;
+                        /** @description Optional: the name on the account. */
+                        accountHolder?: string & unknown;
+                    };
+                } | {
+                    /** @description At least the minimum payout (MIN_PAYOUT, here 10.00), at most the available balance. */
+                    amount: number;
+                    /** @enum {string} */
+                    method: "paypal";
+                    /** @description Where a PayPal payout goes. */
+                    details: {
+                        /** @description The PayPal account e-mail. */
+                        email: string & unknown;
                     };
                 };
             };
@@ -17980,7 +18016,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Shown to the user. */
-                    reason: string;
+                    reason: string & unknown;
                 };
             };
         };
@@ -18442,7 +18478,7 @@ export interface operations {
                     /** @description Positive credits, negative debits. */
                     amount: number;
                     /** @description Why: it becomes the statement line. */
-                    reason: string;
+                    reason: string & unknown;
                 };
             };
         };
@@ -18854,10 +18890,13 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description As on the identity document. */
-                    firstName: string;
+                    firstName: string & unknown;
                     /** @description As on the identity document. */
-                    lastName: string;
-                    /** @description `YYYY-MM-DD`; sellers must be at least 18. */
+                    lastName: string & unknown;
+                    /**
+                     * Format: date
+                     * @description `YYYY-MM-DD`, from 1900 on; sellers must be at least 18.
+                     */
                     dateOfBirth: string;
                     /** @description ISO 3166-1 alpha-2 code, e.g. `FR`. */
                     country: string;
@@ -20298,7 +20337,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Shown to the user. */
-                    reason: string;
+                    reason: string & unknown;
                 };
             };
         };
@@ -21281,8 +21320,8 @@ export interface operations {
                      */
                     recipientId?: string;
                     /** @description The text, 1 to 5000 characters. */
-                    content: string;
-                };
+                    content: string & unknown;
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -23182,7 +23221,7 @@ export interface operations {
                 "application/json": {
                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                     /** @description Required to open a dispute, optional with any other move (a revision request’s note, why you cancel). Kept on the order’s `timeline` and in `statusReason`, and posted to the order’s conversation as your message, so the other party reads it in the chat. */
-                    reason?: string;
+                    reason?: string & unknown;
                 };
             };
         };
@@ -24330,7 +24369,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Why staff cancel the order; shown to both parties. */
-                    reason?: string;
+                    reason?: string & unknown;
                 };
             };
         };
@@ -25027,7 +25066,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description The seller’s public answer, once. */
-                    reply: string;
+                    reply: string & unknown;
                 };
             };
         };
@@ -25662,11 +25701,11 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    fullName: string;
+                    fullName: string & unknown;
                     username: string;
                     /** @description Trimmed and lowercased before use. */
-                    email: string;
-                    password: string;
+                    email: string & unknown;
+                    password: string & unknown;
                     /** Format: uuid */
                     roleId?: string;
                 };
@@ -27145,7 +27184,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @description Why: kept with the account and in the audit log. */
-                    reason: string;
+                    reason: string & unknown;
                 };
             };
         };
@@ -28167,11 +28206,14 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true. */
+                    /**
+                     * Format: uri
+                     * @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true.
+                     */
                     url: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: string[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.disputed" | "review.created")[] | null;
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -28817,11 +28859,14 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true. */
+                    /**
+                     * Format: uri
+                     * @description An http or https URL without credentials; private networks are refused unless `WEBHOOK_ALLOW_PRIVATE_NETWORKS` is true.
+                     */
                     url?: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: string[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.disputed" | "review.created")[] | null;
                     /** @description true enables a disabled endpoint again (its pending deliveries resume). */
                     enabled?: boolean;
                 };

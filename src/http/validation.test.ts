@@ -299,6 +299,15 @@ describe('guardLimits', () => {
     })
   })
 
+  it('keeps a second pattern, in an allOf branch of its own, behind maxLength too', () => {
+    const schema = { type: 'string', maxLength: 10, pattern: '^a', allOf: [{ pattern: '^[^\\u0000]*$' }, { minLength: 1 }] }
+    expect(guardLimits(schema)).toEqual({
+      type: 'string',
+      maxLength: 10,
+      allOf: [{ minLength: 1 }, { if: { maxLength: 10 }, then: { allOf: [{ pattern: '^[^\\u0000]*$' }] } }, { if: { maxLength: 10 }, then: { pattern: '^a' } }],
+    })
+  })
+
   it('leaves schemas without limits as they are', () => {
     const schema = { type: 'object', properties: { name: { type: 'string', pattern: '^x' } }, required: ['name'] }
     expect(guardLimits(schema)).toEqual(schema)

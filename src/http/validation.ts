@@ -80,7 +80,20 @@ export function guardLimits(schema: unknown): unknown {
     guarded.allOf = [...((guarded.allOf as unknown[] | undefined) ?? []), { if: limit, then: gated }]
   }
   if (typeof schema.maxItems === 'number') gate({ maxItems: schema.maxItems }, ['items', 'uniqueItems', 'contains'])
-  if (typeof schema.maxLength === 'number') gate({ maxLength: schema.maxLength }, ['pattern', 'format'])
+  if (typeof schema.maxLength === 'number') {
+    // A schema has one `pattern`; a second one (the NUL rule, http/route-schemas.ts) sits in an
+    // `allOf` branch of its own, and waits behind the same limit.
+    const branches = (guarded.allOf as unknown[] | undefined) ?? []
+    const textOnly = (branch: unknown) => isSchema(branch) && Object.keys(branch).length > 0 && Object.keys(branch).every((keyword) => keyword === 'pattern' || keyword === 'format')
+    const patterns = branches.filter(textOnly)
+    if (patterns.length > 0) {
+      const rest = branches.filter((branch) => !textOnly(branch))
+      if (rest.length > 0) guarded.allOf = rest
+      else delete guarded.allOf
+      guarded.allOf = [...((guarded.allOf as unknown[] | undefined) ?? []), { if: { maxLength: schema.maxLength }, then: { allOf: patterns } }]
+    }
+    gate({ maxLength: schema.maxLength }, ['pattern', 'format'])
+  }
   return guarded
 }
 

@@ -18,7 +18,7 @@ const Description = Nullable(Type.String({ maxLength: 500 }))
  */
 const EventNames = (names: readonly string[]) =>
   Nullable(
-    Type.Array(Type.Unsafe<string>({ type: 'string', enum: [...names], errorMessage: `must be one of the events: ${names.join(', ')}` }), {
+    Type.Array(Type.Unsafe<string>({ type: 'string', enum: [...names], errorMessage: `must be one of the events: ${names.join(', ')} (webhook.test is not one: every endpoint receives it when it is tested)` }), {
       minItems: 1,
       maxItems: 100,
       description: 'Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event.',
