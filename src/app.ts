@@ -242,7 +242,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, fieldSize: 4096, parts: 30, headerPairs: 100 },
   })
   // Before the caller is identified: the upgrade request is marked (`request.ws`) so that the
-  // browser's subprotocol token is read there (DESIGN 6 "Messaging"); the reply names `bearer`.
+  // browser's subprotocol token is read there (a browser cannot set headers on a WebSocket, decision
+  // 0052); the reply names `bearer`.
   await app.register(websocket, {
     options: {
       maxPayload: WS_MAX_PAYLOAD,

@@ -106,7 +106,7 @@ export interface Config {
   /** The smallest payout, in cents. */
   minPayoutCents: number
   /**
-   * Webhooks (DESIGN 6): the static endpoint of `WEBHOOK_URL`, signed with `WEBHOOK_SECRET`, and
+   * Webhooks (decisions 0061, 0062): the static endpoint of `WEBHOOK_URL`, signed with `WEBHOOK_SECRET`, and
    * whether destinations in private networks are allowed (outside production by default).
    */
   webhooks: { url: string | undefined; secret: string | undefined; allowPrivateNetworks: boolean }

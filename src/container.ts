@@ -53,7 +53,7 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
 
   for (const section of each((module, api) => module.statistics?.(api))) statistics.add(section)
 
-  // The webhooks module handles the `event` job: one delivery per subscribed endpoint (DESIGN 6).
+  // The webhooks module handles the `event` job: one delivery per subscribed endpoint (decision 0061).
   const handlers = each((module, api) => module.jobs?.(api)).flat()
   const metrics = createMetrics()
   metrics.addGauges(outboxGauges(db, base.clock))

@@ -1632,7 +1632,7 @@ export interface paths {
         };
         /**
          * Extended statistics of a user
-         * @description Spec 2.4, as a seller: services, orders, completion rate, ratings. Inactive or unknown users are 404.
+         * @description The user as a seller: services (`totalServices` not deleted, `activeServices`), orders (`totalOrders` in any status), `completionRate` (completed over completed and cancelled, in percent; 0 when none ended), ratings and their distribution. Inactive or unknown users are 404.
          */
         get: operations["getUsersByUserIdStats"];
         put?: never;
@@ -8416,7 +8416,7 @@ export interface operations {
                                     description: string;
                                 }[];
                             };
-                            /** @description Spec 2.4: the public profile’s statistics (`GET /users/{userId}/stats` has the extended record). */
+                            /** @description The public profile’s statistics: active services, orders completed as seller, average rating and reviews (`GET /users/{userId}/stats` has the extended record). */
                             stats: {
                                 /**
                                  * Format: int64
@@ -23196,7 +23196,7 @@ export interface operations {
             cookie?: never;
         };
         /**
-         * @description Moves an order (DESIGN.md "Orders"). The moves:
+         * @description Moves an order. The moves:
          *
          *     | from | to | who | action | how | effect |
          *     |---|---|---|---|---|---|
@@ -25319,7 +25319,7 @@ export interface operations {
             query?: {
                 /** @description Page number, from 1. */
                 page?: number;
-                /** @description Items per page: 10 by default (spec section 8), at most 100. */
+                /** @description Items per page: 10 by default, at most 100. */
                 limit?: number;
             };
             header?: never;
@@ -25554,7 +25554,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        /** @description Spec 2.4: the extended statistics of a user as a seller. */
+                        /** @description The extended statistics of a user as a seller. */
                         data: {
                             /**
                              * Format: int64

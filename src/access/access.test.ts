@@ -12,7 +12,7 @@ const actor = (overrides: Partial<Actor> = {}): Actor => ({
 })
 
 describe('permissions', () => {
-  it('lists the eleven permission values of spec 2.2, each once', () => {
+  it('lists the eleven permission values, each once', () => {
     expect([...permissions].sort()).toEqual(
       [
         'approve_services',

@@ -3,7 +3,7 @@
  * WebSocket upgrade share. Pure: no database, no framework.
  */
 
-/** Permission values of spec section 2.2. */
+/** The eleven permission values, in groups: users, services, orders, KYC, accounts (docs/api-conventions.md). */
 export const permissions = [
   'view_users',
   'manage_users',

@@ -22,7 +22,7 @@ declare module 'fastify' {
   }
 }
 
-/** `Authorization: Bearer <token>`; any other scheme word means no token (spec 5.1). */
+/** `Authorization: Bearer <token>`; any other scheme word means no token (docs/api-conventions.md). */
 export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization
   if (!header) return undefined

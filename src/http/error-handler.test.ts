@@ -17,7 +17,7 @@ import {
 } from '../../test/setup/test-app.ts'
 import { AppError } from '../lib/errors.ts'
 
-/** Asserts the exact Variant A failure shape (spec section 7) and returns its `error`. */
+/** Asserts the exact Variant A failure shape (docs/api-conventions.md) and returns its `error`. */
 function expectError(response: LightMyRequestResponse, status: number, code: string): ErrorJson['error'] {
   expect(response.statusCode).toBe(status)
   expect(response.headers['content-type']).toMatch(/^application\/json/)
@@ -155,7 +155,7 @@ describe('error answers of real routes', () => {
     }
   })
 
-  it('names every field that breaks a registration rule in details (spec 7 rules 1 to 4)', async () => {
+  it('names every field that breaks a registration rule in details (account rules 1 to 4 of docs/api-conventions.md)', async () => {
     const response = await request(ctx.app, {
       method: 'POST',
       url: '/auth/register',
@@ -290,7 +290,7 @@ describe('errors thrown by handlers', () => {
 
   it('keeps the status of an unknown 4xx error but not its message', async () => {
     const response = await app.inject({ method: 'GET', url: '/conflict' })
-    // The spec fixes no code for this case; it only has to be a stable UPPER_SNAKE string.
+    // No catalogue names this error; its code only has to be a stable UPPER_SNAKE string.
     const error = expectError(response, 409, response.json<ErrorJson>().error.code)
     expect(error.code).toMatch(/^[A-Z][A-Z0-9_]+$/)
     expect(error.details).toEqual([])

@@ -46,7 +46,7 @@ function expectRateHeaders(response: LightMyRequestResponse, limit: number, left
   expect(response.headers['x-ratelimit-reset']).toMatch(/^\d+$/)
 }
 
-describe('rate limits per spec section 8 (in memory)', () => {
+describe('rate limits per bucket (in memory)', () => {
   let ctx: TestContext
   let alice: TestUser
   let bob: TestUser

@@ -9,7 +9,7 @@ export type RateLimitBucket = 'auth' | 'uploads' | 'general'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Which limit of spec section 8 applies; `general` when absent. */
+    /** Which rate limit of docs/api-conventions.md applies; `general` when absent. */
     rateLimitBucket?: RateLimitBucket
   }
 }
@@ -102,7 +102,7 @@ const bucketOf = (request: FastifyRequest): RateLimitBucket => request.routeOpti
 const BUCKET_WORDS: Record<RateLimitBucket, string> = { auth: 'authentication requests', uploads: 'uploads', general: 'requests' }
 
 /**
- * Spec section 8: authentication routes per IP; uploads and everything else per user, or per IP
+ * Buckets (docs/api-conventions.md): authentication routes per IP; uploads and everything else per user, or per IP
  * for anonymous callers. With Redis the counters are shared by every instance.
  */
 export const rateLimits = fp(async (app: FastifyInstance, options: RateLimitOptions & { counter: RateLimitCounter }) => {
@@ -131,7 +131,7 @@ export const rateLimits = fp(async (app: FastifyInstance, options: RateLimitOpti
     },
   })
 
-  // The plugin reports seconds until reset; the spec wants the Unix time of the reset.
+  // The plugin reports seconds until reset; clients get the Unix time of the reset.
   app.addHook('onSend', (_request, reply, payload, done) => {
     const remaining = reply.getHeader('x-ratelimit-reset')
     if (remaining !== undefined) reply.header('x-ratelimit-reset', Math.ceil(Date.now() / 1000) + Number(remaining))

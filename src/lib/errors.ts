@@ -36,7 +36,7 @@ export function defineErrors<const T extends Record<string, { status: number; de
 /** An error of a catalogue, with a message for this occurrence. */
 export const fail = (error: ErrorCode, message: string, details: FieldError[] = []): AppError => new AppError(error.status, error.code, message, details)
 
-/** Codes every module may answer with (DESIGN 4). */
+/** Codes every module may answer with (docs/api-conventions.md). */
 export const commonErrors = defineErrors({
   VALIDATION_ERROR: { status: 400, description: 'A body, query or file breaks a rule; `details` names each field (nested paths as `packages.0.price`).' },
   UNAUTHENTICATED: { status: 401, description: 'No token, a bad or expired one, wrong credentials or an inactive account.' },

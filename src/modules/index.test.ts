@@ -31,7 +31,7 @@ describe('the module list', () => {
     expect(declared).toHaveLength(defined.length)
   })
 
-  it('declares each event once, with a data schema, and the spec events as their modules land', () => {
+  it('declares each event once, with a data schema, and the events receivers rely on', () => {
     const events = appModules.flatMap((module) => module.events ?? [])
     const names = events.map((event) => event.name)
     expect(new Set(names).size).toBe(names.length)

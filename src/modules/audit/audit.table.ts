@@ -1,7 +1,7 @@
 import { index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 
 /**
- * The record of staff actions (DESIGN 6 "Admin console"): who did what to which object, why, the
+ * The record of staff actions (decisions 0040, 0116): who did what to which object, why, the
  * state before and after, and the request that did it. Written in the transaction of the action;
  * append-only (a trigger refuses UPDATE, DELETE and TRUNCATE: migration `audit_log_custom`). No
  * foreign keys: the record must outlive and never block what it describes.

@@ -195,7 +195,7 @@ export function createAuthService(deps: {
     /**
      * Always succeeds; only an account that was never activated gets a new link. The request
      * queues the same job for every address and the worker decides, so the answer time does not
-     * tell whether the account exists (DESIGN 6).
+     * tell whether the account exists (decision 0016).
      */
     async resendActivation(email: string): Promise<{ email: string }> {
       const normalised = normaliseEmail(email)
@@ -268,7 +268,7 @@ export function createAuthService(deps: {
       if (refresh && refresh.sub === session.actor.id && refresh.fam !== session.familyId) families.push(refresh.fam)
       await db.transaction(async (tx) => {
         const repository = createAuthRepository(tx)
-        // The jti list is what DESIGN 6 describes for logout; the family already refuses the token.
+        // The jti list predates login sessions (decision 0013); the family already refuses the token.
         await repository.revoke(session.jti, session.expiresAt)
         await repository.revokeFamilies(session.actor.id, families, clock.now())
       })
@@ -277,7 +277,7 @@ export function createAuthService(deps: {
     },
 
     /**
-     * Always answers the same; mails only an active account (spec 5.9). Like the activation
+     * Always answers the same; mails only an active account (decision 0016). Like the activation
      * resend, the request does no lookup: the worker decides.
      */
     async requestPasswordReset(email: string): Promise<{ email: string }> {

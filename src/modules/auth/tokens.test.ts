@@ -81,7 +81,7 @@ describe('createTokenService', () => {
       expect(await accepts(tokens, kind, token)).toBe(false)
     })
 
-    it('uses the lifetimes of the specification and DESIGN.md: 15 min, 7 days, 24 h, 1 h', () => {
+    it('uses the documented lifetimes: 15 min, 7 days, 24 h, 1 h', () => {
       expect(TOKEN_LIFETIMES).toEqual({ access: 15 * 60_000, refresh: 7 * 86_400_000, activation: 24 * 3_600_000, reset: 3_600_000 })
     })
   })

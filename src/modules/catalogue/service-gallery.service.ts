@@ -24,7 +24,7 @@ export function createServiceGallery(deps: { db: Db; uploads: GalleryUploads; br
     })
   }
 
-  /** Unknown, deleted or someone else's service: 404 before anything about it is read or stored (DESIGN 4). */
+  /** Unknown, deleted or someone else's service: 404 before anything about it is read or stored (existence never leaks). */
   async function assertOwnLiveService(actor: Actor, serviceId: string): Promise<void> {
     const owned = await createServicesRepository(db).findById(serviceId)
     if (!owned || owned.deletedAt !== null || !isOwner(owned, actor)) throw notFound('Service')

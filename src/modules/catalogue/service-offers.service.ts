@@ -73,7 +73,7 @@ export function createServiceOffers(deps: { db: Db; clock: Clock; uploads: Pick<
     if (galleryFrom + (fields.imageIds?.length ?? 0) > GALLERY_LIMIT) problems.push({ field: 'imageIds', message: `a gallery holds at most ${GALLERY_LIMIT} images` })
     if (problems.length > 0) throw validationError(problems)
 
-    // Creating and every edit (re)submit the service for review (DESIGN 6 "Services").
+    // Creating and every edit (re)submit the service for review (decision 0012).
     const row = await write({
       title: fields.title,
       shortDescription: fields.shortDescription ?? '',

@@ -1,7 +1,7 @@
 import { can, type Actor } from '../../access/access.ts'
 import type { ServiceRow } from './services.table.ts'
 
-/** A gallery holds at most this many images (spec section 8). */
+/** A gallery holds at most this many images (decision 0012). */
 export const GALLERY_LIMIT = 10
 
 export const serviceSlot = (serviceId: string, tag: 'service_banner' | 'service_gallery') => ({ objectType: 'service', objectId: serviceId, tag }) as const
@@ -9,6 +9,6 @@ export const serviceSlot = (serviceId: string, tag: 'service_banner' | 'service_
 export const mayModerate = (actor: Actor | null): boolean => actor !== null && can(actor, 'view_services')
 export const isOwner = (row: Pick<ServiceRow, 'sellerId'>, actor: Actor | null): boolean => actor !== null && row.sellerId === actor.id
 
-/** DESIGN 6 "Services": active is public; any other state only for its owner and staff with view_services. */
+/** Active is public; any other state only for its owner and staff with view_services, 404 to others (decision 0012). */
 export const isVisibleTo = (row: Pick<ServiceRow, 'sellerId' | 'status' | 'deletedAt'>, viewer: Actor | null): boolean =>
   row.deletedAt === null && (row.status === 'active' || isOwner(row, viewer) || mayModerate(viewer))

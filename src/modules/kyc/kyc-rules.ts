@@ -2,7 +2,7 @@ import countries from 'i18n-iso-countries'
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max'
 import type { FieldError } from '../../lib/errors.ts'
 
-/** The youngest a seller may be (DESIGN 6 "KYC"). */
+/** The youngest a seller may be (decision 0043). */
 export const MINIMUM_AGE = 18
 
 const ALPHA_2 = new Set(Object.keys(countries.getAlpha2Codes()))

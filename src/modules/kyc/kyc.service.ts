@@ -49,7 +49,7 @@ const identitySlot = (submissionId: string) => ({ objectType: 'identity', object
 type KycUploads = Pick<UploadsService, 'storeFiles' | 'recordFiles' | 'discardFiles' | 'filesOf' | 'urlOf' | 'registerAccessPolicy'>
 
 /**
- * Seller identity verification (DESIGN 6 "KYC"): step 1 (personal details), step 2 (documents),
+ * Seller identity verification (decision 0043): step 1 (personal details), step 2 (documents),
  * and the staff decision, which sets `isKYCVerified` on approval. Each user's KYC steps run under
  * their account's row lock, so two steps at once cannot both pass the status check.
  */

@@ -10,7 +10,7 @@ export const documentTypes = ['passport', 'id_card', 'driving_license'] as const
 export type DocumentType = (typeof documentTypes)[number]
 
 /**
- * One identity submission (DESIGN 6 "KYC"): step 1's personal details, then step 2's documents,
+ * One identity submission (decision 0043): step 1's personal details, then step 2's documents,
  * then a staff decision. A decided submission is never changed: submitting again after a
  * rejection opens a new row (copying the personal details when the user goes straight to step 2),
  * so every decision stays on record with the documents it was taken on. The personal details are

@@ -6,7 +6,7 @@ import { defineJob } from '../../platform/outbox/jobs.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { createMessagingRepository } from './messaging.repository.ts'
 
-/** A recipient with no open socket is e-mailed at once, then at most once per conversation per 15 minutes (DESIGN 6). */
+/** A recipient with no open socket is e-mailed at once, then at most once per conversation per 15 minutes (decision 0053). */
 export const EMAIL_EVERY = 15 * MINUTE
 
 export const MESSAGING_JOBS = {

@@ -17,7 +17,7 @@ export type { ListQuery } from './conversation-reading.service.ts'
 export type { SendMessage } from './message-sending.service.ts'
 
 /**
- * The messaging module's API (DESIGN 6 "Messaging"): conversations between two users, their
+ * The messaging module's API (decision 0050): conversations between two users, their
  * messages and attachments, unread counts, realtime frames after commit and e-mail to recipients
  * who are away. Sending, reading and e-mails each live in their own file.
  */

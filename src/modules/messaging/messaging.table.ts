@@ -4,7 +4,7 @@ import { uploads } from '../uploads/uploads.table.ts'
 import { users } from '../users/users.table.ts'
 
 /**
- * A conversation between two users (DESIGN 6 "Messaging"): direct (one per pair of users, keyed by
+ * A conversation between two users (decision 0050): direct (one per pair of users, keyed by
  * `direct_key`, the two ids in order) or an order's (keyed by `order_id`; no foreign key, the
  * orders module calls in). `last_seq` numbers its messages 1, 2, 3... with no gaps, so a page of
  * messages is a range of numbers whatever its depth (decision 0051).

@@ -1,6 +1,6 @@
 import { can, type Actor, type Permission } from '../../access/access.ts'
 
-/** Spec 3.2: the six order statuses. */
+/** The six order statuses (docs/orders.md). */
 export const orderStatuses = ['pending', 'in_progress', 'delivered', 'completed', 'cancelled', 'disputed'] as const
 export type OrderStatus = (typeof orderStatuses)[number]
 
@@ -34,7 +34,7 @@ const REFUND = 'escrow refunded to the buyer'
 const PAY = 'escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed`'
 
 /**
- * DESIGN.md "Orders": every allowed move, as data. The service decides with it, each order answer
+ * Every allowed move of an order, as data. The service decides with it, each order answer
  * lists the caller's moves from it (`allowedActions`), and docs/orders.md is generated from it.
  */
 export const transitions: readonly Transition[] = [
@@ -88,7 +88,7 @@ export const allowedMoves = (order: OrderFacts, actor: Actor): Transition[] =>
 
 export type Decision =
   | { ok: true; transition: Transition }
-  /** `forbidden`: staff asking for a staff move without its permission (403, DESIGN "Orders"); `allowed`: the moves the actor may make instead. */
+  /** `forbidden`: staff asking for a staff move without its permission (403, docs/orders.md); `allowed`: the moves the actor may make instead. */
   | { ok: false; forbidden: boolean; allowed: Transition[] }
 
 /**

@@ -49,7 +49,7 @@ export const ChangeStatusBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: `Moves an order (DESIGN.md "Orders"). The moves:\n\n${transitionTable()}`,
+    description: `Moves an order. The moves:\n\n${transitionTable()}`,
     examples: [
       { status: 'in_progress' },
       { status: 'in_progress', reason: 'The mark is right, but could the blue be a shade darker, closer to the bags we already print?' },

@@ -61,7 +61,7 @@ const deliverySlot = (orderId: string) => ({ objectType: 'order', objectId: orde
 const mayActOn = (row: OrderRow, actor: Actor) => mayView(row, actor) || can(actor, 'manage_orders') || can(actor, 'resolve_disputes')
 
 /**
- * Orders (DESIGN.md "Orders"): placing into escrow, the moves of the state machine in
+ * Orders (docs/orders.md): placing into escrow, the moves of the state machine in
  * `order-status.ts`, deliveries, auto-completion and the reads. Every move locks the order row
  * first, so two moves at the same moment cannot both win, and moves its money through the ledger
  * and writes its events in the same transaction.

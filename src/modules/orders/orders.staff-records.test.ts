@@ -6,7 +6,7 @@ import { expectBooksBalance } from '../../../test/setup/ledger.ts'
 import { createTestApp, request, type TestContext } from '../../../test/setup/test-app.ts'
 import { auditLog } from '../audit/audit.table.ts'
 
-/** What staff do to orders is on record (DESIGN "Admin console"), and the orders figures of `GET /admin/stats` follow every move. */
+/** What staff do to orders is on record (decision 0116), and the orders figures of `GET /admin/stats` follow every move. */
 describe('orders: audit rows and statistics', () => {
   let ctx: TestContext
   let manager: TestUser

@@ -24,7 +24,7 @@ export interface OrderMove {
 }
 
 /**
- * An order (DESIGN.md "Orders"). Everything the buyer paid for is copied at placement (package
+ * An order (docs/orders.md). Everything the buyer paid for is copied at placement (package
  * name, price, delivery days, revisions, extras, the fee), so a later edit of the service, which
  * replaces its packages and extras with new ids, changes no existing order. The money sits in the
  * buyer's escrow account from placement until the order completes or is cancelled.

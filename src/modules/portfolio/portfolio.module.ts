@@ -4,7 +4,7 @@ import { portfolioRoutes } from './portfolio.routes.ts'
 import { createPortfolioService } from './portfolio.service.ts'
 import { education, experiences, projects, skills } from './portfolio.table.ts'
 
-/** A user's skills, projects, experience and education (spec 2.3). */
+/** A user's skills, projects, experience and education (decision 0009). */
 export const portfolioModule = defineModule({
   name: 'portfolio',
   needs: [],

@@ -32,7 +32,7 @@ const ProjectUrl = Type.String({
 // own path (`technologies.3`). (ajv-errors' per-keyword object form adds an empty error under singleError.)
 const Technologies = Type.Array(Name(50, 'A technology, e.g. `PostgreSQL`.'), { maxItems: 20, uniqueItems: true, description: 'At most 20, each once.' })
 
-/** Fields every record carries (spec 2.3). */
+/** Fields every record carries: its id, its owner and when it was made and changed. */
 const owned = {
   id: Id,
   userId: Type.String({ format: 'uuid', description: 'The owner.' }),

@@ -16,7 +16,7 @@ const toRecord = <R extends { createdAt: Date; updatedAt: Date }>(row: R): Omit<
   updatedAt: row.updatedAt.toISOString(),
 })
 
-/** Spec 2.3 dated records: the end, when there is one, is not before the start. Other records pass. */
+/** Dated records (projects, experience, education; decision 0009): the end, when there is one, is not before the start. Other records pass. */
 function assertPeriod(record: object): void {
   const { startDate, endDate } = record as { startDate?: string; endDate?: string | null }
   // Both are YYYY-MM-DD, so text order is date order.
@@ -51,7 +51,7 @@ export function createPortfolioService(deps: { db: Db; clock: Clock }) {
       update: (actor: Actor, id: string, changes: Partial<Fields>) =>
         db.transaction(async (tx) => {
           const records = recordsIn(tx)
-          // Another user's record is "not found": existence must not leak (DESIGN 4).
+          // Another user's record is "not found": existence must not leak.
           const current = await records.lockOwned(id, actor.id)
           if (!current) throw notFound(noun)
           assertPeriod({ ...current, ...changes })
@@ -91,7 +91,7 @@ export function createPortfolioService(deps: { db: Db; clock: Clock }) {
     updateEducation: education.update,
     removeEducation: education.remove,
 
-    /** Everything a public profile shows (spec 4.2 GET /users/{userId}): one query per kind. */
+    /** Everything a public profile shows (`GET /users/{userId}`): one query per kind. */
     async portfolioOf(executor: Executor, userId: string) {
       const repository = createPortfolioRepository(executor)
       const [skillRows, projectRows, experienceRows, educationRows] = await Promise.all([

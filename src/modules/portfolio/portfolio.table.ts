@@ -5,7 +5,7 @@ import { users } from '../users/users.table.ts'
 export const skillLevels = ['beginner', 'intermediate', 'advanced', 'expert'] as const
 export type SkillLevel = (typeof skillLevels)[number]
 
-/** Columns every portfolio record carries (spec 2.3); functions so each table gets its own builders. */
+/** Columns every portfolio record carries (id, owner, timestamps); functions so each table gets its own builders. */
 const ownerColumns = () => ({
   id: uuid('id').primaryKey(),
   userId: uuid('user_id')

@@ -9,7 +9,7 @@ import { createReviewsService } from './reviews.service.ts'
 import { reviews, sellerRatings } from './reviews.table.ts'
 import { createUserStats } from './user-stats.service.ts'
 
-/** Reviews of completed orders, sellers' replies, and the statistics of profiles (spec 2.4). */
+/** Reviews of completed orders, sellers' replies, and the statistics of profiles (decision 0034). */
 export const reviewsModule = defineModule({
   name: 'reviews',
   needs: ['orders', 'catalogue', 'users'],

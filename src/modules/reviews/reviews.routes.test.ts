@@ -109,7 +109,7 @@ describe('reviews and profile statistics', () => {
   })
 
   describe('statistics', () => {
-    it('the public profile and GET /users/{id}/stats count services, orders and reviews as spec 2.4 defines', async () => {
+    it('the public profile and GET /users/{id}/stats count services, orders and reviews as decision 0034 defines', async () => {
       const service = await createActiveService(ctx)
       const seller = service.seller
       const buyer = await createFundedBuyer(ctx, 5000)

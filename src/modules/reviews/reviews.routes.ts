@@ -64,7 +64,7 @@ export const reviewsRoutes: FastifyPluginAsyncTypebox<{ reviews: ReviewsService;
       schema: {
         tags: ['users'],
         summary: 'Extended statistics of a user',
-        description: 'Spec 2.4, as a seller: services, orders, completion rate, ratings. Inactive or unknown users are 404.',
+        description: 'The user as a seller: services (`totalServices` not deleted, `activeServices`), orders (`totalOrders` in any status), `completionRate` (completed over completed and cancelled, in percent; 0 when none ended), ratings and their distribution. Inactive or unknown users are 404.',
         params: IdParams('userId'),
         response: responses({ 200: Envelope(UserStats) }, 404),
       },

@@ -37,7 +37,7 @@ export const ReplyBody = Type.Object(
 export const ServiceReviewsQuery = Type.Object(
   {
     page: PageQuery.properties.page,
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Items per page: 10 by default (spec section 8), at most 100.' }),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'Items per page: 10 by default, at most 100.' }),
   },
   { additionalProperties: false },
 )
@@ -74,5 +74,5 @@ export const UserStats = Type.Object(
     lastLogin: Nullable(Timestamp),
     isKYCVerified: Type.Boolean(),
   },
-  { description: 'Spec 2.4: the extended statistics of a user as a seller.' },
+  { description: 'The extended statistics of a user as a seller.' },
 )

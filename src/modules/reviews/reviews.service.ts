@@ -31,7 +31,7 @@ export interface ReviewsDeps {
 }
 
 /**
- * Reviews (DESIGN.md "Orders"): the buyer's one review of a completed order, folded into the
+ * Reviews (decision 0033): the buyer's one review of a completed order, folded into the
  * service's and the seller's ratings in the same transaction, and the seller's one reply.
  */
 export function createReviewsService(deps: ReviewsDeps) {

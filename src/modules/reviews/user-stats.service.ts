@@ -9,7 +9,7 @@ import { createReviewsRepository } from './reviews.repository.ts'
 const twoDecimals = (value: number) => Math.round(value * 100) / 100
 
 /**
- * Profile statistics (spec 2.4, DESIGN.md "Orders"): read from counters kept in the transactions
+ * Profile statistics (decision 0034): read from counters kept in the transactions
  * that change them (the seller's ratings, orders by status, the services' figures), so a profile
  * never aggregates the reviews.
  */

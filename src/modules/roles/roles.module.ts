@@ -4,7 +4,7 @@ import { rolesAdminRoutes } from './roles.admin.routes.ts'
 import { createRolesService } from './roles.service.ts'
 import { roles, userRoles } from './roles.table.ts'
 
-/** Named sets of permissions given to staff (spec 2.2); managed by a superuser under /admin/roles. */
+/** Named sets of permissions given to staff (decision 0006); managed by a superuser under /admin/roles. */
 export const rolesModule = defineModule({
   name: 'roles',
   needs: ['audit'],

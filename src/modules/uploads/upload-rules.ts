@@ -20,7 +20,7 @@ export interface TagRule {
   staffPermission?: Permission
 }
 
-/** Spec section 8 limits per tag. */
+/** Limits per tag (docs/api-conventions.md). */
 export const TAG_RULES: Record<UploadTag, TagRule> = {
   avatar: { objectType: 'user', maxBytes: 5 * MB, accepts: ['image/jpeg', 'image/png'], isPublic: true, isSingle: true },
   service_banner: { objectType: 'service', maxBytes: 10 * MB, accepts: RASTER_TYPES, isPublic: true, isSingle: true },

@@ -45,7 +45,7 @@ export function createUploadStorage(deps: { db: Db; clock: Clock; storage: Stora
       if (rule && rule.accepts !== 'any') throw fieldError(field, 'is not a readable image')
       inspected = { path: staged.path, size: staged.size, mimetype: 'application/octet-stream', extension: '', isImage: false }
     }
-    // Limits apply to what the client sent (spec section 8), and the type to what was detected.
+    // Limits apply to what the client sent, and the type to what was detected.
     const sent = { mimetype: inspected.mimetype, size: Math.max(staged.size, inspected.size) }
     const violation = rule ? ruleViolation(rule, sent) : sent.size > MAX_UPLOAD_BYTES ? `must be at most ${MAX_UPLOAD_BYTES / MB} MB` : undefined
     if (violation) {

@@ -9,7 +9,7 @@ export const uploadTags = ['avatar', 'service_banner', 'service_gallery', 'id_do
 export type UploadTag = (typeof uploadTags)[number]
 
 /**
- * A stored file (spec 2.5). Unattached uploads (no object yet) live under `tmp/<owner>/` and are
+ * A stored file (decision 0010). Unattached uploads (no object yet) live under `tmp/<owner>/` and are
  * purged after 24 h. `path` is the public address; `storageKey` is where the bytes are right now,
  * which differs from `path` only while a move after binding is pending.
  */

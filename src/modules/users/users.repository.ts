@@ -3,7 +3,7 @@ import type { Executor } from '../../db/client.ts'
 import { prepared } from '../../db/statements.ts'
 import { users, type NewUserRow, type UserRow } from './users.table.ts'
 
-/** Every authenticated request reads its user (DESIGN 6): built once, planned once per connection. */
+/** Every authenticated request reads its user (a suspended account is refused at once): built once, planned once per connection. */
 const userById = prepared('users_by_id', (db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))))
 
 export const userRoles = ['client', 'staff', 'admin'] as const

@@ -8,7 +8,7 @@ import { AvatarForm, Me, PublicProfile, UpdateMeBody, User } from './users.schem
 const tags = ['users']
 const security = [{ bearerAuth: [] }]
 
-/** Both spellings of spec 2.1 map onto one set of columns; `fullName` and `description` win when both spellings are sent. */
+/** Both spellings (Variant A and B, decision 0008) map onto one set of columns; `fullName` and `description` win when both spellings are sent. */
 const toProfileChanges = (body: UpdateMeBody): ProfileChanges => {
   const fullName = body.fullName ?? body.name
   const description = body.description !== undefined ? body.description : body.bio

@@ -94,7 +94,7 @@ export const PublicStats = Type.Object(
     averageRating: Type.Number({ description: 'Average rating of the reviews of the user’s services, two decimals; 0 without reviews.' }),
     reviewsCount: Type.Integer(),
   },
-  { description: 'Spec 2.4: the public profile’s statistics (`GET /users/{userId}/stats` has the extended record).' },
+  { description: 'The public profile’s statistics: active services, orders completed as seller, average rating and reviews (`GET /users/{userId}/stats` has the extended record).' },
 )
 
 export const PublicProfile = Type.Object(

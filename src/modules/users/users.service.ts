@@ -76,7 +76,7 @@ type AvatarUploads = Pick<UploadsService, 'filesOf' | 'urlOf' | 'bindUpload' | '
 
 const avatarSlot = (userId: string) => ({ objectType: 'user', objectId: userId, tag: 'avatar' }) as const
 
-/** Spec 2.4: the public profile's statistics. */
+/** The public profile's statistics (decision 0034). */
 export interface PublicStats {
   servicesCount: number
   completedOrdersCount: number
@@ -209,7 +209,7 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
       return publicSummarySql(userId, (id) => uploads.publicFileUrlSql('user', id, 'avatar'))
     },
 
-    /** For another module's one-statement writes: whether the user in `userId` passed seller KYC (DESIGN 6 "KYC"). */
+    /** For another module's one-statement writes: whether the user in `userId` passed seller KYC (decision 0043). */
     kycVerifiedSql,
     /** For another module's one-statement reads: who the user in `userId` is (`IdentityJson`), and whether a session of theirs may be used. */
     identityJsonSql,
@@ -229,7 +229,7 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
       return { ...(await describe(db, row)), permissions: [...actor.permissions].sort() }
     },
 
-    /** Spec 4.2: what anyone may see. An inactive account has no public profile. */
+    /** What anyone may see. An inactive account has no public profile. */
     async getPublicProfile(userId: string) {
       const row = await createUsersRepository(db).findById(userId)
       if (!row?.isActive) throw notFound('User')
@@ -266,7 +266,7 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
         const users = createUsersRepository(tx)
         const current = await users.lockById(actor.id)
         if (!current) throw notFound('User')
-        // Spec 2.1: usernames are not changeable after creation, although the validator lists the field.
+        // Usernames are fixed once the account exists; the body may repeat the current one (decision 0008).
         if (changes.username !== undefined && changes.username !== current.username) {
           throw fieldError('username', 'cannot be changed after registration')
         }

@@ -38,7 +38,7 @@ export interface LedgerCheck {
 const describeRef = (ref: AccountRef) => ('platform' in ref ? `platform ${ref.platform}` : `${ref.kind} of user ${ref.userId}`)
 
 /**
- * The double-entry ledger (DESIGN 6). Every movement is one transaction whose entries sum to
+ * The double-entry ledger (decision 0021). Every movement is one transaction whose entries sum to
  * zero, written in the caller's transaction together with the balances it changes, under row
  * locks taken in id order. Entries are only ever inserted.
  */

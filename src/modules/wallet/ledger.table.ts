@@ -12,7 +12,7 @@ export const ledgerTransactionTypes = ['deposit', 'order_payment', 'order_refund
 export type LedgerTransactionType = (typeof ledgerTransactionTypes)[number]
 
 /**
- * A ledger account (DESIGN 6 "Wallet and ledger"). Each user has `available`, `escrow` and
+ * A ledger account (decision 0021). Each user has `available`, `escrow` and
  * `payout_pending`; the platform has `revenue` and `external` (where money enters and leaves, so
  * it runs negative). `balance_cents` changes only together with the entries that explain it, and
  * the database refuses a negative balance on a user's account.

@@ -48,7 +48,7 @@ function toPayout(row: PayoutRow, viewerIsOwner: boolean) {
 }
 
 /**
- * Payouts (DESIGN 6): the amount moves to `payout_pending` at request; staff process it (the
+ * Payouts (decision 0022): the amount moves to `payout_pending` at request; staff process it (the
  * money leaves through `external`) or reject it, or the owner cancels it while pending (the money
  * returns to `available`). Every move happens under the payout's row lock: one decision wins.
  */

@@ -9,7 +9,7 @@ export const payoutMethods = ['bank_transfer', 'paypal'] as const
 export type PayoutMethod = (typeof payoutMethods)[number]
 
 /**
- * A withdrawal request (DESIGN 6 "Wallet and ledger"). Its amount sits in the user's
+ * A withdrawal request (decision 0022). Its amount sits in the user's
  * `payout_pending` account from the request until staff process it (money leaves) or it is
  * rejected or cancelled (money returns to `available`).
  */

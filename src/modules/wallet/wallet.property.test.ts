@@ -28,7 +28,7 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
 
 /**
  * Random sequences of deposits, payouts and their decisions by several users: after every step
- * the books balance and each user's balances equal a model kept here (issue 9).
+ * the books balance and each user's balances equal a model kept here.
  */
 describe('the wallet under random sequences of money movements', () => {
   let ctx: TestContext

@@ -17,7 +17,7 @@ import type { LedgerService } from './ledger.service.ts'
 import type { PaymentsProvider } from './payments.ts'
 import { walletErrors } from './wallet.errors.ts'
 
-/** Deposit limits (issue 9): from 0.50 to 10,000.00. */
+/** Deposit limits: from 0.50 to 10,000.00 a deposit. */
 export const DEPOSIT_MIN_CENTS = 50
 export const DEPOSIT_MAX_CENTS = 1_000_000
 

@@ -3,7 +3,7 @@ import { BlockList, isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
 
 /**
- * Where webhooks may go (DESIGN 6): http or https URLs without credentials, to hosts whose every
+ * Where webhooks may go (decisions 0062, 0115): http or https URLs without credentials, to hosts whose every
  * address is allowed. The check runs at registration and again at every delivery, and the delivery
  * connects to the address that was checked, so a DNS answer that changes in between (DNS
  * rebinding) cannot redirect it.

@@ -78,7 +78,7 @@ export function toDelivery(row: DeliveryRow, attempts: AttemptRow[]) {
 }
 
 /**
- * Endpoint management for superusers (DESIGN 6): registration with the destination checked,
+ * Endpoint management for superusers (decision 0062): registration with the destination checked,
  * updates, secret rotation, test sends, the delivery log and manual retries.
  */
 export function createEndpointsService(deps: {

@@ -10,7 +10,7 @@ import { WEBHOOK_JOBS } from './webhook-jobs.ts'
 import { sendSigned, type SendResult, type SignedMessage } from './webhook-sender.ts'
 import type { DeliveryRow, EndpointRow } from './webhooks.table.ts'
 
-/** Waits after each failed attempt (DESIGN 6): about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, a day and more in all. */
+/** Waits after each failed attempt (decision 0061): about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, a day and more in all. */
 export const RETRY_DELAYS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] as const
 /** An endpoint whose every attempt failed for this long is disabled, and the superusers told. */
 export const DISABLE_AFTER_MS = DAY
@@ -54,7 +54,7 @@ const isSuccess = (status: number | null) => status !== null && status >= 200 &&
 const describeFailure = (result: SendResult) => result.error ?? `answered ${result.statusCode}`
 
 /**
- * Delivers webhooks (DESIGN 6). Each `tick` claims due deliveries and starts them without waiting:
+ * Delivers webhooks (decision 0061). Each `tick` claims due deliveries and starts them without waiting:
  * deliveries run side by side, at most `perEndpoint` per endpoint, and an endpoint still being
  * delivered to by this worker is not claimed again, so a slow or dead receiver holds only its own
  * deliveries. Each attempt is recorded with its outcome, then the delivery succeeds, waits for its

@@ -28,7 +28,7 @@ export interface SendResult {
 export interface SenderOptions {
   allowPrivateNetworks: boolean
   resolve: Resolver
-  /** The whole exchange must finish within this (DESIGN 6: 10 s). */
+  /** The whole exchange must finish within this (10 s, decision 0061). */
   timeoutMs: number
 }
 

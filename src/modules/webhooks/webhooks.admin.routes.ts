@@ -17,7 +17,7 @@ const security = [{ bearerAuth: [] }]
 const EndpointParams = IdParams('webhookId')
 const DeliveryParams = IdParams('deliveryId')
 
-/** `/admin/webhooks`, `/admin/webhook-deliveries` and `/admin/events` (superuser; DESIGN 6). */
+/** `/admin/webhooks`, `/admin/webhook-deliveries` and `/admin/events` (superuser; decisions 0060, 0062). */
 export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService; eventNames: readonly string[] }> = async (app, { webhooks, eventNames }) => {
   const bodies = endpointBodies(eventNames)
   app.addHook('preValidation', requireSuperuser)

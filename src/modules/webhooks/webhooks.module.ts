@@ -11,7 +11,7 @@ import { createWebhooksService } from './webhooks.service.ts'
 import { webhookAttempts, webhookDeliveries, webhookEndpoints } from './webhooks.table.ts'
 
 /**
- * Webhooks and the event log (DESIGN 6): every event of the catalogue, which the platform appends
+ * Webhooks and the event log (decisions 0060, 0061): every event of the catalogue, which the platform appends
  * to the ordered log when its change commits, is delivered, signed, to the endpoints that
  * subscribe to it, with retries for about a day, and read by superusers from the log.
  * Listed last: it delivers the events of every module before it.

@@ -36,7 +36,7 @@ function disabledNotice(to: { email: string; fullName: string }, endpoint: { id:
 }
 
 /**
- * Webhooks (DESIGN 6 "Events and webhooks"): endpoints, the event log and the fan-out of events,
+ * Webhooks (decisions 0061, 0062, 0117): endpoints, the event log and the fan-out of events,
  * the dispatcher that delivers them, and the notice to the superusers when an endpoint is disabled.
  */
 export function createWebhooksService(deps: {

@@ -4,7 +4,7 @@ export const endpointSources = ['api', 'config'] as const
 export type EndpointSource = (typeof endpointSources)[number]
 
 /**
- * A destination of webhooks (DESIGN 6 "Events and webhooks"): registered by a superuser
+ * A destination of webhooks (decision 0062): registered by a superuser
  * (`source = api`) or the static endpoint of `WEBHOOK_URL` (`source = config`). The secret signs
  * every delivery; during a rotation the previous one signs too, until `previous_secret_expires_at`.
  */

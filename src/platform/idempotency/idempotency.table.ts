@@ -5,7 +5,7 @@ export const idempotencyKeyStates = ['in_progress', 'completed'] as const
 export type IdempotencyKeyState = (typeof idempotencyKeyStates)[number]
 
 /**
- * One row per (user, Idempotency-Key) seen in the last 24 hours (DESIGN 4): `in_progress` while the
+ * One row per (user, Idempotency-Key) seen in the last 24 hours (decision 0020): `in_progress` while the
  * first request runs, then `completed` with the answer it got, which later requests replay.
  * `user_id` has no foreign key: platform/ knows no module's tables, and a row outlives nothing
  * longer than its 24 h (the sweep removes it).

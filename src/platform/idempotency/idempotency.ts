@@ -10,7 +10,7 @@ import type { IdempotencyKeyRow } from './idempotency.table.ts'
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * Honours an `Idempotency-Key` header (DESIGN 4): the first answer is replayed to a retry
+     * Honours an `Idempotency-Key` header (decision 0020): the first answer is replayed to a retry
      * instead of running the handler again. Only for routes that require authentication.
      */
     idempotent?: boolean
@@ -29,7 +29,7 @@ export interface IdempotencyOptions {
   producedAnswer?: (request: FastifyRequest, payload: unknown) => unknown
 }
 
-/** How long a key holds its answer (DESIGN 4: "within 24 h"). */
+/** How long a key holds its answer (24 h, docs/api-conventions.md). */
 export const IDEMPOTENCY_KEY_TTL_MS = DAY
 export const REPLAYED_HEADER = 'Idempotent-Replayed'
 const KEY_HEADER = 'idempotency-key'

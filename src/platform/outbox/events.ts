@@ -7,7 +7,7 @@ import { DEFAULT_MAX_ATTEMPTS, type Outbox } from './outbox.ts'
 import { outboxJobs } from './outbox.table.ts'
 
 /**
- * A domain event (DESIGN 6 "Events and webhooks"): its name, what it means, and the schema of its
+ * A domain event (the module contract, docs/architecture.md): its name, what it means, and the schema of its
  * `data` (the ids involved). Modules declare the events they emit in their module file; the
  * catalogue of all of them is what webhooks deliver and the API reference publishes.
  */

@@ -3,7 +3,7 @@
  * users, sessions (token families) and sockets; it knows nothing of what the frames mean.
  */
 
-/** What travels to a client: JSON `{ type, data }` (DESIGN 6 "Messaging"). */
+/** What travels to a client: JSON `{ type, data }` (decision 0052). */
 export interface Frame {
   type: string
   data: unknown
