@@ -63,10 +63,10 @@ export async function createUser(ctx: TestContext, options: UserOptions = {}): P
 
 export const createSuperuser = (ctx: TestContext) => createUser(ctx, { isStaff: true, isSuperuser: true })
 
-/** Every field of spec 2.1's user payload as its owner and staff see it. */
+/** Every field of the user payload as its owner and staff see it. */
 const USER_FIELDS = ['createdAt', 'description', 'email', 'fullName', 'id', 'isActive', 'isKYCVerified', 'isStaff', 'isSuperuser', 'lastLogin', 'phone', 'role', 'title', 'updatedAt', 'username']
 
-/** Fields the API must never send for an account (spec 2.1: hash and notes are never exposed). */
+/** Fields the API must never send for an account (the hash and staff notes never are: docs/api-conventions.md). */
 const PRIVATE_FIELDS = ['password', 'passwordHash', 'password_hash', 'notes', 'tokenVersion', 'token_version', 'activatedAt']
 
 /** An account payload: every public field (plus `extra`), and none of the private columns. */

@@ -29,7 +29,7 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * A SIGKILL in the middle of a burst of money requests (issue 9): afterwards the books balance
+ * A SIGKILL in the middle of a burst of money requests: afterwards the books balance
  * and no request is half-applied. PostgreSQL only: the server runs as its own process.
  */
 describe.runIf(url)('a crash in the middle of money requests', () => {

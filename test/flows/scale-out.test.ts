@@ -66,7 +66,7 @@ async function startProxy(upstreams: number[]): Promise<{ port: number; server: 
 }
 
 /**
- * Scale-out, proven without Docker (issue 14): three API processes with `RUN_WORKER=false`, one
+ * Scale-out, proven without Docker: three API processes with `RUN_WORKER=false`, one
  * worker process and a round-robin proxy, on one PostgreSQL, Redis and S3-compatible store, with
  * mail through SMTP. Every step of the flow lands on another instance than the step before.
  */
