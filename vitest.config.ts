@@ -23,6 +23,10 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Files run in parallel, each on its own database copy; tests inside a file run in order.
     sequence: { concurrent: false },
+    // A worker process runs file after file with its modules loaded once: a third less CPU for the
+    // suite than a fresh process per file. Each file still builds its own app on its own database,
+    // and nothing in src/ keeps state at module level that a file could leave behind.
+    isolate: false,
     projects: [
       { extends: true, test: { name: 'suite', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: PROCESS_TESTS } },
       { extends: true, test: { name: 'processes', include: PROCESS_TESTS } },
