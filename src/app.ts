@@ -17,7 +17,6 @@ import { API_PREFIX } from './http/prefix.ts'
 import { polishDocument } from './http/openapi.ts'
 import { badUrlHandler, errorHandler, notFoundHandler } from './http/error-handler.ts'
 import { objectBodiesOnly } from './http/json-body.ts'
-import { checkJsonText } from './http/json-text.ts'
 import { shapeAnswer, wrappedAnswer, type EnvelopeShape } from './http/envelope.ts'
 import { bodyLimitOf, refuseMultipartOnJsonRoutes } from './http/multipart.ts'
 import { shareInputRules } from './http/route-schemas.ts'
@@ -148,7 +147,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const realtime = deps.realtime ?? createRealtimeHub({ redisUrl: config.redisUrl, ...config.realtime, logger: app.log })
   const container = createContainer({ config, db: database.db, clock, mailer, storage, logger: app.log, realtime })
   app.decorate('container', container)
-  checkJsonText(app, !config.isProduction)
   const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined
   // Connection errors are reported by the rate-limit counter, once a minute, not once per retry.
   redis?.on('error', () => undefined)

@@ -2,48 +2,79 @@ import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import { describe, expect, it } from 'vitest'
 import { JsonText } from '../db/json-sql.ts'
-import { Envelope } from './common.schemas.ts'
-import { answer, checkJsonText } from './json-text.ts'
+import { Envelope, Id, Nullable, StringEnum, Timestamp } from './common.schemas.ts'
+import { answer, closedSchema } from './json-text.ts'
 
-const Item = Type.Object({ id: Type.String(), price: Type.Number() })
+const Item = Type.Object({
+  id: Id,
+  price: Type.Number(),
+  status: StringEnum(['active', 'paused']),
+  note: Nullable(Type.String()),
+  createdAt: Timestamp,
+  owner: Type.Object({ id: Id, name: Type.String() }),
+  tags: Type.Array(Type.Object({ name: Type.String() })),
+})
+type Item = (typeof Item)['static']
 
-async function appSending(data: unknown, checks: boolean) {
+const good = { id: '0196ba0a-6912-76e0-a77c-8b1c09d3b9dd', price: 12.5, status: 'active', note: null, createdAt: '2026-01-02T03:04:05.678Z', owner: { id: '0196ba0a-6912-76e0-a77c-8b1c09d3b9de', name: 'Ana' }, tags: [{ name: 'logo' }] }
+
+async function appSending(data: unknown) {
   const app = Fastify()
-  checkJsonText(app, checks)
-  app.get('/', { schema: { response: { 200: Envelope(Item) } } }, async (_request, reply) => answer(reply, data as JsonText<{ id: string; price: number }>))
+  app.get('/', { schema: { response: { 200: Envelope(Item) } } }, async (_request, reply) => answer(reply, data as JsonText<Item>))
   await app.ready()
   return app
 }
 
+const sending = (changed: Record<string, unknown>) => appSending(new JsonText(JSON.stringify({ ...good, ...changed })))
+
 describe('an answer sent as JSON text', () => {
   it('is sent as it is, inside the envelope, as JSON', async () => {
-    const app = await appSending(new JsonText('{"id":"a","price":12.5}'), true)
+    const app = await appSending(new JsonText(JSON.stringify(good)))
     const response = await app.inject({ url: '/' })
     expect(response.statusCode).toBe(200)
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8')
-    expect(response.body).toBe('{"success":true,"data":{"id":"a","price":12.5}}')
+    expect(response.body).toBe(`{"success":true,"data":${JSON.stringify(good)}}`)
   })
 
-  it('fails outside production when it holds a field the response schema does not name', async () => {
-    const app = await appSending(new JsonText('{"id":"a","price":12.5,"passwordHash":"x"}'), true)
+  it.each([
+    ['a field the schema does not name', { passwordHash: 'secret-value' }],
+    ['a field the schema does not name, in a nested object', { owner: { ...good.owner, email: 'ana@example.com' } }],
+    ['a field the schema does not name, in an array item', { tags: [{ name: 'logo', secret: 1 }] }],
+    ['a value outside the enum', { status: 'hacked' }],
+    ['a timestamp that is not a date-time', { createdAt: 'not a date' }],
+    ['an id that is not a uuid', { id: 'x' }],
+    ['a number sent as a string', { price: '12.50' }],
+    ['a string where the schema allows a string or null, as a number', { note: 5 }],
+    ['null where null is not allowed', { owner: null }],
+    ['a required field missing', { price: undefined }],
+  ])('fails with 500 when it holds %s, and never sends it', async (_case, changed) => {
+    const app = await sending(changed)
     const response = await app.inject({ url: '/' })
     expect(response.statusCode).toBe(500)
-    expect(response.body).not.toContain('passwordHash":"x')
+    expect(response.body).not.toContain('secret-value')
+    expect(response.body).not.toContain('ana@example.com')
+    expect(response.body).not.toContain('"success":true')
   })
 
-  it('fails outside production when a value is not of the type the schema says', async () => {
-    const app = await appSending(new JsonText('{"id":"a","price":"12.50"}'), true)
-    expect((await app.inject({ url: '/' })).statusCode).toBe(500)
-  })
-
-  it('is trusted in production, where the statement built it from the same schema', async () => {
-    const app = await appSending(new JsonText('{"id":"a","price":12.5}'), false)
-    expect((await app.inject({ url: '/' })).body).toBe('{"success":true,"data":{"id":"a","price":12.5}}')
+  it('keeps null where the schema allows it (it is not turned into a string)', async () => {
+    const response = await (await sending({ note: null })).inject({ url: '/' })
+    expect(response.json()).toEqual({ success: true, data: good })
   })
 
   it('leaves data built in Node to the serializer, which drops what the schema does not name', async () => {
-    const app = await appSending({ id: 'a', price: 3, passwordHash: 'x' }, true)
+    const app = await appSending({ ...good, passwordHash: 'x' })
     const response = await app.inject({ url: '/' })
-    expect(response.json()).toEqual({ success: true, data: { id: 'a', price: 3 } })
+    expect(response.json()).toEqual({ success: true, data: good })
+  })
+})
+
+describe('closedSchema', () => {
+  it('refuses unknown properties at every depth, and leaves allOf branches and records open', () => {
+    const closed = closedSchema(Type.Object({ a: Type.Object({ b: Type.String() }), c: Type.Record(Type.String(), Type.String()), d: Type.Intersect([Type.Object({ e: Type.String() }), Type.Object({ f: Type.String() })]) })) as Closed
+    type Closed = { additionalProperties?: boolean; properties: Record<string, Closed>; allOf: Closed[] }
+    expect(closed.additionalProperties).toBe(false)
+    expect(closed.properties.a?.additionalProperties).toBe(false)
+    expect(closed.properties.c?.additionalProperties).toBeUndefined()
+    expect(closed.properties.d?.allOf[0]?.additionalProperties).toBeUndefined()
   })
 })

@@ -1,36 +1,72 @@
-import { isDeepStrictEqual } from 'node:util'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import { Ajv, type ValidateFunction } from 'ajv'
+import addFormats from 'ajv-formats'
+import type { FastifyReply } from 'fastify'
 import { JsonText } from '../db/json-sql.ts'
 import { ok } from './common.schemas.ts'
+import { UUID_FORMAT } from './validation.ts'
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Whether an answer sent as JSON text is compared with what the route's serializer would send (all but production). */
-    checksJsonText: boolean
+type Json = Record<string, unknown>
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * The schema as an answer must match it exactly: every object that names its properties refuses
+ * any other (`additionalProperties: false`), at every depth. The serializer drops unknown fields
+ * silently; a text answer has no serializer, so an unknown field is an error. `allOf` branches are
+ * left open (each sees only its own properties); `$id`s are dropped, so that a shared schema
+ * inlined in several routes compiles in each.
+ */
+export function closedSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closedSchema)
+  if (!isObject(schema)) return schema
+  const closed: Json = {}
+  for (const [keyword, value] of Object.entries(schema)) {
+    if (keyword === '$id') continue
+    if (keyword === 'properties' && isObject(value)) closed.properties = Object.fromEntries(Object.entries(value).map(([name, property]) => [name, closedSchema(property)]))
+    else if (keyword === 'allOf') closed.allOf = value
+    else if (keyword === 'examples' || keyword === 'default' || keyword === 'const' || keyword === 'enum') closed[keyword] = value
+    else closed[keyword] = closedSchema(value)
   }
+  if (isObject(schema.properties) && schema.additionalProperties === undefined && schema.patternProperties === undefined) closed.additionalProperties = false
+  return closed
 }
 
-export function checkJsonText(app: FastifyInstance, enabled: boolean): void {
-  app.decorate('checksJsonText', enabled)
+// Answers are checked as sent: no coercion, no defaults filled in, the first error is enough.
+const ajv = new Ajv({ strict: false, allErrors: false, coerceTypes: false, useDefaults: false })
+addFormats.default(ajv)
+ajv.addFormat('uuid', UUID_FORMAT)
+
+/** One compiled validator per response schema, so per route and status; built at the route's first text answer. */
+const validators = new WeakMap<object, ValidateFunction>()
+
+function validatorOf(reply: FastifyReply): ValidateFunction {
+  const responses = reply.routeOptions.schema?.response as Json | undefined
+  const status = String(reply.statusCode)
+  const schema = responses?.[status] ?? responses?.[`${status[0]}xx`] ?? responses?.default
+  if (!isObject(schema)) throw new Error(`the route ${String(reply.routeOptions.method)} ${reply.routeOptions.url ?? ''} sends JSON text with no response schema for ${status}`)
+  let validate = validators.get(schema)
+  if (!validate) {
+    validate = ajv.compile(closedSchema(schema) as Json)
+    validators.set(schema, validate)
+  }
+  return validate
 }
 
 /**
  * The success envelope around `data`. Data built in Node goes through the route's response
  * serializer, as every answer does; `JsonText` (built by a statement from the same response
- * schema, db/json-sql.ts) is sent as the text it is, wrapped in the envelope. Outside production
- * the text is checked first: parsed, serialised by the route's response schema and compared, so
- * a field the schema does not name, or a value of the wrong type, fails the request (and the
- * test that made it) instead of reaching a client.
+ * schema, db/json-sql.ts) is sent as the text it is, wrapped in the envelope, after it is parsed
+ * and validated against the route's whole response schema, closed (`closedSchema`): types,
+ * `enum`s, formats, required and nullable fields, and no property the schema does not name. An
+ * answer that breaks it fails with a 500 instead of reaching a client, in production too
+ * (decision 0130).
  */
 export function answer<T>(reply: FastifyReply, data: T | JsonText<T>): { success: true; data: T } {
   if (!(data instanceof JsonText)) return ok(data)
   const body = `{"success":true,"data":${data.text}}`
-  if (reply.server.checksJsonText) {
-    const sent: unknown = JSON.parse(body)
-    const allowed: unknown = JSON.parse(reply.serialize(sent) as string)
-    if (!isDeepStrictEqual(sent, allowed)) {
-      throw new Error(`the JSON built by the database differs from the route's response schema: sent ${body.slice(0, 2000)}; the schema allows ${JSON.stringify(allowed).slice(0, 2000)}`)
-    }
+  const validate = validatorOf(reply)
+  if (!validate(JSON.parse(body))) {
+    const [first] = validate.errors ?? []
+    throw new Error(`the JSON built by the database breaks the route's response schema: ${first?.instancePath || '/'} ${first?.message ?? ''} ${first ? JSON.stringify(first.params) : ''}`)
   }
   reply.header('content-type', 'application/json; charset=utf-8')
   // A string with a JSON content type is sent as it is: Fastify's serializer only runs on objects.
