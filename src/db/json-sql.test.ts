@@ -39,3 +39,25 @@ describe('JSON text', () => {
     expect(new JsonText<typeof value>(JSON.stringify(value)).parse()).toEqual(value)
   })
 })
+
+describe('the lint rule that keeps JSON in SQL to jsonObjectSql', () => {
+  // Only this rule, without type information: the rest of the configuration is not under test.
+  const lint = async (filePath: string, code: string) => {
+    const { ESLint } = await import('eslint')
+    const eslint = new ESLint({
+      ruleFilter: ({ ruleId }) => ruleId === 'no-restricted-syntax',
+      overrideConfig: { languageOptions: { parserOptions: { projectService: false, project: null } } },
+    })
+    const [result] = await eslint.lintText(code, { filePath })
+    return result!.messages.map((message) => `${message.ruleId ?? 'parser'}:${message.line}`)
+  }
+  const handWritten = ["import { sql } from 'drizzle-orm'", "export const a = sql`(select json_build_object('email', u.email) from users u)`", "export const b = 'JSONB_BUILD_OBJECT(1)'"].join('\n')
+
+  it('refuses json_build_object and jsonb_build_object, in template literals and strings, in a module', async () => {
+    expect(await lint('src/modules/users/users.repository.ts', handWritten)).toEqual(['no-restricted-syntax:2', 'no-restricted-syntax:3'])
+  })
+
+  it('allows them in src/db/json-sql.ts, their one writer', async () => {
+    expect(await lint('src/db/json-sql.ts', handWritten)).toEqual([])
+  })
+})

@@ -1,7 +1,9 @@
 import { and, eq, inArray, isNull, lt, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { jsonObjectSql } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
 import type { IdentityJson } from '../users/users.module.ts'
+import { SessionState } from './auth.schemas.ts'
 import { refreshTokens, revokedTokens, tokenFamilies, type NewRefreshTokenRow, type NewTokenFamilyRow } from './auth.table.ts'
 
 /** The placeholders of a statement that reads a session (`sessionJsonSql`), filled from the token by `sessionParams`. */
@@ -15,10 +17,7 @@ export interface SessionParams {
 }
 
 /** What `sessionJsonSql` reads: whether the session is live, and who its user is. */
-export interface SessionJson {
-  live: boolean
-  account: IdentityJson | null
-}
+export type SessionJson = SessionState
 
 /** The fragments of the users module a session check is made of. */
 export interface SessionParts {
@@ -34,11 +33,12 @@ export interface SessionParts {
  */
 export const sessionJsonSql = (parts: SessionParts) => {
   const p = (name: keyof SessionParams) => sql.placeholder(name)
-  return sql<SessionJson | null>`(select json_build_object(
-      'live', ${tokenFamilies.revokedAt} is null and ${tokenFamilies.expiresAt} > ${p('sessionNow')}::timestamptz and ${tokenFamilies.userId} = ${p('sessionUser')}::uuid
+  return sql<SessionJson | null>`(select ${jsonObjectSql(SessionState, {
+    live: sql`${tokenFamilies.revokedAt} is null and ${tokenFamilies.expiresAt} > ${p('sessionNow')}::timestamptz and ${tokenFamilies.userId} = ${p('sessionUser')}::uuid
         and not exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p('sessionJti')}::text)
-        and ${parts.usableAccountSql(tokenFamilies.userId, sql`${p('sessionVersion')}::int`)},
-      'account', ${parts.identityJsonSql(tokenFamilies.userId)})
+        and ${parts.usableAccountSql(tokenFamilies.userId, sql`${p('sessionVersion')}::int`)}`,
+    account: parts.identityJsonSql(tokenFamilies.userId),
+  })}
     from ${tokenFamilies} where ${tokenFamilies.id} = ${p('sessionFamily')}::uuid)`
 }
 

@@ -1,6 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { oneOfFields } from '../../http/common.schemas.ts'
-import { Email, FullName, Password, UserSchema as User, Username } from '../users/users.module.ts'
+import { Nullable, oneOfFields } from '../../http/common.schemas.ts'
+import { Email, FullName, Identity, Password, UserSchema as User, Username } from '../users/users.module.ts'
+
+/** What a statement reads of a session (`sessionJsonSql`): whether it is live, and who its user is. Never part of an answer. */
+export const SessionState = Type.Object({ live: Type.Boolean(), account: Nullable(Identity) })
+export type SessionState = Static<typeof SessionState>
 
 const Token = Type.String({ minLength: 1, maxLength: 4096 })
 

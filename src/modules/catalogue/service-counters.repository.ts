@@ -1,21 +1,18 @@
 import { and, count, eq, isNull, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
-import { serviceExtras, servicePackages, services, type ServiceRow, type ServiceStatus } from './services.table.ts'
+import { jsonObjectSql } from '../../db/json-sql.ts'
+import { ChosenExtra, Offer } from './services.schemas.ts'
+import { serviceExtras, servicePackages, services, type ServiceRow } from './services.table.ts'
 
 /** A live service as an order sees it (`offerSql`); its packages and extras are priced by `pricedChoiceSql`. */
-export interface OfferJson {
-  id: string
-  status: ServiceStatus
-  sellerId: string
-  title: string
-}
+export type OfferJson = Offer
 
 /**
  * For the orders module's one-statement reads: the live service in `serviceId` as JSON built by
  * PostgreSQL; null when it is missing or deleted.
  */
 export const offerSql = (serviceId: SQL) =>
-  sql<OfferJson | null>`(select json_build_object('id', s.id, 'status', s.status, 'sellerId', s.seller_id, 'title', s.title)
+  sql<OfferJson | null>`(select ${jsonObjectSql(Offer, { id: sql`s.id`, status: sql`s.status`, sellerId: sql`s.seller_id`, title: sql`s.title` })}
     from ${services} s where s.id = ${serviceId} and s.deleted_at is null)`
 
 /**
@@ -43,7 +40,7 @@ export const pricedChoiceSql = (serviceId: SQL, packageId: SQL, extraIds: SQL) =
     left join ${servicePackages} p on p.id = ${packageId} and p.service_id = ${serviceId}
     cross join lateral (
       select coalesce(sum(e.price_cents), 0)::int as extras_cents, coalesce(sum(e.additional_days), 0)::int as extras_days,
-        coalesce(json_agg(json_build_object('id', e.id, 'title', e.title, 'priceCents', e.price_cents, 'additionalDays', e.additional_days) order by asked.n)
+        coalesce(json_agg(${jsonObjectSql(ChosenExtra, { id: sql`e.id`, title: sql`e.title`, priceCents: sql`e.price_cents`, additionalDays: sql`e.additional_days` })} order by asked.n)
           filter (where e.id is not null), '[]'::json) as extras,
         coalesce(json_agg(asked.n - 1 order by asked.n) filter (where e.id is null), '[]'::json) as missing
       from json_array_elements_text(${extraIds}) with ordinality as asked(id, n)

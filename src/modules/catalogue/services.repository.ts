@@ -4,7 +4,9 @@ import type { Executor } from '../../db/client.ts'
 import { jsonObjectSql, JsonText } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
-import { Service } from './services.schemas.ts'
+import type { PublicFile } from '../uploads/uploads.module.ts'
+import type { UserSummary } from '../users/users.module.ts'
+import { Service, ServiceListRow } from './services.schemas.ts'
 import {
   searchWords,
   serviceColumns,
@@ -43,7 +45,7 @@ export interface PageWindow {
 }
 
 /** A list row: the service, its category, seller and banner. */
-export type ListedService = ServiceRow & { category: { id: string; name: string; slug: string }; seller: SellerJson; banner: string | null }
+export type ListedService = ServiceRow & { category: { id: string; name: string; slug: string }; seller: UserSummary; banner: string | null }
 
 /** How many of a search's best candidates by `ts_rank` are ranked again with the title's word similarity. */
 const RERANKED = 100
@@ -64,20 +66,9 @@ const isoSql = (timestamp: SQL) => sql`to_char(${timestamp} at time zone 'UTC', 
 
 /** What other modules contribute to one-statement reads, as SQL (their own tables, their own code). */
 export interface ServiceViews {
-  sellerOf(userId: AnyColumn | SQL): SQL<SellerJson>
+  sellerOf(userId: AnyColumn | SQL): SQL<UserSummary>
   bannerOf(serviceId: AnyColumn | SQL): SQL<string | null>
-  galleryOf(serviceId: AnyColumn | SQL): SQL<ImageJson[]>
-}
-export interface SellerJson {
-  id: string
-  fullName: string
-  username: string
-  avatar: string | null
-}
-export interface ImageJson {
-  id: string
-  url: string
-  order: number
+  galleryOf(serviceId: AnyColumn | SQL): SQL<PublicFile[]>
 }
 
 /** `GET /services/{id}`'s answer. */
@@ -168,28 +159,25 @@ export interface CommonListShape {
 export const COMMON_LIST_ROWS = [21, 101] as const
 
 /** A list row as the common lists' statement builds it (JSON from PostgreSQL). */
-export interface ListedJson {
-  id: string
-  title: string
-  shortDescription: string
-  startingPriceCents: number
-  ratingAverage: number
-  ratingCount: number
-  ordersCount: number
-  /** ISO 8601 UTC, milliseconds, as the API writes timestamps. */
-  createdAt: string
-  category: { id: string; name: string; slug: string }
-  seller: SellerJson
-  banner: string | null
-}
+export type ListedJson = Static<typeof ServiceListRow>
 
 const sortColumnNames = { price: 'starting_price_cents', rating: 'rating_average', createdAt: 'created_at' } as const
 
 /** A list row (`ListedJson`) built by PostgreSQL from the service `s` and its category `c`. */
 const listedJsonSql = (views: ServiceViews) =>
-  sql`json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents,
-    'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', ${isoSql(sql`s.created_at`)},
-    'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', ${views.sellerOf(sql`s.seller_id`)}, 'banner', ${views.bannerOf(sql`s.id`)})`
+  jsonObjectSql(ServiceListRow, {
+    id: sql`s.id`,
+    title: sql`s.title`,
+    shortDescription: sql`s.short_description`,
+    startingPriceCents: sql`s.starting_price_cents`,
+    ratingAverage: sql`s.rating_average`,
+    ratingCount: sql`s.rating_count`,
+    ordersCount: sql`s.orders_count`,
+    createdAt: isoSql(sql`s.created_at`),
+    category: jsonObjectSql(ServiceListRow.properties.category, { id: sql`c.id`, name: sql`c.name`, slug: sql`c.slug` }),
+    seller: views.sellerOf(sql`s.seller_id`),
+    banner: views.bannerOf(sql`s.id`),
+  })
 
 /**
  * The common lists in one prepared statement each (3 category refs x 3 sorts x 2 orders x 3

@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Amount, Id, Nullable, PageQuery, Pagination, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
-import { TAG_RULES } from '../uploads/uploads.module.ts'
+import { PublicFile, TAG_RULES } from '../uploads/uploads.module.ts'
+import { UserSummary } from '../users/users.module.ts'
 import { GALLERY_LIMIT } from './service-rules.ts'
 import { serviceStatuses } from './services.table.ts'
 
@@ -108,7 +109,6 @@ const ServiceStatus = Type.Union(
 )
 
 const CategoryRef = Type.Object({ id: Id, name: Type.String(), slug: Type.String() })
-const SellerRef = Type.Object({ id: Id, fullName: Type.String(), username: Type.String(), avatar: Nullable(Type.String()) })
 const Rating = Type.Object({ average: Type.Number(), count: Type.Integer() })
 
 export const Service = Type.Object(
@@ -121,7 +121,7 @@ export const Service = Type.Object(
     status: ServiceStatus,
     rejectionReason: Nullable(Type.String({ description: 'Shown to the owner and to staff with view_services only.' })),
     category: CategoryRef,
-    seller: SellerRef,
+    seller: UserSummary,
     packages: Type.Array(
       Type.Object({
         id: Id,
@@ -135,7 +135,7 @@ export const Service = Type.Object(
     ),
     extras: Type.Array(Type.Object({ id: Id, title: Type.String(), price: Type.Number(), additionalDays: Type.Integer() })),
     banner: Nullable(Type.String({ description: 'URL of the banner image.' })),
-    images: Type.Array(Type.Object({ id: Id, url: Type.String(), order: Type.Integer() })),
+    images: Type.Array(PublicFile),
     startingPrice: Type.Number({ description: 'The cheapest package.' }),
     rating: Rating,
     ordersCount: Type.Integer(),
@@ -154,12 +154,38 @@ export const ServiceSummary = Type.Object(
     rating: Rating,
     ordersCount: Type.Integer(),
     banner: Nullable(Type.String()),
-    seller: SellerRef,
+    seller: UserSummary,
     category: CategoryRef,
     createdAt: Timestamp,
   },
   { description: 'A service as lists show it.' },
 )
+
+/**
+ * A list row as the common lists' statements build it (PostgreSQL's JSON, `prepareCommonList`):
+ * the figures in the columns' units, which the service turns into a `ServiceSummary`.
+ */
+export const ServiceListRow = Type.Object({
+  id: Id,
+  title: Type.String(),
+  shortDescription: Type.String(),
+  startingPriceCents: Type.Integer(),
+  ratingAverage: Type.Number(),
+  ratingCount: Type.Integer(),
+  ordersCount: Type.Integer(),
+  createdAt: Timestamp,
+  category: CategoryRef,
+  seller: UserSummary,
+  banner: Nullable(Type.String()),
+})
+
+/** A live service as an order sees it (`offerSql`), lent to the orders module's placement. */
+export const Offer = Type.Object({ id: Id, status: ServiceStatus, sellerId: Id, title: Type.String() })
+export type Offer = Static<typeof Offer>
+
+/** An extra as an order records it, priced when it is placed (`pricedChoiceSql`): cents and days as the columns hold them. */
+export const ChosenExtra = Type.Object({ id: Id, title: Type.String(), priceCents: Type.Integer(), additionalDays: Type.Integer() })
+export type ChosenExtra = Static<typeof ChosenExtra>
 
 /** A page of services: the shared pagination, plus `totalIsExact` and `nextCursor`. */
 export const ServicePage = Type.Object({

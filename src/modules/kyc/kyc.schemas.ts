@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Id, IdParams, Nullable, PageQuery, StringEnum, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
+import { UserSummary } from '../users/users.module.ts'
 import { documentTypes, kycStatuses } from './kyc.table.ts'
 
 const Name = (description: string) => Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', errorMessage: 'must be 1 to 100 characters', description })
@@ -70,7 +71,7 @@ export const KycStatusView = Type.Object({
 export const KycSubmission = Type.Object({
   id: Id,
   userId: Id,
-  user: Nullable(Type.Object({ id: Id, fullName: Type.String(), username: Type.String() })),
+  user: Nullable(Type.Pick(UserSummary, ['id', 'fullName', 'username'])),
   status: KycStatusSchema,
   personalDetails: PersonalDetails,
   documentType: Nullable(DocumentTypeSchema),

@@ -7,7 +7,7 @@ import { fieldError } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import type { SessionCheck } from '../auth/auth.module.ts'
-import type { UsersService } from '../users/users.module.ts'
+import type { UsersService, UserSummary } from '../users/users.module.ts'
 import type { ConversationAccess } from './conversation-access.service.ts'
 import { createMessagingRepository, prepareConversationPage, type ConversationCursor } from './messaging.repository.ts'
 import type { MessagePage } from './messaging.schemas.ts'
@@ -17,7 +17,6 @@ export interface ListQuery extends PageRequest {
   cursor?: string
 }
 
-type Summary = { id: string; fullName: string; username: string; avatar: string | null }
 
 const encodeCursor = (cursor: ConversationCursor) => Buffer.from(`${cursor.activityAt.getTime()}.${cursor.conversationId}`).toString('base64url')
 
@@ -64,7 +63,7 @@ export function createConversationReading(deps: {
       const conversationIds = page.map((row) => row.conversationId)
       const [others, lastMessages] = await Promise.all([repository.othersOf(conversationIds, actor.id), repository.lastMessagesOf(page.map((row) => row.conversation))])
       const otherOf = new Map<string, ParticipantRow>(others.map((other) => [other.conversationId, other]))
-      const summaries: Map<string, Summary> = await users.publicSummariesOf(
+      const summaries: Map<string, UserSummary> = await users.publicSummariesOf(
         db,
         others.map((other) => other.userId),
       )

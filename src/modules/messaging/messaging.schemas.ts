@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Id, IdParams, Nullable, oneOfFields, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
+import { UserSummary } from '../users/users.module.ts'
 
 export const MAX_CONTENT = 5000
 
@@ -59,17 +60,10 @@ export const Message = Type.Object({
 })
 export type Message = Static<typeof Message>
 
-export const Participant = Type.Object({
-  id: Id,
-  fullName: Type.String(),
-  username: Type.String(),
-  avatar: Nullable(Type.String()),
-})
-
 export const Conversation = Type.Object({
   id: Id,
   orderId: Nullable(Id),
-  otherParticipant: Participant,
+  otherParticipant: UserSummary,
   lastMessage: Nullable(Message),
   unreadCount: Type.Integer({ description: 'Messages from the other participant the caller has not read.' }),
   lastActivityAt: Timestamp,

@@ -4,7 +4,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { fromCents } from '../../lib/money.ts'
 import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
-import type { UsersService } from '../users/users.module.ts'
+import type { UsersService, UserSummary } from '../users/users.module.ts'
 import { allowedMoves } from './order-status.ts'
 import { createOrdersRepository } from './orders.repository.ts'
 import type { OrderDeliveryRow, OrderRow } from './orders.table.ts'
@@ -26,12 +26,11 @@ export interface AnswerDeps {
 export function createOrderAnswers(deps: AnswerDeps) {
   const { clock, users, uploads, messaging } = deps
 
-  type Party = { id: string; fullName: string; username: string; avatar: string | null }
   type OrderFile = Awaited<ReturnType<AnswerDeps['uploads']['filesOf']>>[number]
 
   /** What was read for a set of orders besides their rows. */
   interface Related {
-    people: Map<string, Party>
+    people: Map<string, UserSummary>
     deliveries: OrderDeliveryRow[]
     fileById: Map<string, OrderFile>
     conversations: Map<string, string>
@@ -102,7 +101,7 @@ export function createOrderAnswers(deps: AnswerDeps) {
     describeAll,
     describe: async (executor: Executor, row: OrderRow, viewer: Actor) => (await describeAll(executor, [row], viewer))[0]!,
     /** A just-placed order's answer, from the parties already read and the conversation it opened: it has no deliveries yet. */
-    describeNew: (row: OrderRow, parties: Party[], conversationId: string, viewer: Actor) =>
+    describeNew: (row: OrderRow, parties: UserSummary[], conversationId: string, viewer: Actor) =>
       answerOf(row, { people: new Map(parties.map((party) => [party.id, party])), deliveries: [], fileById: new Map(), conversations: new Map([[row.id, conversationId]]) }, viewer, clock.now()),
   }
 }

@@ -1,20 +1,15 @@
 import { and, asc, count, desc, eq, inArray, lte, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { jsonObjectSql } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { eventJobSql } from '../../platform/outbox/events.ts'
 import type { SessionJson, SessionParams } from '../auth/auth.module.ts'
 import type { OfferJson } from '../catalogue/catalogue.module.ts'
+import type { UserSummary } from '../users/users.module.ts'
 import type { TransferColumns, TransferValues } from '../wallet/wallet.module.ts'
 import { openStatuses, type OrderStatus } from './order-status.ts'
+import { ordersEvents } from './orders.events.ts'
 import { orderDeliveries, orders, type NewOrderRow, type OrderDeliveryRow, type OrderRow } from './orders.table.ts'
-
-/** A user's public fields as another module's fragment builds them (users.publicSummarySql). */
-export interface PartyJson {
-  id: string
-  fullName: string
-  username: string
-  avatar: string | null
-}
 
 /** The fragments of other modules that the placement statement is made of. */
 export interface PlacementParts {
@@ -22,7 +17,7 @@ export interface PlacementParts {
   sessionLiveSql(session: SQL): SQL<boolean>
   transferSqlWith(computed: { amountCents: SQL; description: SQL }): SQL
   offerSql(serviceId: SQL): SQL<OfferJson | null>
-  publicSummarySql(userId: SQL): SQL<PartyJson | null>
+  publicSummarySql(userId: SQL): SQL<UserSummary | null>
   lockOrderableSql(serviceId: SQL): SQL
   pricedChoiceSql(serviceId: SQL, packageId: SQL, extraIds: SQL): SQL
   orderConversationCtes(placed: string): SQL
@@ -43,8 +38,8 @@ export interface PlacementValues {
 export interface PlacementRow extends TransferColumns {
   session: SessionJson | null
   offer: OfferJson | null
-  buyer: PartyJson | null
-  seller: PartyJson | null
+  buyer: UserSummary | null
+  seller: UserSummary | null
   /** Whether the package is the service's, and the positions of the asked extras that are not its extras. */
   package_found: boolean
   missing_extras: number[]
@@ -98,7 +93,13 @@ export function preparePlacement(parts: PlacementParts) {
     ${parts.orderConversationCtes('placed')},
     created_event as (${eventJobSql(
       'placed',
-      sql`json_build_object('orderId', placed.id, 'serviceId', placed.service_id, 'buyerId', placed.buyer_id, 'sellerId', placed.seller_id, 'total', placed.total_cents / 100.0::float8)`,
+      jsonObjectSql(ordersEvents.orderCreated.data, {
+        orderId: sql`placed.id`,
+        serviceId: sql`placed.service_id`,
+        buyerId: sql`placed.buyer_id`,
+        sellerId: sql`placed.seller_id`,
+        total: sql`placed.total_cents / 100.0::float8`,
+      }),
     )})
     select read.session, read.offer, read.buyer, read.seller, priced.package_id is not null as package_found, priced.missing as missing_extras,
       exists (select 1 from live) as live,

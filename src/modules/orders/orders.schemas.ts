@@ -2,6 +2,7 @@ import { Type, type Static, type TInteger } from '@sinclair/typebox'
 import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
+import { UserSummary } from '../users/users.module.ts'
 import { orderStatuses, transitionTable, type OrderStatus } from './order-status.ts'
 
 export const REQUIREMENTS_MAX = 5_000
@@ -99,7 +100,6 @@ export const StaffOrdersQuery = Type.Composite(
   { additionalProperties: false },
 )
 
-const Person = Type.Object({ id: Id, fullName: Type.String(), username: Type.String(), avatar: Nullable(Type.String()) })
 const OrderActionSchema = Type.String({ description: '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`.' })
 const Money = (description: string) => Type.Number({ description: `${description} Two decimals, in the platform currency.` })
 
@@ -111,8 +111,8 @@ export const Order = Type.Object(
     serviceTitle: Type.String({ description: 'As it was when the order was placed.' }),
     packageId: Id,
     packageName: Type.String(),
-    buyer: Person,
-    seller: Person,
+    buyer: UserSummary,
+    seller: UserSummary,
     status: StatusSchema,
     requirements: Type.String(),
     extras: Type.Array(Type.Object({ id: Id, title: Type.String(), price: Type.Number(), additionalDays: Type.Integer() })),

@@ -15,13 +15,13 @@ import type { SessionCheck } from '../auth/auth.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { MessageRow, MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
-import type { UsersService } from '../users/users.module.ts'
+import type { UsersService, UserSummary } from '../users/users.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
 import { createOrderAnswers, mayView, sellerEarningCents } from './order-answers.service.ts'
 import { allowedMoves, decide, orderStatuses, systemMove, type OrderStatus, type Transition } from './order-status.ts'
 import { invalidTransition, ownService } from './orders.errors.ts'
 import { ordersEvents } from './orders.events.ts'
-import { createOrdersRepository, preparePlacement, type OrderFilter, type PartyJson } from './orders.repository.ts'
+import { createOrdersRepository, preparePlacement, type OrderFilter } from './orders.repository.ts'
 import { OrdersStats } from './orders.schemas.ts'
 import { orders, type OrderRow } from './orders.table.ts'
 
@@ -213,7 +213,7 @@ export function createOrdersService(deps: OrdersDeps) {
       const buyerId = isUnchecked(caller) ? caller.claims.sub : caller.id
       const id = newId()
       const conversation = messaging.orderConversationValues()
-      let answer: { actor: Actor; parties: [PartyJson, PartyJson]; placed: Record<string, unknown> | null } | undefined
+      let answer: { actor: Actor; parties: [UserSummary, UserSummary]; placed: Record<string, unknown> | null } | undefined
       const transfer = { from: { userId: buyerId, kind: 'available' }, to: { userId: buyerId, kind: 'escrow' }, type: 'order_payment', orderId: id } as const
       await ledger.book(db, transfer, async (transferValues) => {
         const row = await place(db, {

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { UserSummary } from '../users/users.module.ts'
 
 const Score = (description: string) => Type.Integer({ minimum: 1, maximum: 5, errorMessage: 'must be an integer from 1 to 5', description })
 
@@ -50,7 +51,7 @@ export const Review = Type.Object(
     rating: Type.Integer(),
     criteria: Nullable(Type.Object({ communication: Type.Integer(), quality: Type.Integer(), delivery: Type.Integer() })),
     comment: Type.String(),
-    reviewer: Type.Object({ id: Id, fullName: Type.String(), username: Type.String(), avatar: Nullable(Type.String()) }, { description: 'The buyer’s public fields.' }),
+    reviewer: { ...UserSummary, description: 'The buyer’s public fields.' },
     reply: Nullable(Type.Object({ text: Type.String(), createdAt: Timestamp })),
     createdAt: Timestamp,
   },

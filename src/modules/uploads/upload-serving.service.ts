@@ -10,6 +10,7 @@ import type { UrlSigner } from './signed-urls.ts'
 import { isRaster, TAG_RULES } from './upload-rules.ts'
 import { createUploadsRepository, publicFilesJsonSql, publicFileUrlSql } from './uploads.repository.ts'
 import type { UploadObjectType, UploadRow, UploadTag } from './uploads.table.ts'
+import type { PublicFile } from './uploads.schemas.ts'
 
 /** How long a presigned download stays valid: only its start must fall within it. */
 const SIGNED_DOWNLOAD_SECONDS = 60
@@ -74,7 +75,7 @@ export function createUploadServing(deps: ServingDeps & { db: Executor }) {
     },
 
     /** The same for every file of the tag, as a JSON array of `{ id, url, order }` in their order. */
-    publicFilesJsonSql(objectType: UploadObjectType, objectId: AnyColumn | SQL, tag: UploadTag): SQL<{ id: string; url: string; order: number }[]> {
+    publicFilesJsonSql(objectType: UploadObjectType, objectId: AnyColumn | SQL, tag: UploadTag): SQL<PublicFile[]> {
       publicOnly(tag)
       return publicFilesJsonSql(deps.filesBaseUrl, objectType, objectId, tag)
     },

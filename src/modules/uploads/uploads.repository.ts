@@ -1,5 +1,7 @@
 import { and, asc, eq, inArray, isNull, lt, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { jsonObjectSql } from '../../db/json-sql.ts'
+import { PublicFile } from './uploads.schemas.ts'
 import { uploads, type UploadObjectType, type UploadRow, type UploadTag } from './uploads.table.ts'
 
 export function createUploadsRepository(db: Executor) {
@@ -108,4 +110,4 @@ export const publicFileUrlSql = (filesBaseUrl: string, objectType: UploadObjectT
   sql<string | null>`(select ${urlSql(filesBaseUrl)} from ${uploads} where ${ofObject(objectType, objectId, tag)} order by ${uploads.order}, ${uploads.createdAt} limit 1)`
 
 export const publicFilesJsonSql = (filesBaseUrl: string, objectType: UploadObjectType, objectId: AnyColumn | SQL, tag: UploadTag) =>
-  sql<{ id: string; url: string; order: number }[]>`coalesce((select json_agg(json_build_object('id', ${uploads.id}, 'url', ${urlSql(filesBaseUrl)}, 'order', ${uploads.order}) order by ${uploads.order}, ${uploads.createdAt}) from ${uploads} where ${ofObject(objectType, objectId, tag)}), '[]'::json)`
+  sql<PublicFile[]>`coalesce((select json_agg(${jsonObjectSql(PublicFile, { id: uploads.id, url: urlSql(filesBaseUrl), order: uploads.order })} order by ${uploads.order}, ${uploads.createdAt}) from ${uploads} where ${ofObject(objectType, objectId, tag)}), '[]'::json)`

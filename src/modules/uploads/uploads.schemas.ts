@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 import { Id, Nullable, StringEnum, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
 import { MAX_UPLOAD_BYTES } from './upload-rules.ts'
@@ -21,6 +21,10 @@ export const Upload = Type.Object({
   order: Type.Integer(),
   createdAt: Timestamp,
 })
+
+/** A public file as other modules' answers list it (a service's gallery), built by the uploads module's SQL (`publicFilesJsonSql`). */
+export const PublicFile = Type.Object({ id: Id, url: Type.String(), order: Type.Integer() })
+export type PublicFile = Static<typeof PublicFile>
 
 export const FileQuery = Type.Object({
   expires: Type.Optional(Type.Integer({ minimum: 0, maximum: 99_999_999_999 })),

@@ -1,6 +1,8 @@
 import { and, asc, count, eq, gte, ilike, inArray, isNotNull, isNull, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { jsonObjectSql } from '../../db/json-sql.ts'
 import { prepared } from '../../db/statements.ts'
+import { Identity, UserSummary } from './users.schemas.ts'
 import { users, type NewUserRow, type UserRow } from './users.table.ts'
 
 /** Every authenticated request reads its user (a suspended account is refused at once): built once, planned once per connection. */
@@ -115,19 +117,18 @@ export function createUsersRepository(db: Executor) {
 
 export type UsersRepository = ReturnType<typeof createUsersRepository>
 
-/** The public summary of the user in column `userId` as a JSON object, for one-statement reads of other modules. */
 /** Who a user is, as authorisation needs it (`Actor` without the permissions). */
-export interface IdentityJson {
-  id: string
-  email: string
-  fullName: string
-  isStaff: boolean
-  isSuperuser: boolean
-}
+export type IdentityJson = Identity
 
 /** For another module's one-statement reads: the identity of the user in `userId` as JSON (null when unknown). */
 export const identityJsonSql = (userId: AnyColumn | SQL) =>
-  sql<IdentityJson | null>`(select json_build_object('id', ${users.id}, 'email', ${users.email}, 'fullName', ${users.fullName}, 'isStaff', ${users.isStaff}, 'isSuperuser', ${users.isSuperuser}) from ${users} where ${users.id} = ${userId})`
+  sql<IdentityJson | null>`(select ${jsonObjectSql(Identity, {
+    id: users.id,
+    email: users.email,
+    fullName: users.fullName,
+    isStaff: users.isStaff,
+    isSuperuser: users.isSuperuser,
+  })} from ${users} where ${users.id} = ${userId})`
 
 /**
  * Whether the user in `userId` may use a session issued at token version `version`: active, not
@@ -146,5 +147,6 @@ export const availableAccountSql = (userId: AnyColumn | SQL) => sql<boolean>`exi
 /** Whether the user in `userId` passed seller KYC, as a scalar subquery (false for an unknown user). */
 export const kycVerifiedSql = (userId: AnyColumn | SQL) => sql<boolean>`coalesce((select ${users.isKycVerified} from ${users} where ${users.id} = ${userId}), false)`
 
+/** For another module's one-statement reads: the public summary of the user in `userId` (`UserSummary`) as JSON (a column that references a user). */
 export const publicSummarySql = (userId: AnyColumn | SQL, avatarOf: (id: AnyColumn) => SQL<string | null>) =>
-  sql<{ id: string; fullName: string; username: string; avatar: string | null }>`(select json_build_object('id', ${users.id}, 'fullName', ${users.fullName}, 'username', ${users.username}, 'avatar', ${avatarOf(users.id)}) from ${users} where ${users.id} = ${userId})`
+  sql<UserSummary>`(select ${jsonObjectSql(UserSummary, { id: users.id, fullName: users.fullName, username: users.username, avatar: avatarOf(users.id) })} from ${users} where ${users.id} = ${userId})`

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { Portfolio } from '../portfolio/portfolio.module.ts'
 import { permissions } from '../../access/access.ts'
 import { defineForm } from '../../http/multipart.ts'
@@ -38,6 +38,18 @@ export const User = Type.Object(
   },
   { description: 'An account as its owner and staff see it.' },
 )
+
+/**
+ * What anyone may see of a user beside their work: the one declaration every module's answers use
+ * (a service's seller, an order's parties, a reviewer, a chat participant), and the schema the
+ * users module's SQL fragment builds it from (`publicSummarySql`).
+ */
+export const UserSummary = Type.Object({ id: Id, fullName: Type.String(), username: Type.String(), avatar: Nullable(Type.String()) })
+export type UserSummary = Static<typeof UserSummary>
+
+/** Who a user is, as authorisation needs it (an actor without its permissions): never part of an answer. */
+export const Identity = Type.Object({ id: Id, email: Type.String(), fullName: Type.String(), isStaff: Type.Boolean(), isSuperuser: Type.Boolean() })
+export type Identity = Static<typeof Identity>
 
 export const Me = Type.Composite([
   User,

@@ -3,7 +3,7 @@ import type { Db, Executor, Tx } from '../../db/client.ts'
 import { uniqueViolation } from '../../db/errors.ts'
 import { DAY, type Clock } from '../../lib/clock.ts'
 import { defineStats, readCounters } from '../../platform/statistics/statistics.ts'
-import { UsersStats } from './users.schemas.ts'
+import { UsersStats, type UserSummary } from './users.schemas.ts'
 import { newId } from '../../lib/ids.ts'
 import { toUsernameBase } from '../../lib/text.ts'
 import { fieldError, notFound, validationError, type FieldError } from '../../lib/errors.ts'
@@ -205,7 +205,7 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
      * For another module's one-statement reads: what `publicSummariesOf` gives for the user in
      * column `userId`, as a JSON object built by PostgreSQL.
      */
-    publicSummarySql(userId: AnyColumn | SQL): SQL<{ id: string; fullName: string; username: string; avatar: string | null }> {
+    publicSummarySql(userId: AnyColumn | SQL): SQL<UserSummary> {
       return publicSummarySql(userId, (id) => uploads.publicFileUrlSql('user', id, 'avatar'))
     },
 
@@ -218,7 +218,7 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
     availableAccountSql,
 
     /** What other modules show of users (sellers on services): public fields and avatar, in two queries. */
-    async publicSummariesOf(executor: Executor, userIds: string[]): Promise<Map<string, { id: string; fullName: string; username: string; avatar: string | null }>> {
+    async publicSummariesOf(executor: Executor, userIds: string[]): Promise<Map<string, UserSummary>> {
       const [rows, avatars] = await Promise.all([createUsersRepository(executor).findByIds(userIds), avatarsOf(executor, userIds)])
       return new Map(rows.map((row) => [row.id, { id: row.id, fullName: row.fullName, username: row.username, avatar: avatars.get(row.id) ?? null }]))
     },
