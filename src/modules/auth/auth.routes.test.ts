@@ -9,7 +9,7 @@ import { DAY, HOUR, MINUTE, SECOND } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { outboxJobs } from '../../platform/outbox/outbox.table.ts'
 import { users } from '../users/users.table.ts'
-import { MAIL_JOBS } from './auth.service.ts'
+import { MAIL_JOBS } from './auth-mail-jobs.ts'
 import { refreshTokens, revokedTokens, tokenFamilies } from './auth.table.ts'
 
 const PASSWORD = 'Secret123'

@@ -21,9 +21,9 @@ export interface CatalogueDeps {
   audit: Pick<AuditService, 'record'>
   uploads: Pick<
     UploadsService,
-    'bindUpload' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'detachFile' | 'reorderFiles' | 'filesOf' | 'urlOf' | 'publicFileUrlSql' | 'publicFilesJsonSql'
+    'bindUpload' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'detachFile' | 'reorderFiles' | 'filesOf' | 'publicFileUrlSql' | 'publicFilesJsonSql'
   >
-  users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql'>
+  users: Pick<UsersService, 'publicSummarySql'>
 }
 
 /**

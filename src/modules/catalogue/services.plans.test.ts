@@ -5,7 +5,7 @@ import { openTestDatabase } from '../../../test/setup/test-app.ts'
 import type { Database, Db } from '../../db/client.ts'
 import { publicFilesJsonSql, publicFileUrlSql } from '../uploads/uploads.repository.ts'
 import { publicSummarySql } from '../users/users.repository.ts'
-import { COUNT_CAP } from './service-browsing.service.ts'
+import { COUNT_CAP } from './service-list-pages.ts'
 import { prepareCommonList, prepareCommonSearch, type ServiceViews } from './services.repository.ts'
 
 const filesBase = 'http://localhost:8000/api/v1/uploads/'

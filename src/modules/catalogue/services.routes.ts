@@ -25,7 +25,16 @@ const ServiceParams = IdParams('serviceId')
 const OWNER_ONLY = "Only the service's owner: anyone else's id answers 404, as an unknown one does."
 const VISIBILITY = 'An active service is public; a pending, rejected or paused one is shown only to its owner and to staff with view_services (404 to others).'
 
+type App = Parameters<FastifyPluginAsyncTypebox>[0]
+
+/** `/services`: the public catalogue, a seller's offers (create, edit, delete, pause, resume) and their galleries. */
 export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueService; tmpDir: string }> = async (app, { services, tmpDir }) => {
+  browsingRoutes(app, services)
+  offerRoutes(app, services)
+  galleryRoutes(app, services, tmpDir)
+}
+
+function browsingRoutes(app: App, services: CatalogueService) {
   app.get(
     '/services',
     {
@@ -56,6 +65,14 @@ export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueServ
     async (request) => ok(await services.listCategoryServices(request.params.categoryId, request.query)),
   )
 
+  app.get(
+    '/services/:serviceId',
+    { schema: { tags, summary: 'One service', description: VISIBILITY, params: ServiceParams, response: responses({ 200: Envelope(Service) }, 404) } },
+    async (request, reply) => answer(reply, await services.getService(request.session?.actor ?? null, request.params.serviceId)),
+  )
+}
+
+function offerRoutes(app: App, services: CatalogueService) {
   app.post(
     '/services',
     {
@@ -63,12 +80,6 @@ export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueServ
       schema: { tags, security, summary: 'Publish a service', description: 'The service starts `pending` until staff approve it.', body: ServiceBody, response: responses({ 201: Envelope(Service) }, 400, 401) },
     },
     async (request, reply) => reply.status(201).send(ok(await services.createService(actorOf(request), request.body))),
-  )
-
-  app.get(
-    '/services/:serviceId',
-    { schema: { tags, summary: 'One service', description: VISIBILITY, params: ServiceParams, response: responses({ 200: Envelope(Service) }, 404) } },
-    async (request, reply) => answer(reply, await services.getService(request.session?.actor ?? null, request.params.serviceId)),
   )
 
   app.put(
@@ -120,7 +131,9 @@ export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueServ
       async (request) => ok(await use(actorOf(request), request.params.serviceId)),
     )
   }
+}
 
+function galleryRoutes(app: App, services: CatalogueService, tmpDir: string) {
   app.post(
     '/services/:serviceId/images',
     {

@@ -4,7 +4,7 @@ import { createTestApp, expectError, request, type TestContext } from '../../../
 import { createCategory, publishService, serviceBody } from '../../../test/factories/services.ts'
 import { createUser, unique } from '../../../test/factories/users.ts'
 import { newId } from '../../lib/ids.ts'
-import { COUNT_CAP } from './service-browsing.service.ts'
+import { COUNT_CAP } from './service-list-pages.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
 import { services } from './services.table.ts'
 

@@ -7,7 +7,8 @@ import { kycAdminRoutes } from './kyc.admin.routes.ts'
 import { kycErrors } from './kyc.errors.ts'
 import { kycEvents } from './kyc.events.ts'
 import { kycRoutes } from './kyc.routes.ts'
-import { createKycService, KYC_MAIL_JOB } from './kyc.service.ts'
+import { KYC_MAIL_JOB } from './kyc-review.service.ts'
+import { createKycService } from './kyc.service.ts'
 import { kycSubmissions } from './kyc.table.ts'
 
 /** Seller identity verification: personal details, private identity documents, staff decisions (which set `isKYCVerified`). */

@@ -1,0 +1,133 @@
+import { fieldError } from '../../lib/errors.ts'
+import { isUuid } from '../../lib/ids.ts'
+import { fromCents } from '../../lib/money.ts'
+import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
+import { COMMON_LIST_ROWS, type ListedJson, type ListedService, type PageWindow, type ServiceSort } from './services.repository.ts'
+
+/** The rules every list of services shares: its order, its window (page or cursor), its answer. */
+
+export interface ServiceListQuery extends PageRequest {
+  cursor?: string
+  search?: string
+  minPrice?: number
+  maxPrice?: number
+  sortBy?: ServiceSort
+  sortOrder?: 'asc' | 'desc'
+  sellerId?: string
+  tags?: string
+}
+
+interface ListOrder {
+  sortBy: ServiceSort
+  sortOrder: 'asc' | 'desc'
+}
+
+/** Totals above this are reported as this number with `totalIsExact: false` ("1,000+"). */
+export const COUNT_CAP = 1000
+/** Full text finding fewer matches than this brings in the misspelling-tolerant search. */
+export const FUZZY_BELOW = 3
+
+interface Cursor extends ListOrder {
+  /** Keyset: the last service of the previous page. */
+  id?: string
+  /** Relevance pages (a bounded, ranked set) go on by position. */
+  offset?: number
+}
+
+const encodeCursor = (cursor: Cursor): string => Buffer.from(JSON.stringify(cursor)).toString('base64url')
+
+function decodeCursor(value: string): Cursor | undefined {
+  try {
+    const parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Partial<Cursor>
+    if (typeof parsed !== 'object' || parsed === null) return undefined
+    if (parsed.id !== undefined && !isUuid(parsed.id)) return undefined
+    if (parsed.offset !== undefined && !(Number.isSafeInteger(parsed.offset) && parsed.offset >= 0 && parsed.offset <= COUNT_CAP)) return undefined
+    if ((parsed.id === undefined) === (parsed.offset === undefined)) return undefined
+    return parsed as Cursor
+  } catch {
+    return undefined
+  }
+}
+
+/** The page's window: `page`/`limit`, or `cursor` (which must come from the same sort). */
+export function windowOf(query: ServiceListQuery, sortBy: ServiceSort, sortOrder: 'asc' | 'desc'): PageWindow {
+  if (query.cursor === undefined) return { offset: offsetOf(query), limit: query.limit }
+  if (query.page !== 1) throw fieldError('cursor', 'cannot be combined with page')
+  const cursor = decodeCursor(query.cursor)
+  if (!cursor || cursor.sortBy !== sortBy || cursor.sortOrder !== sortOrder || (sortBy === 'relevance') !== (cursor.offset !== undefined)) {
+    throw fieldError('cursor', 'is not a nextCursor of this list (same sortBy and sortOrder)')
+  }
+  return cursor.offset !== undefined ? { offset: cursor.offset, limit: query.limit } : { offset: 0, limit: query.limit, after: cursor.id }
+}
+
+/** Price filters in cents, rounded inward so a bound never admits a price outside it. */
+export const lowerCents = (amount: number) => Math.ceil(amount * 100 - 1e-6)
+export const upperCents = (amount: number) => Math.floor(amount * 100 + 1e-6)
+
+/** The list's order: `relevance` only with a search (and its default then), price cheapest first, others newest or best first. */
+export function orderOf(query: ServiceListQuery, search: string | undefined) {
+  if (query.minPrice !== undefined && query.maxPrice !== undefined && query.minPrice > query.maxPrice) throw fieldError('minPrice', 'must not be more than maxPrice')
+  if (query.sortBy === 'relevance' && !search) throw fieldError('sortBy', 'relevance needs a search')
+  const sortBy = query.sortBy ?? (search ? 'relevance' : 'createdAt')
+  const sortOrder = sortBy === 'relevance' ? 'desc' : (query.sortOrder ?? (sortBy === 'price' ? 'asc' : 'desc'))
+  return { sortBy, sortOrder } as const
+}
+
+/** The order of a list without a search, which cannot be by relevance. */
+export function unsearchedOrderOf(query: ServiceListQuery) {
+  const order = orderOf(query, undefined)
+  if (order.sortBy === 'relevance') throw fieldError('sortBy', 'relevance needs a search')
+  return { sortBy: order.sortBy, sortOrder: order.sortOrder }
+}
+
+export const tagsOf = (query: ServiceListQuery) =>
+  query.tags
+    ?.split(',')
+    .map((tag) => tag.trim().toLowerCase())
+    .filter((tag) => tag !== '')
+
+/** A price, seller or tag filter: lists with one are built per request. */
+const hasOtherFilters = (query: ServiceListQuery) => query.minPrice !== undefined || query.maxPrice !== undefined || query.sellerId !== undefined || Boolean(tagsOf(query)?.length)
+
+/** A list without a search or a price, seller or tag filter: one prepared statement. */
+export const isCommon = (query: ServiceListQuery) => !query.search?.trim() && !hasOtherFilters(query)
+
+/** A search with no other filter, by relevance: `undefined` when it is not one. */
+export function commonSearchOf(query: ServiceListQuery & { category?: string }) {
+  const search = query.search?.trim()
+  if (!search || query.category !== undefined || (query.sortBy !== undefined && query.sortBy !== 'relevance') || hasOtherFilters(query)) return undefined
+  return search
+}
+
+/** The statement's row count for a page: the page size plus one, rounded up to a prepared size. */
+export const rowsFor = (limit: number) => COMMON_LIST_ROWS.find((rows) => rows > limit) ?? COMMON_LIST_ROWS.at(-1)!
+
+/** The answer: `limit` items of the rows (one more says there is a next page), the total, the cursor of the next page. */
+export function answerOf<Item extends { id: string }>(query: ServiceListQuery, items: Item[], total: number, isExact: boolean, order: ListOrder, window: PageWindow) {
+  const hasNext = items.length > window.limit
+  const shown = items.slice(0, window.limit)
+  const last = shown.at(-1)
+  const nextCursor = !hasNext || !last ? null : encodeCursor(order.sortBy === 'relevance' ? { ...order, offset: window.offset + window.limit } : { ...order, id: last.id })
+  const page = toPage(shown, total, query)
+  return {
+    items: page.items,
+    pagination: { ...page.pagination, hasNext, hasPrev: page.pagination.hasPrev || query.cursor !== undefined, totalIsExact: isExact, nextCursor },
+  }
+}
+
+/** A list item, from the row PostgreSQL built (`ListedJson`): the one builder of the item. */
+export const listItemOf = (row: ListedJson) => ({
+  id: row.id,
+  title: row.title,
+  shortDescription: row.shortDescription,
+  startingPrice: fromCents(row.startingPriceCents),
+  rating: { average: row.ratingAverage, count: row.ratingCount },
+  ordersCount: row.ordersCount,
+  createdAt: row.createdAt,
+  banner: row.banner,
+  seller: row.seller,
+  category: row.category,
+})
+
+/** A filtered list's row (the service's columns with its category, seller and banner) as a list item. */
+export const listedItemOf = (row: ListedService) => listItemOf({ ...row, createdAt: row.createdAt.toISOString() })
