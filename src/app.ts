@@ -22,7 +22,7 @@ import { bodyLimitOf, refuseMultipartOnJsonRoutes } from './http/multipart.ts'
 import { shareInputRules } from './http/route-schemas.ts'
 import { drainBoundFor, drainUnreadBody } from './http/unread-body.ts'
 import { RateLimitCounter, rateLimits } from './http/rate-limit.ts'
-import { securityHeadersOf, startReplyHeaders } from './http/security-headers.ts'
+import { securityHeadersOf } from './http/security-headers.ts'
 import { validatorCompiler } from './http/validation.ts'
 import { MINUTE, systemClock, type Clock } from './lib/clock.ts'
 import { limitPasswordHashing } from './lib/passwords.ts'
@@ -178,10 +178,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }),
   }
   // First hook, and the only one for what every answer carries: the headers that never change
-  // and the request id. Hooks on every request take a callback rather than return a promise: one
+  // and the request id, through Fastify's public `reply.headers()` (decision 0135). Hooks on every request take a callback rather than return a promise: one
   // less per request.
   app.addHook('onRequest', (request, reply, done) => {
-    startReplyHeaders(reply, fixedHeaders)
+    reply.headers(fixedHeaders)
     reply.header('x-request-id', request.id)
     done()
   })

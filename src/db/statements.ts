@@ -1,6 +1,6 @@
 import type { SQL } from 'drizzle-orm'
-import { PgDatabase, PgDialect, PgSession, type PgPreparedQuery, type PreparedQueryConfig } from 'drizzle-orm/pg-core'
 import type { Db, Executor } from './client.ts'
+import { executeRecorded, recordBuilder, recordSql, type Preparable, type RecordedQuery } from './drizzle-prepare-adapter.ts'
 
 /**
  * Statements built once and run on any executor, the pool or an open transaction.
@@ -10,61 +10,27 @@ import type { Db, Executor } from './client.ts'
  * transaction costs more CPU than the database spends running it (a payout or an order runs
  * its hot statements in a transaction). Here the query builder runs once, against a session
  * that only records what the builder would send: the SQL text, its parameters (placeholders
- * included) and how rows map back. Each call hands that record to the executor's own session.
- * On PostgreSQL the statement is named, so each connection parses and plans it once; PGlite
- * runs the same text.
+ * included) and how rows map back. Each call hands that record to the executor's own session
+ * (`drizzle-prepare-adapter.ts`, the one file that knows how). On PostgreSQL the statement is
+ * named, so each connection parses and plans it once; PGlite runs the same text.
+ *
+ * Every statement's final text is also checked in, one file per name under `sql/statements/`
+ * (`npm run sql:generate`, `statementTexts` below), so that a change to any fragment shows in
+ * review as a change to each statement it ends up in.
  */
 
-type PrepareArgs = Parameters<PgSession['prepareQuery']>
-
-/** Stands where the builder expects its prepared query; select builders set two fields on it. */
-class Recorded {
-  /** Which joined tables may come back null. */
-  joinsNotNullableMap?: Record<string, boolean>
-  /** The driver's prepared query for each session it ran on: the pool's is made once, a transaction's once per transaction. */
-  readonly bySession = new WeakMap<object, PgPreparedQuery<PreparedQueryConfig>>()
-  constructor(readonly args: PrepareArgs) {}
-  setToken(): this {
-    return this
-  }
-}
-
-class RecordingSession extends PgSession {
-  recorded: Recorded | undefined
-
-  override prepareQuery<T extends PreparedQueryConfig>(...args: PrepareArgs): PgPreparedQuery<T> {
-    this.recorded = new Recorded(args)
-    return this.recorded as unknown as PgPreparedQuery<T>
-  }
-
-  override transaction(): never {
-    throw new Error('a statement is only recorded here, never run')
-  }
-}
-
-const dialect = new PgDialect()
-const texts = new Map<string, string>()
+/** Each statement's text by name; a statement of the query builder is recorded on first use. */
+const recordedTexts = new Map<string, RecordedQuery>()
+/** `prepared` statements not recorded yet, and how to record them. */
+const unrecorded = new Map<string, () => void>()
+/** Statements built only when first needed, by family: how to build them all. */
+const lazyFamilies = new Map<string, () => void>()
 
 /** PostgreSQL keeps named statements per connection: one name must always mean one text. */
-function claim(name: string, text: string): void {
-  const taken = texts.get(name)
-  if (taken !== undefined && taken !== text) throw new Error(`the statement name ${name} is taken by another statement`)
-  texts.set(name, text)
-}
-
-function run(executor: Executor, recorded: Recorded, values: Record<string, unknown>): Promise<unknown> {
-  const { session } = executor._
-  let query = recorded.bySession.get(session)
-  if (!query) {
-    query = session.prepareQuery(...recorded.args)
-    if (recorded.joinsNotNullableMap) Object.assign(query, { joinsNotNullableMap: recorded.joinsNotNullableMap })
-    recorded.bySession.set(session, query)
-  }
-  return query.execute(values)
-}
-
-interface Preparable<Result> {
-  prepare(name: string): { execute(values?: Record<string, unknown>): Promise<Result> }
+function claim(name: string, query: RecordedQuery): void {
+  const taken = recordedTexts.get(name)
+  if (taken !== undefined && taken.text !== query.text) throw new Error(`the statement name ${name} is taken by another statement`)
+  recordedTexts.set(name, query)
 }
 
 /**
@@ -73,18 +39,19 @@ interface Preparable<Result> {
  * run as `statement(executor, { id })`. Rows come back as the builder maps them.
  */
 export function prepared<Result>(name: string, build: (db: Db) => Preparable<Result>): (executor: Executor, values: Record<string, unknown>) => Promise<Result> {
-  let recorded: Recorded | undefined
-  const record = (): Recorded => {
-    const session = new RecordingSession(dialect)
-    build(new PgDatabase(dialect, session, undefined)).prepare(name)
-    if (!session.recorded) throw new Error(`the statement ${name} was not built by a query builder`)
-    claim(name, session.recorded.args[0].sql)
-    return session.recorded
+  let recorded: RecordedQuery | undefined
+  // Recorded on first use, not here: a module's statements are declared while the modules are
+  // still being built, and building costs CPU at start for statements that may never run.
+  const record = (): RecordedQuery => {
+    if (!recorded) {
+      recorded = recordBuilder(name, build)
+      claim(name, recorded)
+      unrecorded.delete(name)
+    }
+    return recorded
   }
-  return (executor, values) => {
-    recorded ??= record()
-    return run(executor, recorded, values) as Promise<Result>
-  }
+  unrecorded.set(name, record)
+  return (executor, values) => executeRecorded(executor, recorded ?? record(), values) as Promise<Result>
 }
 
 /**
@@ -93,8 +60,35 @@ export function prepared<Result>(name: string, build: (db: Db) => Preparable<Res
  * them: column names as written, timestamps as text, bigints as numbers or strings.
  */
 export function preparedSql<Values extends object, Row>(name: string, statement: SQL): (executor: Executor, values: Values) => Promise<Row[]> {
-  const query = dialect.sqlToQuery(statement)
-  claim(name, query.sql)
-  const recorded = new Recorded([query, undefined, name, false])
-  return async (executor, values) => ((await run(executor, recorded, values as Record<string, unknown>)) as { rows: Row[] }).rows
+  const recorded = recordSql(name, statement)
+  claim(name, recorded)
+  return async (executor, values) => ((await executeRecorded(executor, recorded, values as Record<string, unknown>)) as { rows: Row[] }).rows
+}
+
+/**
+ * Declares statements a module builds only when first needed (one per shape of a list, say):
+ * `buildAll` builds every one of them, so that `statementTexts` can list them. A module built
+ * again (another app in the same process) replaces its family.
+ */
+export function declareLazyStatements(family: string, buildAll: () => void): void {
+  lazyFamilies.set(family, buildAll)
+}
+
+/**
+ * Tests name the statements they declare to exercise this file `test_...`; they are no part of
+ * the application's SQL.
+ */
+const isScratch = (name: string) => name.startsWith('test_')
+
+/**
+ * The text of every statement declared so far, by name in code-point order, after building
+ * those that wait for first use. With an app built, that is every statement it can run.
+ */
+export function statementTexts(): [name: string, text: string][] {
+  for (const buildAll of lazyFamilies.values()) buildAll()
+  for (const record of [...unrecorded.values()]) record()
+  return [...recordedTexts]
+    .filter(([name]) => !isScratch(name))
+    .map(([name, query]): [string, string] => [name, query.text])
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 }
