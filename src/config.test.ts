@@ -47,8 +47,15 @@ describe('loadConfig defaults', () => {
       runWorker: true,
       rateLimit: { auth: 5, uploads: 10, general: 100, windowSeconds: 60 },
       realtime: { heartbeatMs: 30_000, maxSocketsPerUser: 10 },
+      ledgerPlatformSubAccounts: 16,
       logLevel: 'info',
     })
+  })
+
+  it('reads LEDGER_PLATFORM_SUB_ACCOUNTS (default 16) and refuses 0 or a fraction', () => {
+    expect(loadConfig({ DATA_DIR: dataDir, LEDGER_PLATFORM_SUB_ACCOUNTS: '4' }).ledgerPlatformSubAccounts).toBe(4)
+    expect(() => loadConfig({ DATA_DIR: dataDir, LEDGER_PLATFORM_SUB_ACCOUNTS: '0' })).toThrow(/LEDGER_PLATFORM_SUB_ACCOUNTS/)
+    expect(() => loadConfig({ DATA_DIR: dataDir, LEDGER_PLATFORM_SUB_ACCOUNTS: '1.5' })).toThrow(/LEDGER_PLATFORM_SUB_ACCOUNTS/)
   })
 
   it('reads WS_HEARTBEAT_SECONDS in seconds and refuses 0', () => {

@@ -48,6 +48,7 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_WINDOW_SECONDS: Count(60),
   CURRENCY: Type.String({ pattern: '^[A-Z]{3}$', default: 'USD' }),
   MIN_PAYOUT: Type.Number({ minimum: 0.01, maximum: 1_000_000, default: 10 }),
+  LEDGER_PLATFORM_SUB_ACCOUNTS: Type.Integer({ minimum: 1, maximum: 1024, default: 16 }),
   PLATFORM_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 10 }),
   ORDER_AUTO_COMPLETE_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 3 }),
   PAYMENTS_PROVIDER: Type.Union([Type.Literal('sandbox')], { default: 'sandbox' }),
@@ -105,6 +106,8 @@ export interface Config {
   payments: { provider: 'sandbox'; sandboxEnabled: boolean }
   /** The smallest payout, in cents. */
   minPayoutCents: number
+  /** How many sub-accounts each platform account is spread over (decision 0186). */
+  ledgerPlatformSubAccounts: number
   /**
    * Webhooks (decisions 0061, 0062): the static endpoint of `WEBHOOK_URL`, signed with `WEBHOOK_SECRET`, and
    * whether destinations in private networks are allowed (outside production by default).
@@ -226,6 +229,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     },
     currency: env.CURRENCY,
     minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
+    ledgerPlatformSubAccounts: env.LEDGER_PLATFORM_SUB_ACCOUNTS,
     orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000) },
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     webhooks: {

@@ -892,7 +892,7 @@ export interface paths {
         };
         /**
          * The category tree
-         * @description Top-level categories with their subcategories, each level ordered by position then name.
+         * @description Top-level categories with their subcategories, each level ordered by position then name. Served from memory: a change shows within seconds on every instance. Answered with a strong `ETag`; `If-None-Match` with it gets `304 Not Modified`.
          */
         get: operations["getCategories"];
         put?: never;
@@ -913,7 +913,7 @@ export interface paths {
         };
         /**
          * One category by id or slug
-         * @description With its subcategories, and its parent when it is a subcategory.
+         * @description With its subcategories, and its parent when it is a subcategory. Served from memory: a change shows within seconds on every instance. Answered with a strong `ETag`; `If-None-Match` with it gets `304 Not Modified`.
          */
         get: operations["getCategoriesByCategoryId"];
         /**
@@ -15373,6 +15373,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description The copy the client holds (its `If-None-Match`) is current: no body. */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
             429: {
                 headers: {
@@ -15758,6 +15773,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description The copy the client holds (its `If-None-Match`) is current: no body. */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
             404: {

@@ -105,6 +105,7 @@ describe('database functions and triggers', () => {
     const { where } = declared()
     expect(Object.fromEntries(where)).toEqual({
       'function ledger_transfer': 'modules/wallet/ledger-transfer.sql',
+      'function ledger_platform_account': 'modules/wallet/ledger-transfer.sql',
       'function ledger_entries_append_only': 'modules/wallet/ledger-entries-append-only.sql',
       'trigger ledger_entries_append_only': 'modules/wallet/ledger-entries-append-only.sql',
       'trigger ledger_entries_no_truncate': 'modules/wallet/ledger-entries-append-only.sql',
@@ -141,7 +142,7 @@ describe('database functions and triggers', () => {
       from pg_proc p join pg_namespace n on n.oid = p.pronamespace
       where n.nspname = 'public' and p.proname = 'ledger_transfer'`)
     const inputs = signature!.inputs
-    expect(inputs).toHaveLength(14)
+    expect(inputs).toHaveLength(15)
     const text = new PgDialect().sqlToQuery(transferCall()).sql
     const args = text
       .slice(text.indexOf('(') + 1, text.lastIndexOf(')'))

@@ -16,11 +16,11 @@ export const catalogueModule = defineModule({
   name: 'catalogue',
   needs: ['users', 'uploads', 'audit'],
   tables: { categories, categoryServiceCounts, services, servicePackages, serviceExtras, searchWords },
-  create: ({ db, clock, outbox }, deps: { users: UsersService; uploads: UploadsService; audit: AuditService }) => createCatalogueService({ db, clock, outbox, ...deps }),
+  create: ({ db, clock, outbox, realtime }, deps: { users: UsersService; uploads: UploadsService; audit: AuditService }) => createCatalogueService({ db, clock, outbox, realtime, ...deps }),
   routes: (api, { config }) => async (app) => {
     await app.register(servicesRoutes, { services: api, tmpDir: config.tmpDir })
     await app.register(servicesAdminRoutes, { services: api })
-    await app.register(categoriesRoutes, { categories: api })
+    await app.register(categoriesRoutes, { categories: api, envelope: config.responseEnvelope })
   },
   statistics: (api) => api.statistics,
   events: Object.values(catalogueEvents),

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
+import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import { defineStats, readCounters } from '../../platform/statistics/statistics.ts'
 import { ServicesStats } from './services.schemas.ts'
 import { serviceStatuses, type ServiceStatus } from './services.table.ts'
@@ -8,6 +9,7 @@ import type { AuditService } from '../audit/audit.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { createCategoriesService } from './categories.service.ts'
+import { changingTheTree, createCategoryTree } from './category-tree.cache.ts'
 import { createServiceBrowsing } from './service-browsing.service.ts'
 import { createServiceCounters } from './service-counters.service.ts'
 import { createServiceGallery } from './service-gallery.service.ts'
@@ -18,6 +20,8 @@ export interface CatalogueDeps {
   db: Db
   clock: Clock
   outbox: Outbox
+  /** Tells every instance that the category tree changed. */
+  realtime: Pick<RealtimeHub, 'signal' | 'onSignal'>
   audit: Pick<AuditService, 'record'>
   uploads: Pick<
     UploadsService,
@@ -35,12 +39,13 @@ export function createCatalogueService(deps: CatalogueDeps) {
   // `describe` builds answers for the other use cases; it is not part of the module's API.
   const { describe: _describe, ...reads } = browsing
   const counters = createServiceCounters()
+  const tree = createCategoryTree(deps)
   return {
-    ...createCategoriesService(deps),
+    ...createCategoriesService({ ...deps, tree }),
     ...reads,
     ...counters,
-    ...createServiceOffers({ ...deps, browsing, counters }),
-    ...createServiceModeration({ ...deps, browsing }),
+    ...changingTheTree(tree, createServiceOffers({ ...deps, browsing, counters }), ['updateService', 'deleteService']),
+    ...changingTheTree(tree, createServiceModeration({ ...deps, browsing }), ['approveService', 'pauseService', 'resumeService']),
     ...createServiceGallery({ ...deps, browsing }),
 
     /** The services section of `GET /admin/stats`: live services by status, from trigger-kept counters. */

@@ -86,3 +86,5 @@ export const UpdateCategoryBody = Type.Object(
   { additionalProperties: false, minProperties: 1, examples: [{ name: 'Logo & Brand Identity', description: 'Logos, marks and the rules that keep a brand consistent.', position: 0 }] },
 )
 export type UpdateCategoryBody = Static<typeof UpdateCategoryBody>
+
+export const NotModified = Type.Null({ description: 'The copy the client holds (its `If-None-Match`) is current: no body.' })

@@ -1,12 +1,13 @@
 import type { Actor } from '../../access/access.ts'
 import type { Db } from '../../db/client.ts'
-import type { JsonText } from '../../db/json-sql.ts'
+import type { TaggedJson } from '../../http/tagged-answer.ts'
 import { uniqueViolation } from '../../db/errors.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { isUuid, newId } from '../../lib/ids.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import { categoryInUse } from './catalogue.errors.ts'
+import type { CategoryTree } from './category-tree.cache.ts'
 import { createCategoriesRepository, type CategoriesRepository } from './categories.repository.ts'
 import { POSITION_MAX, SLUG_MAX, type CategoryRow } from './categories.table.ts'
 
@@ -53,8 +54,15 @@ const foreignKeyViolation = (error: unknown): boolean => {
 /** What an audit row says of a category. */
 const categoryState = (row: CategoryRow) => ({ name: row.name, slug: row.slug, parentId: row.parentId, position: row.position })
 
-export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pick<AuditService, 'record'> }) {
-  const { db, clock, audit } = deps
+export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pick<AuditService, 'record'>; tree: CategoryTree }) {
+  const { db, clock, audit, tree } = deps
+
+  /** Runs a write of the tree, then has every instance drop the tree it keeps. */
+  async function changing<T>(write: () => Promise<T>): Promise<T> {
+    const result = await write()
+    await tree.changed()
+    return result
+  }
 
   const SLUG_TAKEN = 'is already used by another category'
   const FALLBACK_SLUG = 'category'
@@ -122,21 +130,27 @@ export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pic
   }
 
   return {
-    /** Top-level categories with their subcategories, by position then name; counts cover active services. */
-    async listCategoryTree(): Promise<JsonText<CategoryTreeItem[]>> {
-      return createCategoriesRepository(db).tree()
-    },
+    /** Top-level categories with their subcategories, by position then name; counts cover active services. Kept in memory (`CategoryTree`). */
+    listCategoryTree: (): Promise<TaggedJson<CategoryTreeItem[]>> => tree.list(),
 
-    async getCategory(idOrSlug: string): Promise<CategoryDetail> {
-      const categories = createCategoriesRepository(db)
-      const row = await findByIdOrSlug(categories, idOrSlug)
+    /**
+     * One category from the kept tree. One it does not know is looked up in the database: found
+     * there, the kept tree is older than the category (written around the API), so it is dropped.
+     */
+    async getCategory(idOrSlug: string): Promise<TaggedJson<CategoryDetail>> {
+      const kept = await tree.find(idOrSlug)
+      if (kept) return kept
+      const row = await findByIdOrSlug(createCategoriesRepository(db), idOrSlug)
       if (!row) throw notFound('Category')
-      return detailOf(categories, row)
+      await tree.changed()
+      const fresh = await tree.find(idOrSlug)
+      if (!fresh) throw notFound('Category')
+      return fresh
     },
 
     /** Superuser actions on the tree are on record, in their transactions. */
     createCategory: (actor: Actor, input: CategoryInput): Promise<CategoryDetail> =>
-      slugRace(() =>
+      changing(() => slugRace(() =>
         db.transaction(async (tx) => {
           const categories = createCategoriesRepository(tx)
           const parentId = input.parentId ?? null
@@ -163,11 +177,11 @@ export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pic
           await audit.record(tx, { action: 'category.create', actor, targetType: 'category', targetId: row.id, after: categoryState(row) })
           return detailOf(categories, row)
         }),
-      ),
+      )),
 
     /** Partial update; the slug stays as it is when only the name changes, so links keep working. */
     updateCategory: (actor: Actor, idOrSlug: string, input: Partial<CategoryInput>): Promise<CategoryDetail> =>
-      slugRace(() =>
+      changing(() => slugRace(() =>
         db.transaction(async (tx) => {
           const categories = createCategoriesRepository(tx)
           const id = (await findByIdOrSlug(categories, idOrSlug))?.id
@@ -193,7 +207,7 @@ export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pic
           await audit.record(tx, { action: 'category.update', actor, targetType: 'category', targetId: id, before: categoryState(row), after: categoryState(updated!) })
           return detailOf(categories, updated!)
         }),
-      ),
+      )),
 
     /** Refused while subcategories or any service (whatever its status, even deleted) refer to it. */
     async deleteCategory(actor: Actor, idOrSlug: string): Promise<void> {
@@ -213,6 +227,7 @@ export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pic
         if (foreignKeyViolation(error)) throw categoryInUse('a service or subcategory now refers to it')
         throw error
       }
+      await tree.changed()
     },
   }
 }

@@ -6,7 +6,8 @@
 -- written and the answer says so. Each statement here sees what committed before it ran, as
 -- separate statements from the application would (a single data-modifying CTE would not: its
 -- UPDATE can act on the row version of the statement's start, not the one its lock waited for).
-CREATE OR REPLACE FUNCTION public.ledger_transfer(from_owner uuid, from_kind text, to_owner uuid, to_kind text, amount bigint, txn_id uuid, source_entry uuid, target_entry uuid, txn_type text, txn_description text, for_order uuid, for_payout uuid, for_deposit uuid, booked_at timestamp with time zone, OUT accounts_found boolean, OUT source_balance bigint, OUT moved boolean)
+-- A platform side uses the sub-account `platform_sub_account` of its account (decision 0186).
+CREATE OR REPLACE FUNCTION public.ledger_transfer(from_owner uuid, from_kind text, to_owner uuid, to_kind text, amount bigint, txn_id uuid, source_entry uuid, target_entry uuid, txn_type text, txn_description text, for_order uuid, for_payout uuid, for_deposit uuid, booked_at timestamp with time zone, platform_sub_account integer, OUT accounts_found boolean, OUT source_balance bigint, OUT moved boolean)
  RETURNS record
  LANGUAGE plpgsql
 AS $function$
@@ -20,12 +21,12 @@ BEGIN
 	source_balance := 0;
 	moved := false;
 	IF from_owner IS NULL THEN
-		SELECT a."id" INTO source_id FROM "ledger_accounts" a WHERE a."owner_id" IS NULL AND a."kind" = from_kind;
+		source_id := ledger_platform_account(from_kind, platform_sub_account, booked_at);
 	ELSE
 		SELECT a."id" INTO source_id FROM "ledger_accounts" a WHERE a."owner_id" = from_owner AND a."kind" = from_kind;
 	END IF;
 	IF to_owner IS NULL THEN
-		SELECT a."id" INTO target_id FROM "ledger_accounts" a WHERE a."owner_id" IS NULL AND a."kind" = to_kind;
+		target_id := ledger_platform_account(to_kind, platform_sub_account, booked_at);
 	ELSE
 		SELECT a."id" INTO target_id FROM "ledger_accounts" a WHERE a."owner_id" = to_owner AND a."kind" = to_kind;
 	END IF;
@@ -47,4 +48,22 @@ BEGIN
 	INSERT INTO "ledger_entries" ("id", "transaction_id", "account_id", "amount_cents", "balance_after_cents", "created_at")
 		VALUES (source_entry, txn_id, source_id, -amount, source_after, booked_at), (target_entry, txn_id, target_id, amount, target_after, booked_at);
 	moved := true;
+END $function$;
+-- The id of a platform account's sub-account, opened at zero on first use: a deployment that
+-- raises the number of sub-accounts needs no migration. Concurrent openers insert one row (the
+-- unique index; the loser waits for the winner's commit and then reads its row).
+CREATE OR REPLACE FUNCTION public.ledger_platform_account(platform_kind text, part integer, opened_at timestamp with time zone)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+	found_id uuid;
+BEGIN
+	SELECT a."id" INTO found_id FROM "ledger_accounts" a WHERE a."owner_id" IS NULL AND a."kind" = platform_kind AND a."sub_account" = part;
+	IF found_id IS NULL AND platform_kind IN ('revenue', 'external') THEN
+		INSERT INTO "ledger_accounts" ("id", "owner_id", "kind", "sub_account", "balance_cents", "created_at")
+			VALUES (gen_random_uuid(), NULL, platform_kind, part, 0, opened_at) ON CONFLICT DO NOTHING;
+		SELECT a."id" INTO found_id FROM "ledger_accounts" a WHERE a."owner_id" IS NULL AND a."kind" = platform_kind AND a."sub_account" = part;
+	END IF;
+	RETURN found_id;
 END $function$;

@@ -24,6 +24,8 @@ export interface TransferRecord {
   payoutId: string | null
   depositId: string | null
   createdAt: Date
+  /** Which sub-account a platform side uses (from 0; decision 0186). */
+  platformSubAccount: number
 }
 
 /** What `ledger_transfer` answered: whether both accounts exist, the source's balance before, whether money moved. */
@@ -50,7 +52,7 @@ const p = (name: string) => sql.placeholder(name)
  * The call of `ledger_transfer` (its source: ledger-transfer.sql), for statements that move money:
  * it locks both accounts in id order, checks a user's balance under the lock, moves both balances
  * and inserts the transaction with its entries, or writes nothing and says why. Every argument is
- * passed by name: fourteen arguments, several of one type, would still run with two of them
+ * passed by name: fifteen arguments, several of one type, would still run with two of them
  * swapped if passed by position. Its placeholders are filled by `transferValues`; a statement
  * that shares one (`payoutId`, `createdAt`) gets the same value.
  */
@@ -58,7 +60,8 @@ export const transferCall = (computed: ComputedParts = {}) => sql`ledger_transfe
   to_owner => ${p('toOwner')}::uuid, to_kind => ${p('toKind')}::text, amount => ${computed.amountCents ?? sql`${p('amountCents')}::bigint`},
   txn_id => ${p('transactionId')}::uuid, source_entry => ${p('sourceEntryId')}::uuid, target_entry => ${p('targetEntryId')}::uuid,
   txn_type => ${p('type')}::text, txn_description => ${computed.description ?? sql`${p('description')}::text`},
-  for_order => ${p('orderId')}::uuid, for_payout => ${p('payoutId')}::uuid, for_deposit => ${p('depositId')}::uuid, booked_at => ${p('createdAt')}::timestamptz)`
+  for_order => ${p('orderId')}::uuid, for_payout => ${p('payoutId')}::uuid, for_deposit => ${p('depositId')}::uuid, booked_at => ${p('createdAt')}::timestamptz,
+  platform_sub_account => ${p('platformSubAccount')}::int)`
 
 /** For a statement that prices what it moves: SQL expressions of its own for the amount and the description, in place of their placeholders. */
 export interface ComputedParts {
@@ -85,6 +88,7 @@ export const transferValues = (record: TransferRecord) => ({
   payoutId: record.payoutId,
   depositId: record.depositId,
   createdAt: record.createdAt.toISOString(),
+  platformSubAccount: record.platformSubAccount,
 })
 
 export const transferOutcomeOf = (row: TransferColumns | undefined): TransferOutcome => ({
@@ -103,9 +107,10 @@ export function createLedgerRepository(db: Executor) {
       await db.insert(ledgerAccounts).values(rows).onConflictDoNothing()
     },
 
+    /** A platform account's balance: the sum of its sub-accounts. */
     async platformBalance(kind: 'revenue' | 'external'): Promise<number> {
       const [row] = await db
-        .select({ balanceCents: ledgerAccounts.balanceCents })
+        .select({ balanceCents: sql<number>`coalesce(sum(${ledgerAccounts.balanceCents}), 0)::bigint`.mapWith(Number) })
         .from(ledgerAccounts)
         .where(and(isNull(ledgerAccounts.ownerId), eq(ledgerAccounts.kind, kind)))
       return row?.balanceCents ?? 0

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto'
 import type { Executor, Tx } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
@@ -40,10 +41,20 @@ const describeRef = (ref: AccountRef) => ('platform' in ref ? `platform ${ref.pl
 /**
  * The double-entry ledger (decision 0021). Every movement is one transaction whose entries sum to
  * zero, written in the caller's transaction together with the balances it changes, under row
- * locks taken in id order. Entries are only ever inserted.
+ * locks taken in id order. Entries are only ever inserted. A platform side of a transaction uses
+ * one of its account's `platformSubAccounts` rows (decision 0186).
  */
-export function createLedgerService(deps: { clock: Clock }) {
+export function createLedgerService(deps: { clock: Clock; platformSubAccounts: number }) {
   const { clock } = deps
+  const subAccounts = deps.platformSubAccounts
+  // Each transaction takes the next sub-account in turn, from a random start: concurrent
+  // transactions of one instance spread evenly, and instances do not start in step.
+  let nextSubAccount = randomInt(subAccounts)
+  const takeSubAccount = () => {
+    const taken = nextSubAccount
+    nextSubAccount = (nextSubAccount + 1) % subAccounts
+    return taken
+  }
 
   const keyOf = (ref: AccountRef): AccountKey => ('platform' in ref ? { ownerId: null, kind: ref.platform } : { ownerId: ref.userId, kind: ref.kind })
 
@@ -70,6 +81,7 @@ export function createLedgerService(deps: { clock: Clock }) {
       payoutId: transfer.payoutId ?? null,
       depositId: transfer.depositId ?? null,
       createdAt: clock.now(),
+      platformSubAccount: takeSubAccount(),
     }
   }
 

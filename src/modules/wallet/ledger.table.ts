@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { bigint, check, index, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
+import { bigint, check, index, pgTable, smallint, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { users } from '../users/users.table.ts'
 
 export const userAccountKinds = ['available', 'escrow', 'payout_pending'] as const
@@ -15,7 +15,9 @@ export type LedgerTransactionType = (typeof ledgerTransactionTypes)[number]
  * A ledger account (decision 0021). Each user has `available`, `escrow` and
  * `payout_pending`; the platform has `revenue` and `external` (where money enters and leaves, so
  * it runs negative). `balance_cents` changes only together with the entries that explain it, and
- * the database refuses a negative balance on a user's account.
+ * the database refuses a negative balance on a user's account. Each platform account is split
+ * into sub-accounts (`sub_account` 0, 1, ...), one chosen per transaction, so that concurrent
+ * deposits and completions do not queue on one row (docs/decisions/0186); its balance is their sum.
  */
 export const ledgerAccounts = pgTable(
   'ledger_accounts',
@@ -23,14 +25,17 @@ export const ledgerAccounts = pgTable(
     id: uuid('id').primaryKey(),
     ownerId: uuid('owner_id').references(() => users.id, { onDelete: 'restrict' }),
     kind: text('kind', { enum: [...userAccountKinds, ...platformAccountKinds] }).notNull(),
+    /** Which part of a platform account this row is; always 0 for a user's account. */
+    subAccount: smallint('sub_account').notNull().default(0),
     balanceCents: bigint('balance_cents', { mode: 'number' }).notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
   (table) => [
     uniqueIndex('ledger_accounts_owner_kind_idx').on(table.ownerId, table.kind),
-    uniqueIndex('ledger_accounts_platform_kind_idx')
-      .on(table.kind)
+    uniqueIndex('ledger_accounts_platform_kind_sub_account_idx')
+      .on(table.kind, table.subAccount)
       .where(sql`${table.ownerId} is null`),
+    check('ledger_accounts_sub_account_platform_only', sql`${table.subAccount} >= 0 and (${table.ownerId} is null or ${table.subAccount} = 0)`),
     check('ledger_accounts_user_balance_not_negative', sql`${table.ownerId} is null or ${table.balanceCents} >= 0`),
     check('ledger_accounts_owner_matches_kind', sql`(${table.ownerId} is null) = (${table.kind} in ('revenue', 'external'))`),
   ],

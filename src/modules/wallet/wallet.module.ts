@@ -22,7 +22,7 @@ export const walletModule = defineModule({
   needs: ['users', 'audit'],
   tables: { ledgerAccounts, ledgerTransactions, ledgerEntries, deposits, payouts },
   create: ({ config, db, clock, outbox }, { users, audit }: { users: UsersService; audit: AuditService }) => {
-    const ledger = createLedgerService({ clock })
+    const ledger = createLedgerService({ clock, platformSubAccounts: config.ledgerPlatformSubAccounts })
     const payments = createSandboxProvider({ enabled: config.payments.sandboxEnabled })
     return {
       ...createWalletService({ db, clock, ledger, payments, currency: config.currency, users, audit }),

@@ -6,6 +6,7 @@ import { LocalSlots } from './socket-slots.ts'
 export function createInProcessHub(options: { heartbeatMs: number; maxSocketsPerUser: number }): RealtimeHub {
   const sockets = new LocalSockets()
   const slots = new LocalSlots('')
+  const listeners = new Set<(name: string) => void>()
   let timer: NodeJS.Timeout | undefined
 
   return {
@@ -22,6 +23,10 @@ export function createInProcessHub(options: { heartbeatMs: number; maxSocketsPer
     async disconnectSessions(userId, familyIds, reason = 'Session ended') {
       sockets.close(userId, familyIds, reason)
     },
+    async signal(name) {
+      for (const listener of listeners) listener(name)
+    },
+    onSignal: (listener) => void listeners.add(listener),
     isOnline: async (userId) => sockets.has(userId),
     localSocketCount: () => sockets.size(),
     async heartbeat() {

@@ -56,6 +56,14 @@ export interface RealtimeHub {
   disconnectUser(userId: string, reason?: string): Promise<void>
   /** Closes the sockets opened with these sessions with 4401, on every instance (logout). */
   disconnectSessions(userId: string, familyIds: readonly string[], reason?: string): Promise<void>
+  /**
+   * Tells every instance, this one included, that something instances keep in memory changed
+   * (`name` says what, e.g. the category tree): the same channel as frames, so a signal reaches
+   * the instances a frame would reach. With Redis unreachable only this instance hears it.
+   */
+  signal(name: string): Promise<void>
+  /** Calls `listener` with the name of every signal from any instance (the receiver's own included). */
+  onSignal(listener: (name: string) => void): void
   /** Whether the user has an open socket on any instance. */
   isOnline(userId: string): Promise<boolean>
   /** Sockets open on this instance. */

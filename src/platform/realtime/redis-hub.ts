@@ -28,10 +28,10 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1`
 
 /** What instances tell each other on the channel. */
-type Broadcast = { kind: 'frame'; userIds: string[]; text: string } | { kind: 'close'; userId: string; familyIds?: string[]; reason: string }
+type Broadcast = { kind: 'frame'; userIds: string[]; text: string } | { kind: 'close'; userId: string; familyIds?: string[]; reason: string } | { kind: 'signal'; name: string }
 
 /**
- * Several instances behind a load balancer (decision 0053). Every frame and every close order is
+ * Several instances behind a load balancer (decision 0053). Every frame, close order and signal is
  * published on one Redis channel that every instance subscribes to; each instance acts on the
  * sockets it holds, the publisher included (it hears its own message). Presence is a Redis hash
  * per user, one field per open socket (`<instance>:<n>`, written when its place is reserved
@@ -56,6 +56,7 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; maxS
     if (publisher.status === 'ready') void publisher.hdel(presenceKey(userId), id).catch(warn('clear presence'))
   })
   const sockets = new LocalSockets()
+  const listeners = new Set<(name: string) => void>()
 
   /** Refreshes the fields of every place this instance holds (a field missed while Redis was away is written again). */
   const markPresent = () => {
@@ -69,6 +70,7 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; maxS
 
   const act = (message: Broadcast) => {
     if (message.kind === 'frame') sockets.deliver(message.userIds, message.text)
+    else if (message.kind === 'signal') for (const listener of listeners) listener(message.name)
     else sockets.close(message.userId, message.familyIds, message.reason)
   }
 
@@ -119,6 +121,8 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; maxS
     publish: (userIds, frame: Frame) => broadcast({ kind: 'frame', userIds: [...new Set(userIds)], text: JSON.stringify(frame) }),
     disconnectUser: (userId, reason = 'Session ended') => broadcast({ kind: 'close', userId, reason }),
     disconnectSessions: (userId, familyIds, reason = 'Session ended') => broadcast({ kind: 'close', userId, familyIds: [...familyIds], reason }),
+    signal: (name) => broadcast({ kind: 'signal', name }),
+    onSignal: (listener) => void listeners.add(listener),
     async isOnline(userId) {
       if (sockets.has(userId)) return true
       try {
