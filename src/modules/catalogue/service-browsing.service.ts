@@ -1,5 +1,6 @@
 import type { Actor } from '../../access/access.ts'
 import type { Db, Executor } from '../../db/client.ts'
+import { declareLazyStatements } from '../../db/statements.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
 import { fromCents } from '../../lib/money.ts'
@@ -7,7 +8,7 @@ import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { isOwner, isVisibleTo, mayModerate } from './service-rules.ts'
-import { COMMON_LIST_ROWS, createServicesRepository, prepareCommonList, prepareCommonSearch, prepareServiceRead, type CommonListShape, type CommonSearchShape, type ListedJson, type ListedService, type PageWindow, type ServiceSort, type ServiceViews } from './services.repository.ts'
+import { COMMON_LIST_ROWS, commonListShapes, commonSearchShapes, createServicesRepository, prepareCommonList, prepareCommonSearch, prepareServiceRead, type CommonListShape, type CommonSearchShape, type ListedJson, type ListedService, type PageWindow, type ServiceSort, type ServiceViews } from './services.repository.ts'
 import type { ServiceExtraRow, ServicePackageRow, ServiceRow, ServiceStatus } from './services.table.ts'
 
 export interface ServiceListQuery extends PageRequest {
@@ -79,9 +80,29 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     bannerOf: (serviceId) => uploads.publicFileUrlSql('service', serviceId, 'service_banner'),
     galleryOf: (serviceId) => uploads.publicFilesJsonSql('service', serviceId, 'service_gallery'),
   }
+  // Statements built on first use (116 shapes of list and search, most never asked for on a
+  // given instance), each once.
   let readService: ReturnType<typeof prepareServiceRead> | undefined
+  const serviceRead = () => (readService ??= prepareServiceRead(db, views))
   const commonLists = new Map<string, ReturnType<typeof prepareCommonList>>()
+  const commonList = (shape: CommonListShape) => {
+    const key = `${shape.category}:${shape.sortBy}:${shape.sortOrder}:${shape.paging}:${shape.rows}`
+    let statement = commonLists.get(key)
+    if (!statement) commonLists.set(key, (statement = prepareCommonList(shape, views)))
+    return statement
+  }
   const commonSearches = new Map<string, ReturnType<typeof prepareCommonSearch>>()
+  const commonSearch = (shape: CommonSearchShape) => {
+    const key = `${shape.paging}:${shape.rows}:${shape.corrected}`
+    let statement = commonSearches.get(key)
+    if (!statement) commonSearches.set(key, (statement = prepareCommonSearch(shape, COUNT_CAP, views)))
+    return statement
+  }
+  declareLazyStatements('catalogue', () => {
+    serviceRead()
+    for (const shape of commonListShapes()) commonList(shape)
+    for (const shape of commonSearchShapes()) commonSearch(shape)
+  })
 
   const urlsByObject = async (executor: Executor, objectType: 'user' | 'service', ids: string[], tag: 'avatar' | 'service_banner') =>
     new Map((await uploads.filesOf(executor, objectType, ids, tag)).map((row) => [row.objectId!, uploads.urlOf(row)]))
@@ -253,10 +274,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
       paging: window.after !== undefined ? 'keyset' : window.offset > 0 ? 'offset' : 'first',
       rows: rowsFor(window.limit),
     }
-    const key = `${shape.category}:${shape.sortBy}:${shape.sortOrder}:${shape.paging}:${shape.rows}`
-    let statement = commonLists.get(key)
-    if (!statement) commonLists.set(key, (statement = prepareCommonList(shape, views)))
-    const [row] = await statement(db, { category, after: window.after, offset: window.offset })
+    const [row] = await commonList(shape)(db, { category, after: window.after, offset: window.offset })
     if (!row || row.categories === 0) return undefined
     return answerOf(query, summariseJson(row.items.slice(0, window.limit + 1)), row.total, true, order, window)
   }
@@ -280,10 +298,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     const window = windowOf(query, order.sortBy, order.sortOrder)
     const run = async (corrected: string | null) => {
       const shape: CommonSearchShape = { paging: window.offset > 0 ? 'offset' : 'first', rows: rowsFor(window.limit), corrected: corrected !== null }
-      const key = `${shape.paging}:${shape.rows}:${shape.corrected}`
-      let statement = commonSearches.get(key)
-      if (!statement) commonSearches.set(key, (statement = prepareCommonSearch(shape, COUNT_CAP, views)))
-      const [row] = await statement(db, { search, corrected: corrected ?? undefined, offset: window.offset })
+      const [row] = await commonSearch(shape)(db, { search, corrected: corrected ?? undefined, offset: window.offset })
       return row ?? { total: 0, items: [] }
     }
     let found = await run(null)
@@ -358,8 +373,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
 
     /** One prepared statement: the service, its offer, seller, banner and gallery. */
     async getService(viewer: Actor | null, serviceId: string) {
-      readService ??= prepareServiceRead(db, views)
-      const row = await readService(serviceId)
+      const row = await serviceRead()(serviceId)
       if (!row || !isVisibleTo(row, viewer)) throw notFound('Service')
       // The statement wrote `rejectionReason: null`; only its owner and moderators see a real one.
       if (row.rejectionReason === null || !(isOwner(row, viewer) || mayModerate(viewer))) return row.service

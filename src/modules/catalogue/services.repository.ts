@@ -185,6 +185,16 @@ export interface ListedJson {
 
 const sortColumnNames = { price: 'starting_price_cents', rating: 'rating_average', createdAt: 'created_at' } as const
 
+/** Every shape of common list: one statement each. */
+export const commonListShapes = (): CommonListShape[] =>
+  (['none', 'id', 'slug'] as const).flatMap((category) =>
+    (Object.keys(sortColumnNames) as (keyof typeof sortColumnNames)[]).flatMap((sortBy) =>
+      (['asc', 'desc'] as const).flatMap((sortOrder) =>
+        (['first', 'offset', 'keyset'] as const).flatMap((paging) => COMMON_LIST_ROWS.map((rows) => ({ category, sortBy, sortOrder, paging, rows }))),
+      ),
+    ),
+  )
+
 /** A list row (`ListedJson`) built by PostgreSQL from the service `s` and its category `c`. */
 const listedJsonSql = (views: ServiceViews) =>
   sql`json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents,
@@ -271,6 +281,10 @@ export interface CommonSearchShape {
   rows: (typeof COMMON_LIST_ROWS)[number]
   corrected: boolean
 }
+
+/** Every shape of common search: one statement each. */
+export const commonSearchShapes = (): CommonSearchShape[] =>
+  (['first', 'offset'] as const).flatMap((paging) => COMMON_LIST_ROWS.flatMap((rows) => [false, true].map((corrected) => ({ paging, rows, corrected }))))
 
 /**
  * A search with no other filter, by relevance, in one prepared statement per shape (2 kinds of
