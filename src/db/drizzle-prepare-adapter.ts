@@ -1,4 +1,4 @@
-import type { SQL } from 'drizzle-orm'
+import { is, Placeholder, type SQL } from 'drizzle-orm'
 import { PgDatabase, PgDialect, PgSession, type PgPreparedQuery, type PreparedQueryConfig } from 'drizzle-orm/pg-core'
 import type { Db, Executor } from './client.ts'
 
@@ -13,6 +13,7 @@ import type { Db, Executor } from './client.ts'
  * `PgSession.prepareQuery(query, fields, name, isResponseInArrayMode, customResultMapper,
  * queryMetadata, cacheConfig)` and the fields select builders set on the prepared query (today
  * `joinsNotNullableMap` and `setToken`), run that test, then move the version here.
+ * @internal read by that test
  */
 export const SUPPORTED_DRIZZLE_ORM = '0.45'
 
@@ -22,6 +23,8 @@ type PrepareArgs = Parameters<PgSession['prepareQuery']>
 export interface RecordedQuery {
   /** The SQL text sent to the database, `$1`-style parameters included. */
   readonly text: string
+  /** What fills each parameter, in order: a placeholder's name, or the value bound when the statement was built. */
+  readonly parameters: ({ placeholder: string } | { value: unknown })[]
 }
 
 /** Stands where the builder expects its prepared query; select builders set two fields on it. */
@@ -33,6 +36,9 @@ class Recorded implements RecordedQuery {
   constructor(readonly args: PrepareArgs) {}
   get text(): string {
     return this.args[0].sql
+  }
+  get parameters(): RecordedQuery['parameters'] {
+    return this.args[0].params.map((param) => (is(param, Placeholder) ? { placeholder: param.name } : { value: param }))
   }
   setToken(): this {
     return this

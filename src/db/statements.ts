@@ -15,7 +15,7 @@ import { executeRecorded, recordBuilder, recordSql, type Preparable, type Record
  * named, so each connection parses and plans it once; PGlite runs the same text.
  *
  * Every statement's final text is also checked in, one file per name under `sql/statements/`
- * (`npm run sql:generate`, `statementTexts` below), so that a change to any fragment shows in
+ * (`npm run sql:generate`, `declaredStatements` below), so that a change to any fragment shows in
  * review as a change to each statement it ends up in.
  */
 
@@ -67,7 +67,7 @@ export function preparedSql<Values extends object, Row>(name: string, statement:
 
 /**
  * Declares statements a module builds only when first needed (one per shape of a list, say):
- * `buildAll` builds every one of them, so that `statementTexts` can list them. A module built
+ * `buildAll` builds every one of them, so that `declaredStatements` can list them. A module built
  * again (another app in the same process) replaces its family.
  */
 export function declareLazyStatements(family: string, buildAll: () => void): void {
@@ -81,14 +81,15 @@ export function declareLazyStatements(family: string, buildAll: () => void): voi
 const isScratch = (name: string) => name.startsWith('test_')
 
 /**
- * The text of every statement declared so far, by name in code-point order, after building
- * those that wait for first use. With an app built, that is every statement it can run.
+ * Every statement declared so far, by name in code-point order, with its text and what fills
+ * each parameter, after building those that wait for first use. With an app built, that is
+ * every statement it can run.
  */
-export function statementTexts(): [name: string, text: string][] {
+export function declaredStatements(): ({ name: string } & Pick<RecordedQuery, 'text' | 'parameters'>)[] {
   for (const buildAll of lazyFamilies.values()) buildAll()
   for (const record of [...unrecorded.values()]) record()
   return [...recordedTexts]
     .filter(([name]) => !isScratch(name))
-    .map(([name, query]): [string, string] => [name, query.text])
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, query]) => ({ name, text: query.text, parameters: query.parameters }))
 }

@@ -1,9 +1,9 @@
-import { createRequire } from 'node:module'
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import rateLimit from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
 import { commonErrors, fail } from '../lib/errors.ts'
+import { localStore, redisStore, type CountCallback, type CountingStore } from './rate-limit-stores-adapter.ts'
 
 export type RateLimitBucket = 'auth' | 'uploads' | 'general'
 
@@ -21,18 +21,6 @@ export interface RateLimitOptions {
   logger: FastifyBaseLogger
 }
 
-type Counted = { current: number; ttl: number }
-type Callback = (error: Error | null, result: Counted | null) => void
-interface Store {
-  incr(key: string, callback: Callback, timeWindow: number, max: number): void
-}
-type StoreConstructor = new (...args: unknown[]) => Store
-
-// The plugin's own stores (its package has no `exports` map, so the files are reachable).
-const require = createRequire(import.meta.url)
-const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as StoreConstructor
-const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as StoreConstructor
-
 const NAMESPACE = 'marketplace-rl:'
 /** A Redis outage is logged at most this often, not once per request. */
 const WARN_EVERY_MS = 60_000
@@ -43,8 +31,8 @@ const WARN_EVERY_MS = 60_000
  * headers report the count that was really applied.
  */
 export class RateLimitCounter {
-  private readonly local = new LocalStore(false, false, 20_000)
-  private readonly shared: Store | undefined
+  private readonly local = localStore(20_000)
+  private readonly shared: CountingStore | undefined
   private lastWarning = 0
   degradedSince: Date | undefined
 
@@ -52,7 +40,7 @@ export class RateLimitCounter {
     private readonly redis: Redis | undefined,
     private readonly logger: FastifyBaseLogger,
   ) {
-    this.shared = redis ? new RedisStore(false, false, redis, NAMESPACE) : undefined
+    this.shared = redis ? redisStore(redis, NAMESPACE) : undefined
   }
 
   /** `shared` with Redis, `local` without it, `degraded` while Redis is configured but unreachable. */
@@ -62,7 +50,7 @@ export class RateLimitCounter {
     return this.degradedSince || this.redis.status !== 'ready' ? 'degraded' : 'shared'
   }
 
-  incr(key: string, callback: Callback, timeWindow: number, max: number): void {
+  incr(key: string, callback: CountCallback, timeWindow: number, max: number): void {
     // Not connected: fail over at once instead of waiting on a command that cannot be sent.
     if (!this.shared || this.redis?.status !== 'ready') {
       if (this.shared) this.fellBack(new Error(`Redis is ${this.redis?.status ?? 'absent'}`))

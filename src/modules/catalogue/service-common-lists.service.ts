@@ -1,7 +1,8 @@
 import type { Db } from '../../db/client.ts'
+import { declareLazyStatements } from '../../db/statements.ts'
 import { isUuid } from '../../lib/ids.ts'
 import { answerOf, COUNT_CAP, FUZZY_BELOW, listItemOf, rowsFor, unsearchedOrderOf, windowOf, type ServiceListQuery } from './service-list-pages.ts'
-import { createServicesRepository, prepareCommonList, prepareCommonSearch, type CommonListShape, type CommonSearchShape, type ServiceViews } from './services.repository.ts'
+import { commonListShapes, commonSearchShapes, createServicesRepository, prepareCommonList, prepareCommonSearch, type CommonListShape, type CommonSearchShape, type ServiceViews } from './services.repository.ts'
 
 /**
  * The lists most visitors ask for, each one prepared statement per shape: the catalogue or a
@@ -11,6 +12,23 @@ export function createCommonLists(deps: { db: Db; views: ServiceViews }) {
   const { db, views } = deps
   const commonLists = new Map<string, ReturnType<typeof prepareCommonList>>()
   const commonSearches = new Map<string, ReturnType<typeof prepareCommonSearch>>()
+  // Built on first use (over a hundred shapes, most never asked for on a given instance), each once.
+  const commonList = (shape: CommonListShape) => {
+    const key = `${shape.category}:${shape.sortBy}:${shape.sortOrder}:${shape.paging}:${shape.rows}`
+    let statement = commonLists.get(key)
+    if (!statement) commonLists.set(key, (statement = prepareCommonList(shape, views)))
+    return statement
+  }
+  const commonSearch = (shape: CommonSearchShape) => {
+    const key = `${shape.paging}:${shape.rows}:${shape.corrected}`
+    let statement = commonSearches.get(key)
+    if (!statement) commonSearches.set(key, (statement = prepareCommonSearch(shape, COUNT_CAP, views)))
+    return statement
+  }
+  declareLazyStatements('catalogue.lists', () => {
+    for (const shape of commonListShapes()) commonList(shape)
+    for (const shape of commonSearchShapes()) commonSearch(shape)
+  })
 
   return {
     /**
@@ -27,10 +45,7 @@ export function createCommonLists(deps: { db: Db; views: ServiceViews }) {
         paging: window.after !== undefined ? 'keyset' : window.offset > 0 ? 'offset' : 'first',
         rows: rowsFor(window.limit),
       }
-      const key = `${shape.category}:${shape.sortBy}:${shape.sortOrder}:${shape.paging}:${shape.rows}`
-      let statement = commonLists.get(key)
-      if (!statement) commonLists.set(key, (statement = prepareCommonList(shape, views)))
-      const [row] = await statement(db, { category, after: window.after, offset: window.offset })
+      const [row] = await commonList(shape)(db, { category, after: window.after, offset: window.offset })
       if (!row || row.categories === 0) return undefined
       return answerOf(query, row.items.slice(0, window.limit + 1).map(listItemOf), row.total, true, order, window)
     },
@@ -44,10 +59,7 @@ export function createCommonLists(deps: { db: Db; views: ServiceViews }) {
       const window = windowOf(query, order.sortBy, order.sortOrder)
       const run = async (corrected: string | null) => {
         const shape: CommonSearchShape = { paging: window.offset > 0 ? 'offset' : 'first', rows: rowsFor(window.limit), corrected: corrected !== null }
-        const key = `${shape.paging}:${shape.rows}:${shape.corrected}`
-        let statement = commonSearches.get(key)
-        if (!statement) commonSearches.set(key, (statement = prepareCommonSearch(shape, COUNT_CAP, views)))
-        const [row] = await statement(db, { search, corrected: corrected ?? undefined, offset: window.offset })
+        const [row] = await commonSearch(shape)(db, { search, corrected: corrected ?? undefined, offset: window.offset })
         return row ?? { total: 0, items: [] }
       }
       let found = await run(null)

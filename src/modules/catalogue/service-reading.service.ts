@@ -1,5 +1,6 @@
 import type { Actor } from '../../access/access.ts'
 import type { Db, Executor } from '../../db/client.ts'
+import { declareLazyStatements } from '../../db/statements.ts'
 import { notFound } from '../../lib/errors.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import { isOwner, isVisibleTo, mayModerate } from './service-rules.ts'
@@ -14,7 +15,9 @@ import type { ServiceRow, ServiceStatus } from './services.table.ts'
 export function createServiceReading(deps: { db: Db; views: ServiceViews }) {
   const { db, views } = deps
   let statement: ReturnType<typeof prepareServiceRead> | undefined
-  const readService = (serviceId: string) => (statement ??= prepareServiceRead(db, views))(serviceId)
+  const serviceRead = () => (statement ??= prepareServiceRead(db, views))
+  const readService = (serviceId: string) => serviceRead()(serviceId)
+  declareLazyStatements('catalogue.read', () => void serviceRead())
 
   /** The full answer of a service `viewer` may see (the rejection reason is not public). */
   async function describe(row: Pick<ServiceRow, 'id'>, viewer: Actor | null): Promise<ServiceJson> {

@@ -163,6 +163,16 @@ export type ListedJson = Static<typeof ServiceListRow>
 
 const sortColumnNames = { price: 'starting_price_cents', rating: 'rating_average', createdAt: 'created_at' } as const
 
+/** Every shape of common list: one statement each. */
+export const commonListShapes = (): CommonListShape[] =>
+  (['none', 'id', 'slug'] as const).flatMap((category) =>
+    (Object.keys(sortColumnNames) as (keyof typeof sortColumnNames)[]).flatMap((sortBy) =>
+      (['asc', 'desc'] as const).flatMap((sortOrder) =>
+        (['first', 'offset', 'keyset'] as const).flatMap((paging) => COMMON_LIST_ROWS.map((rows) => ({ category, sortBy, sortOrder, paging, rows }))),
+      ),
+    ),
+  )
+
 /** A list row (`ListedJson`) built by PostgreSQL from the service `s` and its category `c`. */
 const listedJsonSql = (views: ServiceViews) =>
   jsonObjectSql(ServiceListRow, {
@@ -259,6 +269,10 @@ export interface CommonSearchShape {
   rows: (typeof COMMON_LIST_ROWS)[number]
   corrected: boolean
 }
+
+/** Every shape of common search: one statement each. */
+export const commonSearchShapes = (): CommonSearchShape[] =>
+  (['first', 'offset'] as const).flatMap((paging) => COMMON_LIST_ROWS.flatMap((rows) => [false, true].map((corrected) => ({ paging, rows, corrected }))))
 
 /**
  * A search with no other filter, by relevance, in one prepared statement per shape (2 kinds of
