@@ -181,6 +181,18 @@ describe('the category tree kept in memory (one instance)', () => {
       expect(response.json().data).toMatchObject({ id, slug, parent: null, subcategories: [], servicesCount: 0 })
       expect(findIn(await treeOf(ctx), id)).toMatchObject({ id, slug })
     })
+
+    it('answers a third level written around the API from the database, with its parent', async () => {
+      const top = await actors.createCategory(ctx, { name: unique('Level one ') })
+      const sub = await actors.createCategory(ctx, { name: unique('Level two '), parentId: top.id })
+      const now = ctx.clock.now()
+      const id = newId()
+      await ctx.database.db.insert(categories).values({ id, parentId: sub.id, name: 'Level three', slug: unique('level-three-'), createdAt: now, updatedAt: now })
+      const response = await get(ctx, `/categories/${id}`)
+      expect(response.statusCode, response.body).toBe(200)
+      expect(response.json().data).toMatchObject({ id, parentId: sub.id, subcategories: [], parent: { id: sub.id, name: sub.name, slug: sub.slug } })
+      expect(response.headers.etag).toMatch(STRONG_TAG)
+    })
   })
 })
 

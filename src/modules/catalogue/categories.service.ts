@@ -1,6 +1,6 @@
 import type { Actor } from '../../access/access.ts'
 import type { Db } from '../../db/client.ts'
-import type { TaggedJson } from '../../http/tagged-answer.ts'
+import { taggedJson, type TaggedJson } from '../../http/tagged-answer.ts'
 import { uniqueViolation } from '../../db/errors.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -135,17 +135,18 @@ export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pic
 
     /**
      * One category from the kept tree. One it does not know is looked up in the database: found
-     * there, the kept tree is older than the category (written around the API), so it is dropped.
+     * there, the kept tree is older than the category (written around the API), so this instance
+     * reloads it; a category the tree cannot hold (a third level written by hand) is answered
+     * from the database.
      */
     async getCategory(idOrSlug: string): Promise<TaggedJson<CategoryDetail>> {
       const kept = await tree.find(idOrSlug)
       if (kept) return kept
-      const row = await findByIdOrSlug(createCategoriesRepository(db), idOrSlug)
+      const categories = createCategoriesRepository(db)
+      const row = await findByIdOrSlug(categories, idOrSlug)
       if (!row) throw notFound('Category')
-      await tree.changed()
-      const fresh = await tree.find(idOrSlug)
-      if (!fresh) throw notFound('Category')
-      return fresh
+      tree.dropHere()
+      return (await tree.find(idOrSlug)) ?? taggedJson<CategoryDetail>(JSON.stringify(await detailOf(categories, row)))
     },
 
     /** Superuser actions on the tree are on record, in their transactions. */

@@ -85,6 +85,9 @@ export function createCategoryTree(deps: { db: Db; clock: Clock; realtime: Pick<
     /** A category's answer by id (in any letter case) or slug; undefined when the kept tree does not have it. */
     find: async (idOrSlug: string) => (await current()).byKey.get(idOrSlug.toLowerCase()),
 
+    /** Drops the tree on this instance only (it found the tree older than the database). */
+    dropHere: drop,
+
     /** Drops the tree here at once, then on every other instance (after the change committed). */
     async changed(): Promise<void> {
       drop()
