@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Writable } from 'node:stream'
 import cors from '@fastify/cors'
 import multipart from '@fastify/multipart'
-import swagger from '@fastify/swagger'
+import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import websocket from '@fastify/websocket'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -115,11 +115,8 @@ function apiDescription(errors: ErrorCode[], shape: EnvelopeShape): string {
   ].join('\n')
 }
 
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, database } = deps
-  const clock = deps.clock ?? systemClock
-  const logger: FastifyBaseLogger = deps.logger ?? createLogger({ level: config.logLevel }, deps.logStream)
-
+/** The server: its logger, limits, request ids and content types (JSON and multipart only). */
+function createFastify(config: Config, logger: FastifyBaseLogger) {
   const app = Fastify({
     loggerInstance: logger,
     trustProxy: config.trustProxy,
@@ -141,22 +138,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // The API speaks JSON (and multipart for files): a text/plain body is 415, not a string to validate.
   app.removeContentTypeParser('text/plain')
   objectBodiesOnly(app)
+  return app
+}
 
-  const mailer = deps.mailer ?? createMailer(config.mail, app.log)
-  const storage = deps.storage ?? createStorage(config.storage)
-  const realtime = deps.realtime ?? createRealtimeHub({ redisUrl: config.redisUrl, ...config.realtime, logger: app.log })
-  const container = createContainer({ config, db: database.db, clock, mailer, storage, logger: app.log, realtime })
-  app.decorate('container', container)
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined
-  // Connection errors are reported by the rate-limit counter, once a minute, not once per retry.
-  redis?.on('error', () => undefined)
-  const rateLimitCounter = new RateLimitCounter(redis, app.log)
-
-  app.setValidatorCompiler(validatorCompiler)
-  app.setErrorHandler(errorHandler)
-  shareInputRules(app)
-
-  const fixedHeaders = {
+/** What every answer carries whatever it is: the API version, `Vary` and the security headers. */
+function fixedHeadersOf(config: Config) {
+  return {
     'api-version': '1',
     // An answer's shape follows the request's `Prefer` header (http/envelope.ts): caches keep one per value.
     vary: 'Prefer',
@@ -177,8 +164,77 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       crossOriginResourcePolicy: { policy: 'cross-origin' },
     }),
   }
+}
+
+/** The OpenAPI document: its introduction with the error codes, the server, the security scheme and the webhooks. */
+function swaggerOptions(config: Config, container: Container): FastifyDynamicSwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Marketplace API',
+        version: packageInfo.version,
+        license: { name: 'MIT', identifier: 'MIT' },
+        description: apiDescription(container.errors, config.responseEnvelope),
+      },
+      servers: [{ url: config.publicUrl, description: `${config.isProduction ? 'Production' : config.env === 'test' ? 'Test' : 'Local development'} server: this deployment (PUBLIC_URL).` }],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'The `accessToken` from `POST /auth/login` (HS256, 15 minutes). Tokens follow RFC8725 (JWT best current practices): the algorithm is pinned and each kind of token is accepted only where it belongs.',
+          },
+        },
+      },
+      // What receivers get: one entry per event of the catalogue (OpenAPI 3.1 webhooks).
+      webhooks: webhooksDocument(container.events),
+    },
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? polishDocument(document.openapiObject, { maxUploadBytes: MAX_UPLOAD_BYTES, bareAnswers: config.responseEnvelope === 'none' })
+        : document.swaggerObject,
+  }
+}
+
+/** Resolves when Redis is connected or has refused the connection, or after 5 seconds. */
+function settled(redis: Redis): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      redis.off('ready', done).off('error', done)
+      resolve()
+    }
+    const timer = setTimeout(done, 5000)
+    redis.once('ready', done).once('error', done)
+  })
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, database } = deps
+  const clock = deps.clock ?? systemClock
+  const logger: FastifyBaseLogger = deps.logger ?? createLogger({ level: config.logLevel }, deps.logStream)
+  const app = createFastify(config, logger)
+
+  const mailer = deps.mailer ?? createMailer(config.mail, app.log)
+  const storage = deps.storage ?? createStorage(config.storage)
+  const realtime = deps.realtime ?? createRealtimeHub({ redisUrl: config.redisUrl, ...config.realtime, logger: app.log })
+  const container = createContainer({ config, db: database.db, clock, mailer, storage, logger: app.log, realtime })
+  app.decorate('container', container)
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined
+  // Connection errors are reported by the rate-limit counter, once a minute, not once per retry.
+  redis?.on('error', () => undefined)
+  const rateLimitCounter = new RateLimitCounter(redis, app.log)
+
+  app.setValidatorCompiler(validatorCompiler)
+  app.setErrorHandler(errorHandler)
+  shareInputRules(app)
+
+  const fixedHeaders = fixedHeadersOf(config)
   // First hook, and the only one for what every answer carries: the headers that never change
-  // and the request id, through Fastify's public `reply.headers()` (decision 0135). Hooks on every request take a callback rather than return a promise: one
+  // and the request id, through Fastify's public `reply.headers()` (decision 0135). Hooks on every
+  // request take a callback rather than return a promise: one
   // less per request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(fixedHeaders)
@@ -207,34 +263,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     maxAge: 600,
   })
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Marketplace API',
-        version: packageInfo.version,
-        license: { name: 'MIT', identifier: 'MIT' },
-        description: apiDescription(container.errors, config.responseEnvelope),
-      },
-      servers: [{ url: config.publicUrl, description: `${config.isProduction ? 'Production' : config.env === 'test' ? 'Test' : 'Local development'} server: this deployment (PUBLIC_URL).` }],
-      components: {
-        securitySchemes: {
-          bearerAuth: {
-            type: 'http',
-            scheme: 'bearer',
-            bearerFormat: 'JWT',
-            description: 'The `accessToken` from `POST /auth/login` (HS256, 15 minutes). Tokens follow RFC8725 (JWT best current practices): the algorithm is pinned and each kind of token is accepted only where it belongs.',
-          },
-        },
-      },
-      // What receivers get: one entry per event of the catalogue (OpenAPI 3.1 webhooks).
-      webhooks: webhooksDocument(container.events),
-    },
-    transformObject: (document) =>
-      'openapiObject' in document
-        ? polishDocument(document.openapiObject as Record<string, unknown>, { maxUploadBytes: MAX_UPLOAD_BYTES, bareAnswers: config.responseEnvelope === 'none' })
-        : document.swaggerObject,
-  })
+  await app.register(swagger, swaggerOptions(config, container))
 
   await app.register(multipart, {
     limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 20, fieldSize: 4096, parts: 30, headerPairs: 100 },
@@ -292,17 +321,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (config.runWorker) container.worker.start()
     // Count in Redis from the first request when it is there; a Redis that refuses the connection
     // is not waited for (the counter falls back to this process meanwhile).
-    if (redis && redis.status !== 'ready') {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer)
-          redis.off('ready', done).off('error', done)
-          resolve()
-        }
-        const timer = setTimeout(done, 5000)
-        redis.once('ready', done).once('error', done)
-      })
-    }
+    if (redis && redis.status !== 'ready') await settled(redis)
   })
 
   // Last of the onSend hooks (after idempotency stores the answer, wrapped): every answer leaves

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.ts'
 import { declareLazyStatements } from '../../db/statements.ts'
 import { isUuid } from '../../lib/ids.ts'
-import { answerOf, COUNT_CAP, FUZZY_BELOW, listItemOf, rowsFor, unsearchedOrderOf, windowOf, type ServiceListQuery } from './service-list-pages.ts'
+import { answerOf, COUNT_CAP, FUZZY_BELOW, commonItemOf, rowsFor, unsearchedOrderOf, windowOf, type ServiceListQuery } from './service-list-pages.ts'
 import { commonListShapes, commonSearchShapes, createServicesRepository, prepareCommonList, prepareCommonSearch, type CommonListShape, type CommonSearchShape, type ServiceViews } from './services.repository.ts'
 
 /**
@@ -47,7 +47,7 @@ export function createCommonLists(deps: { db: Db; views: ServiceViews }) {
       }
       const [row] = await commonList(shape)(db, { category, after: window.after, offset: window.offset })
       if (!row || row.categories === 0) return undefined
-      return answerOf(query, row.items.slice(0, window.limit + 1).map(listItemOf), row.total, true, order, window)
+      return answerOf(query, row.items.slice(0, window.limit + 1).map(commonItemOf), row.total, true, order, window)
     },
 
     /**
@@ -67,7 +67,7 @@ export function createCommonLists(deps: { db: Db; views: ServiceViews }) {
         const corrected = await createServicesRepository(db).correctedQuery(search)
         if (corrected !== null) found = await run(corrected)
       }
-      return answerOf(query, found.items.slice(0, window.limit + 1).map(listItemOf), Math.min(found.total, COUNT_CAP), found.total <= COUNT_CAP, order, window)
+      return answerOf(query, found.items.slice(0, window.limit + 1).map(commonItemOf), Math.min(found.total, COUNT_CAP), found.total <= COUNT_CAP, order, window)
     },
 
     /** An unknown category in `GET /services?category=`: no services (the order and cursor are still checked). */

@@ -115,19 +115,22 @@ export function answerOf<Item extends { id: string }>(query: ServiceListQuery, i
   }
 }
 
-/** A list item, from the row PostgreSQL built (`ListedJson`): the one builder of the item. */
-export const listItemOf = (row: ListedJson) => ({
+/** A list item: the one builder of the item, whichever statement read the page. */
+const listItemOf = (row: Omit<ListedJson, 'createdAt'>, createdAt: string) => ({
   id: row.id,
   title: row.title,
   shortDescription: row.shortDescription,
   startingPrice: fromCents(row.startingPriceCents),
   rating: { average: row.ratingAverage, count: row.ratingCount },
   ordersCount: row.ordersCount,
-  createdAt: row.createdAt,
+  createdAt,
   banner: row.banner,
   seller: row.seller,
   category: row.category,
 })
 
+/** A common list's row, as PostgreSQL built it (`ListedJson`), as a list item. */
+export const commonItemOf = (row: ListedJson) => listItemOf(row, row.createdAt)
+
 /** A filtered list's row (the service's columns with its category, seller and banner) as a list item. */
-export const listedItemOf = (row: ListedService) => listItemOf({ ...row, createdAt: row.createdAt.toISOString() })
+export const listedItemOf = (row: ListedService) => listItemOf(row, row.createdAt.toISOString())

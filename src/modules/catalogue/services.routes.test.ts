@@ -353,6 +353,20 @@ describe('services routes', () => {
       expect(events.some((job) => (job.payload as { data: { serviceId: string } }).data.serviceId === service.id)).toBe(false)
     })
 
+    it('answers a write, the review queue and GET /services/{id} with the same service, its rejection reason for the owner and staff', async () => {
+      const created = await create()
+      const read = async (token: string) => (await request(ctx.app, { method: 'GET', url: `/services/${created.id}`, token })).json().data as ServiceJson
+      expect(await read(seller.token)).toEqual(created)
+      const rejected = await request(ctx.app, { method: 'POST', url: `/admin/services/${created.id}/reject`, token: moderator, payload: { reason: 'Blurry images' } })
+      expect(rejected.statusCode, rejected.body).toBe(200)
+      const answer = rejected.json().data as ServiceJson
+      expect(answer.rejectionReason).toBe('Blurry images')
+      expect(await read(moderator)).toEqual(answer)
+      expect(await read(seller.token)).toEqual(answer)
+      const queue = await request(ctx.app, { method: 'GET', url: '/admin/services?status=rejected&limit=100', token: viewer })
+      expect(queue.json().data.items.find((item: ServiceJson) => item.id === created.id)).toEqual(answer)
+    })
+
     it('requires a reason to reject (400 reason) and answers 404 for an unknown service', async () => {
       const service = await create()
       expectError(await request(ctx.app, { method: 'POST', url: `/admin/services/${service.id}/reject`, token: moderator, payload: { reason: '' } }), 400, 'VALIDATION_ERROR', ['reason'])

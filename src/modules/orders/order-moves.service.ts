@@ -32,17 +32,12 @@ export const parties = (row: Pick<OrderRow, 'id' | 'serviceId' | 'buyerId' | 'se
 export const mayActOn = (row: OrderRow, actor: Actor) => mayView(row, actor) || can(actor, 'manage_orders') || can(actor, 'resolve_disputes')
 
 /**
- * The moves of the state machine in `order-status.ts` applied to a locked order: their dates,
- * money and events, the staff moves with their audit records, and auto-completion.
+ * Applies one decided move to a locked order: its effect on dates and revisions, its money, its
+ * events. The single place where an order changes status.
  */
-export function createOrderMoves(deps: MovesDeps) {
-  const { db, clock, outbox, ledger, catalogue, audit, answers } = deps
-
-  /**
-   * Applies one decided move to a locked order: its effect on dates and revisions, its money, its
-   * events. The single place where an order changes status.
-   */
-  async function applyMove(tx: Tx, row: OrderRow, move: Transition, by: string, reason?: string): Promise<OrderRow> {
+function createMoveApplier(deps: Pick<MovesDeps, 'clock' | 'outbox' | 'ledger' | 'catalogue'>) {
+  const { clock, outbox, ledger, catalogue } = deps
+  return async function applyMove(tx: Tx, row: OrderRow, move: Transition, by: string, reason?: string): Promise<OrderRow> {
     const now = clock.now()
     // The row is locked, so the timeline read with it is the latest: appending here loses no move.
     const timeline = [...row.timeline, { action: move.action, status: move.to, by: move.by, reason: reason ?? null, at: now.toISOString() }]
@@ -80,6 +75,15 @@ export function createOrderMoves(deps: MovesDeps) {
     if (move.to === 'disputed') await emitEvent(outbox, tx, ordersEvents.orderDisputed, { ...parties(row), reason: reason! }, now)
     return updated
   }
+}
+
+/**
+ * The moves of the state machine in `order-status.ts` applied to a locked order: their dates,
+ * money and events, the staff moves with their audit records, and auto-completion.
+ */
+export function createOrderMoves(deps: MovesDeps) {
+  const { db, clock, audit, answers } = deps
+  const applyMove = createMoveApplier(deps)
 
   const staffMove = (row: OrderRow, actor: Actor, to: OrderStatus): Transition | undefined =>
     allowedMoves(row, actor).find((move) => move.by === 'staff' && move.to === to)

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Envelope, IdParams, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { withForm } from '../../http/multipart.ts'
-import type { ProfileChanges, UsersService } from './users.service.ts'
+import type { ProfileChanges } from './profiles.service.ts'
+import type { UsersService } from './users.service.ts'
 import { AvatarForm, Me, PublicProfile, UpdateMeBody, User } from './users.schemas.ts'
 
 const tags = ['users']

@@ -6,27 +6,18 @@ import { fieldError, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { AuditService } from '../audit/audit.module.ts'
-import { createDeliveriesRepository } from './deliveries.repository.ts'
 import { checkedAddress, DestinationError, urlProblem, type Resolver } from './destinations.ts'
 import { createEndpointsRepository } from './endpoints.repository.ts'
-import { deliveryInProgress, endpointDisabled, staticEndpoint } from './webhooks.errors.ts'
-import type { AttemptRow, DeliveryRow, DeliveryStatus, EndpointRow } from './webhooks.table.ts'
+import { createWebhookDeliveries } from './webhook-deliveries.service.ts'
+import { TEST_EVENT } from './webhook-messages.ts'
+import { staticEndpoint } from './webhooks.errors.ts'
+import type { EndpointRow } from './webhooks.table.ts'
 
-/** The event a test send carries; it goes to one endpoint and is not in the event log. */
-export const TEST_EVENT = 'webhook.test'
 /** How long the previous secret keeps signing after a rotation, so receivers can switch without missing a message. */
 export const ROTATION_OVERLAP_MS = DAY
 
 /** A `whsec_` secret: 32 random bytes, base64 (the Standard Webhooks format). */
 export const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`
-
-/**
- * The exact JSON that is signed and sent: `{ event, timestamp, cursor, data }`. `cursor` is the
- * event's place in the event log, so a receiver can put deliveries, which may arrive in any
- * order, back in the log's order; a test message, which is not in the log, has none.
- */
-export const messageBody = (event: string, timestamp: Date, data: Record<string, unknown>, cursor?: string): string =>
-  JSON.stringify({ event, timestamp: timestamp.toISOString(), ...(cursor !== undefined && { cursor }), data })
 
 export interface EndpointFields {
   url: string
@@ -52,34 +43,10 @@ export function toEndpoint(row: EndpointRow, now: Date) {
   }
 }
 
-export function toDelivery(row: DeliveryRow, attempts: AttemptRow[]) {
-  return {
-    id: row.id,
-    endpointId: row.endpointId,
-    webhookId: row.messageId,
-    event: row.event,
-    status: row.status,
-    attemptCount: row.attempts,
-    nextAttemptAt: row.status === 'pending' ? row.nextAttemptAt.toISOString() : null,
-    lastStatusCode: row.lastStatusCode,
-    lastError: row.lastError,
-    createdAt: row.createdAt.toISOString(),
-    completedAt: row.completedAt?.toISOString() ?? null,
-    attempts: attempts.map((attempt) => ({
-      attempt: attempt.attempt,
-      startedAt: attempt.startedAt.toISOString(),
-      latencyMs: attempt.latencyMs,
-      statusCode: attempt.statusCode,
-      succeeded: attempt.succeeded,
-      error: attempt.error,
-      responseExcerpt: attempt.responseExcerpt,
-    })),
-  }
-}
-
 /**
  * Endpoint management for superusers (decision 0062): registration with the destination checked,
- * updates, secret rotation, test sends, the delivery log and manual retries.
+ * updates and secret rotation here; test sends, the delivery log and manual retries in
+ * `webhook-deliveries.service.ts`.
  */
 export function createEndpointsService(deps: {
   db: Db
@@ -125,17 +92,6 @@ export function createEndpointsService(deps: {
     return row
   }
 
-  /** Deliveries with their attempts, in one query for the attempts. */
-  async function describeDeliveries(rows: DeliveryRow[]) {
-    const attempts = await createDeliveriesRepository(db).attemptsOf(rows.map((row) => row.id))
-    return rows.map((row) =>
-      toDelivery(
-        row,
-        attempts.filter((attempt) => attempt.deliveryId === row.id),
-      ),
-    )
-  }
-
   /** What an audit row says of an endpoint: never its secrets. */
   const endpointState = (row: EndpointRow) => ({ url: row.url, description: row.description, events: row.events, enabled: row.enabled })
 
@@ -144,6 +100,8 @@ export function createEndpointsService(deps: {
     audit.record(tx, { action: `webhook.${action}`, actor, targetType: 'webhook_endpoint', targetId: endpointId, before: before && endpointState(before), after })
 
   return {
+    ...createWebhookDeliveries({ db, clock, audit, find, recordEndpointAction }),
+
     /** `POST /admin/webhooks`: the secret is in this answer only. */
     async createEndpoint(actor: Actor, fields: EndpointFields) {
       const url = await checkUrl(fields.url)
@@ -235,63 +193,6 @@ export function createEndpointsService(deps: {
         return rotated!
       })
       return { ...toEndpoint(row, now), secret }
-    },
-
-    /** Queues a `webhook.test` message to this endpoint alone; the answer is its delivery (pending). */
-    async sendTest(actor: Actor, id: string) {
-      const now = clock.now()
-      const row = await db.transaction(async (tx) => {
-        const endpoint = await createEndpointsRepository(tx).findById(id)
-        if (!endpoint) throw notFound('Webhook endpoint')
-        if (!endpoint.enabled) throw endpointDisabled()
-        const delivery = await createDeliveriesRepository(tx).insert({
-          id: newId(),
-          endpointId: endpoint.id,
-          messageId: newId(),
-          event: TEST_EVENT,
-          body: messageBody(TEST_EVENT, now, { endpointId: endpoint.id }),
-          status: 'pending',
-          nextAttemptAt: now,
-          createdAt: now,
-        })
-        await recordEndpointAction(tx, actor, 'test', endpoint.id, null, { deliveryId: delivery.id, webhookId: delivery.messageId })
-        return delivery
-      })
-      return toDelivery(row, [])
-    },
-
-    async listDeliveries(endpointId: string, status: DeliveryStatus | undefined, page: PageRequest) {
-      await find(endpointId)
-      const { rows, total } = await createDeliveriesRepository(db).listByEndpoint(endpointId, status, offsetOf(page), page.limit)
-      return toPage(await describeDeliveries(rows), total, page)
-    },
-
-    /**
-     * Sends a delivery again now, with the same `webhook-id` and a fresh retry schedule: a failed
-     * one after the receiver is fixed, or a succeeded one to replay it.
-     */
-    async retryDelivery(actor: Actor, deliveryId: string) {
-      const row = await db.transaction(async (tx) => {
-        const deliveries = createDeliveriesRepository(tx)
-        const current = await deliveries.lockById(deliveryId)
-        if (!current) throw notFound('Webhook delivery')
-        const endpoint = await createEndpointsRepository(tx).findById(current.endpointId)
-        if (!endpoint) throw notFound('Webhook delivery')
-        if (current.status === 'delivering' && current.lockedUntil && current.lockedUntil > clock.now()) throw deliveryInProgress()
-        if (!endpoint.enabled) throw endpointDisabled()
-        const retried = await deliveries.update(deliveryId, { status: 'pending', scheduleStep: 0, nextAttemptAt: clock.now(), lockedUntil: null, completedAt: null })
-        // A retry sends the event again to a system outside: on record like any other staff action.
-        await audit.record(tx, {
-          action: 'webhook_delivery.retry',
-          actor,
-          targetType: 'webhook_delivery',
-          targetId: deliveryId,
-          before: { status: current.status, attempts: current.attempts },
-          after: { status: retried.status, endpointId: current.endpointId, webhookId: current.messageId },
-        })
-        return retried
-      })
-      return (await describeDeliveries([row]))[0]!
     },
   }
 }

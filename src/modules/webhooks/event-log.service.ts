@@ -5,7 +5,7 @@ import { newId } from '../../lib/ids.ts'
 import { createEventLogRepository } from '../../platform/outbox/event-log.repository.ts'
 import type { EventLogRow } from '../../platform/outbox/event-log.table.ts'
 import { createDeliveriesRepository } from './deliveries.repository.ts'
-import { messageBody } from './endpoints.service.ts'
+import { messageBody } from './webhook-messages.ts'
 import { createEndpointsRepository } from './endpoints.repository.ts'
 
 /** The id of the static endpoint of `WEBHOOK_URL`: one row, whatever URL it points to over time. */

@@ -1,6 +1,6 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import type { EventType } from '../../platform/outbox/events.ts'
-import { TEST_EVENT } from './endpoints.service.ts'
+import { TEST_EVENT } from './webhook-messages.ts'
 
 type OpenApiWebhooks = NonNullable<Extract<NonNullable<FastifyDynamicSwaggerOptions['openapi']>, { webhooks?: unknown }>['webhooks']>
 
