@@ -5,6 +5,7 @@ import { hashPassword } from '../../lib/passwords.ts'
 import { normaliseEmail } from '../../lib/text.ts'
 import { forbidden, notFound } from '../../lib/errors.ts'
 import type { StatisticsRegistry } from '../../platform/statistics/statistics.ts'
+import { dailySeries, type SeriesMetric } from './admin.series.ts'
 import { alreadySuspended, cannotModifySelf, notStaff, notSuspended } from './admin.errors.ts'
 import type { Actor } from '../../access/access.ts'
 import type { AuditService } from '../audit/audit.module.ts'
@@ -216,6 +217,12 @@ export function createAdminService(deps: {
       const sections = statistics.sections()
       const figures = await Promise.all(sections.map((section) => section.collect(db)))
       return Object.fromEntries(sections.map((section, index) => [section.name, figures[index]!]))
+    },
+
+    /** `GET /admin/stats/series`: one metric per day over the last `days` days. */
+    async statisticsSeries(metric: SeriesMetric, days: number) {
+      const points = await dailySeries(db, metric, days, clock.now())
+      return { metric, unit: metric === 'revenue' ? ('cents' as const) : ('count' as const), total: points.reduce((sum, point) => sum + point.value, 0), points }
     },
 
     /** The sections `GET /admin/stats` answers with (its response schema is built from them). */
