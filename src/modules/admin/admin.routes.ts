@@ -111,6 +111,22 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
     },
   )
 
+  app.get(
+    '/admin/users/:userId',
+    {
+      preValidation: requirePermission('view_users'),
+      schema: {
+        tags,
+        security,
+        summary: 'One user for staff (view_users)',
+        description: 'The account as `GET /admin/users` lists it, with its suspension and its services count.',
+        params: UserIdParams,
+        response: responses({ 200: Envelope(AdminUser) }, 401, 403, 404),
+      },
+    },
+    async (request) => ok(await admin.getUser(request.params.userId)),
+  )
+
   app.post(
     '/admin/users/:userId/suspend',
     {

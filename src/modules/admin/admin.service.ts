@@ -47,7 +47,7 @@ const accessState = (row: Account) => ({ status: statusOf(row), isActive: row.is
 export function createAdminService(deps: {
   db: Db
   clock: Clock
-  users: Pick<UsersService, 'createAccount' | 'lockAccount' | 'updateAccount' | 'listAccounts' | 'hasSuperuser' | 'lockFirstSuperuser'>
+  users: Pick<UsersService, 'findAccountById' | 'createAccount' | 'lockAccount' | 'updateAccount' | 'listAccounts' | 'hasSuperuser' | 'lockFirstSuperuser'>
   roles: Pick<RolesService, 'assignRoles' | 'rolesOf'>
   catalogue: Pick<CatalogueService, 'countServicesBySellers'>
   audit: Pick<AuditService, 'record'>
@@ -181,6 +181,13 @@ export function createAdminService(deps: {
         accounts.pagination.total,
         page,
       )
+    },
+
+    /** `GET /admin/users/{id}` (view_users): one account as the staff listing shows it. */
+    async getUser(userId: string) {
+      const row = await users.findAccountById(db, userId)
+      if (!row) throw notFound('User')
+      return withServicesCount(row)
     },
 
     deactivateUser: (actor: Actor, userId: string) => setActive(actor, userId, false),
