@@ -1,0 +1,176 @@
+import { useQuery } from '@tanstack/react-query'
+import { Link, useParams } from '@tanstack/react-router'
+import { useState } from 'react'
+import { api, call } from '../api.ts'
+import { Can, useSession } from '../session.tsx'
+import { ActionButton, Badge, ErrorText, Field, Loading, money, Pager, ReasonAction, useAction, when } from '../ui.tsx'
+import { AuditTable } from './audit.tsx'
+import { OrderList } from './orders.tsx'
+
+const roles = ['client', 'staff', 'admin'] as const
+const statuses = ['active', 'inactive', 'suspended'] as const
+
+export function UsersPage() {
+  const [filters, setFilters] = useState<{ search?: string; role?: (typeof roles)[number]; status?: (typeof statuses)[number] }>({})
+  const [page, setPage] = useState(1)
+  const list = useQuery({ queryKey: ['users', filters, page], queryFn: () => call(api.GET('/api/v1/admin/users', { params: { query: { ...filters, page, limit: 25 } } })) })
+  const setFilter = (name: keyof typeof filters, value: string) => {
+    setFilters((current) => ({ ...current, [name]: value.trim() === '' ? undefined : value.trim() }))
+    setPage(1)
+  }
+  return (
+    <>
+      <h1>Users</h1>
+      <form className="filters" role="search" onSubmit={(event) => event.preventDefault()}>
+        <Field label="Search">
+          <input type="search" placeholder="E-mail, username or name" maxLength={100} onChange={(event) => setFilter('search', event.target.value)} />
+        </Field>
+        <Field label="Role">
+          <select onChange={(event) => setFilter('role', event.target.value)}>
+            <option value="">any</option>
+            {roles.map((value) => (
+              <option key={value}>{value}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Status">
+          <select onChange={(event) => setFilter('status', event.target.value)}>
+            <option value="">any</option>
+            {statuses.map((value) => (
+              <option key={value}>{value}</option>
+            ))}
+          </select>
+        </Field>
+      </form>
+      <ErrorText error={list.error} />
+      {list.isPending && <Loading what="users" />}
+      {list.data && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">E-mail</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              <th scope="col">Services</th>
+              <th scope="col">Joined</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.items.length === 0 && (
+              <tr>
+                <td colSpan={6}>No users match.</td>
+              </tr>
+            )}
+            {list.data.items.map((user) => (
+              <tr key={user.id}>
+                <td>
+                  <Link to="/users/$userId" params={{ userId: user.id }}>
+                    {user.fullName}
+                  </Link>{' '}
+                  <span className="meta">@{user.username}</span>
+                </td>
+                <td>{user.email}</td>
+                <td>{user.role}</td>
+                <td>
+                  <Badge value={user.status} />
+                </td>
+                <td>{user.servicesCount}</td>
+                <td>{when(user.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager pagination={list.data?.pagination} onPage={setPage} />
+    </>
+  )
+}
+
+export function UserPage() {
+  const params: { userId?: string } = useParams({ strict: false })
+  const userId = params.userId ?? ''
+  const { can, me } = useSession()
+  const path = { params: { path: { userId } } }
+  const user = useQuery({ queryKey: ['users', userId], queryFn: () => call(api.GET('/api/v1/admin/users/{userId}', path)) })
+  const wallet = useQuery({ queryKey: ['wallet', userId], queryFn: () => call(api.GET('/api/v1/admin/wallets/{userId}', path)), enabled: can('view_accounts') })
+  const orders = useQuery({ queryKey: ['orders', 'of', userId], queryFn: () => call(api.GET('/api/v1/admin/orders', { params: { query: { buyerId: userId, limit: 10 } } })), enabled: can('view_orders') })
+  const sales = useQuery({ queryKey: ['orders', 'by', userId], queryFn: () => call(api.GET('/api/v1/admin/orders', { params: { query: { sellerId: userId, limit: 10 } } })), enabled: can('view_orders') })
+  const suspend = useAction((reason: string) => call(api.POST('/api/v1/admin/users/{userId}/suspend', { ...path, body: { reason } })), ['users', 'audit'])
+  const unsuspend = useAction(() => call(api.POST('/api/v1/admin/users/{userId}/unsuspend', path)), ['users', 'audit'])
+  const deactivate = useAction(() => call(api.POST('/api/v1/admin/users/{userId}/deactivate', path)), ['users', 'audit'])
+  const reactivate = useAction(() => call(api.POST('/api/v1/admin/users/{userId}/reactivate', path)), ['users', 'audit'])
+  if (user.error) return <ErrorText error={user.error} />
+  if (!user.data) return <Loading what="the user" />
+  const person = user.data
+  // Staff accounts are a superuser's to act on; nobody acts on their own.
+  const mayManage = person.id !== me.id && (!(person.isStaff || person.isSuperuser) || me.isSuperuser)
+  return (
+    <>
+      <p>
+        <Link to="/users">← Users</Link>
+      </p>
+      <h1>{person.fullName}</h1>
+      <p>
+        <Badge value={person.status} /> @{person.username}, {person.role}
+      </p>
+      <dl className="facts">
+        <dt>E-mail</dt>
+        <dd>{person.email}</dd>
+        <dt>Phone</dt>
+        <dd>{person.phone ?? '—'}</dd>
+        <dt>Identity (KYC)</dt>
+        <dd>{person.isKYCVerified ? 'verified' : 'not verified'}</dd>
+        <dt>Joined</dt>
+        <dd>{when(person.createdAt)}</dd>
+        <dt>Last sign-in</dt>
+        <dd>{when(person.lastLogin)}</dd>
+        <dt>Services</dt>
+        <dd>{person.servicesCount}</dd>
+        {person.suspendedAt && (
+          <>
+            <dt>Suspended</dt>
+            <dd>
+              {when(person.suspendedAt)}: {person.suspensionReason}
+            </dd>
+          </>
+        )}
+        {wallet.data && (
+          <>
+            <dt>Wallet</dt>
+            <dd>
+              {money(wallet.data.balance, wallet.data.currency)} available, {money(wallet.data.escrow, wallet.data.currency)} in escrow, {money(wallet.data.pendingPayouts, wallet.data.currency)} in payouts waiting
+            </dd>
+          </>
+        )}
+      </dl>
+      {mayManage && (
+        <Can permission="manage_users">
+          <div className="actions">
+            {person.suspendedAt ? (
+              <ActionButton label="Lift the suspension" busy={unsuspend.isPending} onClick={() => unsuspend.mutate(undefined)} />
+            ) : (
+              <ReasonAction label="Suspend" busy={suspend.isPending} error={suspend.error} onSubmit={(reason) => suspend.mutate(reason)} />
+            )}
+            {person.isActive ? (
+              <ActionButton label="Deactivate" kind="danger" busy={deactivate.isPending} onClick={() => deactivate.mutate(undefined)} />
+            ) : (
+              <ActionButton label="Reactivate" busy={reactivate.isPending} onClick={() => reactivate.mutate(undefined)} />
+            )}
+          </div>
+          <ErrorText error={unsuspend.error ?? deactivate.error ?? reactivate.error} />
+        </Can>
+      )}
+      <Can permission="view_orders">
+        <h2>Purchases</h2>
+        <OrderList orders={orders.data?.items} error={orders.error} pending={orders.isPending} />
+        <h2>Sales</h2>
+        <OrderList orders={sales.data?.items} error={sales.error} pending={sales.isPending} />
+      </Can>
+      <Can permission="superuser">
+        <h2>Audit trail</h2>
+        <AuditTable filters={{ target: userId }} />
+      </Can>
+    </>
+  )
+}
