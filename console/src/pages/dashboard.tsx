@@ -6,9 +6,10 @@ const words = (key: string) => key.replace(/([A-Z])/g, ' $1').replace(/(\d+)/g, 
 
 /** A figure as it reads: amounts (keys naming money) as currency, counts as numbers. */
 function figure(key: string, value: unknown): string {
+  if (typeof value === 'string') return value
   if (typeof value !== 'number') return JSON.stringify(value)
   if (/cents$/i.test(key)) return money(value / 100)
-  if (/(amount|balance|volume|revenue|escrow|fees?)$/i.test(key)) return money(value)
+  if (/(amount|balance|volume|revenue|escrow|held|fees?)$/i.test(key)) return money(value)
   return value.toLocaleString('en')
 }
 
@@ -35,7 +36,7 @@ export function DashboardPage() {
         {stats.data &&
           Object.entries(stats.data as Record<string, Record<string, unknown>>).map(([section, figures]) => (
             <section key={section} className="card" aria-labelledby={`stats-${section}`}>
-              <h2 id={`stats-${section}`}>{section.charAt(0).toUpperCase() + section.slice(1)}</h2>
+              <h2 id={`stats-${section}`}>{section === 'kyc' ? 'KYC' : section.charAt(0).toUpperCase() + section.slice(1)}</h2>
               <dl>
                 {Object.entries(figures).map(([key, value]) =>
                   value !== null && typeof value === 'object' ? (

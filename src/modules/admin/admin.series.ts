@@ -13,7 +13,7 @@ export interface SeriesPoint {
 /**
  * What each metric adds up per day (UTC), from `from` on. The admin module owns no tables: these
  * are read-only aggregates over the tables of the users, orders and wallet modules, by their SQL
- * names, the way a reporting query reads them (docs/decisions/0151).
+ * names, the way a reporting query reads them (docs/decisions/0151-statistics-per-day.md).
  */
 const dailyQuery: Record<SeriesMetric, (from: Date) => SQL> = {
   // Every account created: clients and staff alike.
