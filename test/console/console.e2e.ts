@@ -4,11 +4,12 @@ import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CONSOLE_DIST } from '../../src/http/console.ts'
+import { DAY } from '../../src/lib/clock.ts'
 import { seedDemo } from '../../src/seed/demo.ts'
 import { orderIn, type PlacedOrder } from '../factories/orders.ts'
 import { passKyc, submitKyc } from '../factories/kyc.ts'
 import { createCategory, publishService } from '../factories/services.ts'
-import { createSuperuser, createUser, DEFAULT_PASSWORD, type TestUser } from '../factories/users.ts'
+import { createUser, DEFAULT_PASSWORD, type TestUser } from '../factories/users.ts'
 import { createTestApp, request, type TestContext } from '../setup/test-app.ts'
 
 const ROOT = new URL('../..', import.meta.url).pathname
@@ -76,8 +77,15 @@ describe('the operator console in a browser', () => {
     base = `http://127.0.0.1:${port}`
     ctx = await createTestApp({ env: { PUBLIC_URL: base } })
     await seedDemo({ db: ctx.database.db, clock: ctx.clock, container: ctx.app.container, tmpDir: ctx.config.tmpDir })
+    // Orders over the last two weeks, some completed (platform revenue), so the charts have a shape.
+    const now = ctx.clock.now()
+    for (const daysAgo of [13, 12, 10, 9, 9, 7, 5, 4, 4, 2, 1]) {
+      ctx.clock.set(new Date(now.getTime() - daysAgo * DAY))
+      await orderIn(ctx, daysAgo % 3 === 0 ? 'pending' : 'completed')
+    }
+    ctx.clock.set(now)
 
-    admin = await createSuperuser(ctx)
+    admin = await createUser(ctx, { isStaff: true, isSuperuser: true, fullName: 'Olivia Operator' })
     // A service waiting for moderation, a KYC submission waiting for review, a payout waiting
     // for approval and an order in dispute, each made through the API as its user would.
     const seller = await createUser(ctx, { fullName: 'Wren Moderated' })
@@ -114,7 +122,7 @@ describe('the operator console in a browser', () => {
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/password/i)
     await signIn(page, admin.user.email)
     await page.getByRole('heading', { name: 'Users', level: 2 }).waitFor()
-    await page.getByText('Orders placed:').waitFor()
+    await expect.poll(() => page.getByRole('figure').filter({ hasText: 'Orders placed' }).locator('figcaption').textContent()).toBe('Orders placed: 12 over 30 days')
     await page.getByText('Platform revenue:').waitFor()
     await expectAccessible('dashboard')
     if (process.env.CONSOLE_DOCS_SCREENSHOT) await page.screenshot({ path: join(ROOT, 'docs', 'console-dashboard.png') })
@@ -216,7 +224,7 @@ describe('the operator console in a browser', () => {
     await open('/webhooks', 'Webhooks')
     await expectAccessible('webhooks')
     await open('/events', 'Events')
-    await page.getByRole('cell', { name: 'payout.processed' }).first().waitFor()
+    await page.getByRole('cell', { name: 'order.created', exact: true }).first().waitFor()
     await expectAccessible('events')
     await open('/audit', 'Audit log')
     await page.getByLabel('Action').fill('user.suspend')
