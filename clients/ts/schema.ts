@@ -1763,7 +1763,7 @@ export interface paths {
         };
         /**
          * One user for staff (view_users)
-         * @description The account as `GET /admin/users` lists it, with its suspension and its services count.
+         * @description The account as `GET /admin/users` lists it (its suspension, its services count), with its staff roles.
          */
         get: operations["getAdminUsersByUserId"];
         put?: never;
@@ -27277,6 +27277,26 @@ export interface operations {
                             suspendedAt: string | null;
                             /** @description Why staff suspended the account (staff only). */
                             suspensionReason: string | null;
+                            /** @description Its staff roles (none for a client). */
+                            roles: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                name: string;
+                                permissions: string[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
                         };
                     };
                 };

@@ -198,6 +198,13 @@ describe('the operator console in a browser', () => {
     const theirs = await newPage(await browser.newContext())
     await theirs.goto(`${base}/console/`)
     await signIn(theirs, staffMember.user.email)
+    // Only the sections their permissions open, and no action they may not take.
+    expect(await theirs.getByRole('navigation', { name: 'Sections' }).getByRole('link').allTextContents()).toEqual(['Dashboard', 'Users', 'Orders and disputes'])
+    await theirs.getByRole('link', { name: 'Users' }).click()
+    await theirs.getByLabel('Search').fill(admin.user.email)
+    await theirs.getByRole('link', { name: 'Olivia Operator' }).click()
+    await theirs.getByRole('heading', { level: 1, name: 'Olivia Operator' }).waitFor()
+    expect(await theirs.getByRole('button', { name: /Suspend|Deactivate/ }).count()).toBe(0)
 
     await open('/users', 'Users')
     await expectAccessible('users')
@@ -211,7 +218,7 @@ describe('the operator console in a browser', () => {
     await page.getByText('Shared their password with a contractor.').first().waitFor()
     await expectAccessible('user')
 
-    await theirs.getByRole('link', { name: 'Users' }).click()
+    await theirs.getByRole('link', { name: 'Orders and disputes' }).click()
     await theirs.getByText('Your session has ended. Sign in again.').waitFor()
     await theirs.getByLabel('E-mail').fill(staffMember.user.email)
     await theirs.getByLabel('Password').fill(DEFAULT_PASSWORD)

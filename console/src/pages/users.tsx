@@ -87,6 +87,50 @@ export function UsersPage() {
   )
 }
 
+/** A staff member's roles, replaced at once (superuser). */
+function RolesEditor({ userId, current }: { userId: string; current: string[] }) {
+  const roles = useQuery({ queryKey: ['roles'], queryFn: () => call(api.GET('/api/v1/admin/roles')) })
+  const [chosen, setChosen] = useState(new Set(current))
+  const save = useAction(() => call(api.PUT('/api/v1/admin/staff/{userId}/roles', { params: { path: { userId } }, body: { roleIds: [...chosen] } })), ['users', 'audit'])
+  if (roles.error) return <ErrorText error={roles.error} />
+  if (!roles.data) return <Loading what="roles" />
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault()
+        save.mutate(undefined)
+      }}
+    >
+      <fieldset>
+        <legend>Roles</legend>
+        {roles.data.map((role) => (
+          <label key={role.id} className="choice">
+            <input
+              type="checkbox"
+              checked={chosen.has(role.id)}
+              onChange={(event) =>
+                setChosen((before) => {
+                  const after = new Set(before)
+                  if (event.target.checked) after.add(role.id)
+                  else after.delete(role.id)
+                  return after
+                })
+              }
+            />{' '}
+            {role.name} <span className="meta">({role.permissions.join(', ') || 'no permissions'})</span>
+          </label>
+        ))}
+        {roles.data.length === 0 && <p>No roles yet.</p>}
+        <button type="submit" disabled={save.isPending}>
+          Save roles
+        </button>
+        {save.isSuccess && <span role="status"> Saved.</span>}
+        <ErrorText error={save.error} />
+      </fieldset>
+    </form>
+  )
+}
+
 export function UserPage() {
   const params: { userId?: string } = useParams({ strict: false })
   const userId = params.userId ?? ''
@@ -160,6 +204,13 @@ export function UserPage() {
           </div>
           <ErrorText error={unsuspend.error ?? deactivate.error ?? reactivate.error} />
         </Can>
+      )}
+      {person.isStaff && !person.isSuperuser && (
+        <>
+          <h2>Staff roles</h2>
+          {person.roles.length > 0 ? <p>{person.roles.map((role) => role.name).join(', ')}</p> : <p>No roles: this staff member can see the dashboard only.</p>}
+          {me.isSuperuser && <RolesEditor key={person.roles.map((role) => role.id).join()} userId={person.id} current={person.roles.map((role) => role.id)} />}
+        </>
       )}
       <Can permission="view_orders">
         <h2>Purchases</h2>

@@ -5,7 +5,7 @@ import { actorOf, requirePermission, requireStaff, requireSuperuser } from '../.
 import { ListUsersQuery, UserListItem, UserSchema as User } from '../users/users.module.ts'
 import { adminErrors } from './admin.errors.ts'
 import type { AdminService } from './admin.service.ts'
-import { AdminUser, AdminUsersQuery, CreateStaffBody, Series, SeriesQuery, SetRolesBody, StaffUser, SuspendBody, UserIdParams } from './admin.schemas.ts'
+import { AdminUser, AdminUserDetail, AdminUsersQuery, CreateStaffBody, Series, SeriesQuery, SetRolesBody, StaffUser, SuspendBody, UserIdParams } from './admin.schemas.ts'
 
 const tags = ['admin']
 const security = [{ bearerAuth: [] }]
@@ -119,9 +119,9 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
         tags,
         security,
         summary: 'One user for staff (view_users)',
-        description: 'The account as `GET /admin/users` lists it, with its suspension and its services count.',
+        description: 'The account as `GET /admin/users` lists it (its suspension, its services count), with its staff roles.',
         params: UserIdParams,
-        response: responses({ 200: Envelope(AdminUser) }, 401, 403, 404),
+        response: responses({ 200: Envelope(AdminUserDetail) }, 401, 403, 404),
       },
     },
     async (request) => ok(await admin.getUser(request.params.userId)),

@@ -49,6 +49,8 @@ export const AdminUser = Type.Composite([
   }),
 ])
 
+export const AdminUserDetail = Type.Composite([AdminUser, Type.Object({ roles: Type.Array(Role, { description: 'Its staff roles (none for a client).' }) })])
+
 export const SuspendBody = Type.Object(
   { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Why: kept with the account and in the audit log.' }) },
   { additionalProperties: false, examples: [{ reason: 'Asked buyers to pay outside the platform in three conversations (reports 412, 415 and 419).' }] },

@@ -187,7 +187,8 @@ export function createAdminService(deps: {
     async getUser(userId: string) {
       const row = await users.findAccountById(db, userId)
       if (!row) throw notFound('User')
-      return withServicesCount(row)
+      const [shown, assigned] = await Promise.all([withServicesCount(row), roles.rolesOf(db, userId)])
+      return { ...shown, roles: assigned }
     },
 
     deactivateUser: (actor: Actor, userId: string) => setActive(actor, userId, false),

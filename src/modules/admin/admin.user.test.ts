@@ -28,9 +28,19 @@ describe('GET /admin/users/{userId}', () => {
     const response = await get(target.user.id, viewer.accessToken)
     expect(response.statusCode, response.body).toBe(200)
     const listed = await request(ctx.app, { method: 'GET', url: `/admin/users?search=${encodeURIComponent(target.user.email)}`, token: viewer.accessToken })
-    expect(response.json().data).toEqual(listed.json().data.items[0])
+    const { roles, ...account } = response.json().data
+    expect(account).toEqual(listed.json().data.items[0])
+    expect(roles).toEqual([])
     expect(response.json().data).toMatchObject({ id: target.user.id, email: target.user.email, status: 'suspended', suspensionReason: 'Spam', servicesCount: 0 })
     expect(response.json().data).not.toHaveProperty('passwordHash')
+  })
+
+  it("lists a staff member's roles", async () => {
+    const response = await get(viewer.user.id, viewer.accessToken)
+    expect(response.statusCode, response.body).toBe(200)
+    const roles = response.json().data.roles as { name: string; permissions: string[] }[]
+    expect(roles).toHaveLength(1)
+    expect(roles[0]!.permissions).toEqual(['view_users'])
   })
 
   it('refuses a caller without a token (401), staff without view_users and a client (403)', async () => {
