@@ -240,8 +240,12 @@ describe('the operator console in a browser', () => {
   })
 
   it('signs out: the refresh token is spent and the sign-in page shows', async () => {
+    const refreshToken = await page.evaluate<string | null>('sessionStorage.getItem("console.refreshToken")')
+    expect(refreshToken).toBeTruthy()
     await page.getByRole('button', { name: 'Sign out' }).click()
     await page.getByRole('button', { name: 'Sign in' }).waitFor()
+    expect(await page.evaluate<string | null>('sessionStorage.getItem("console.refreshToken")')).toBeNull()
+    expect((await request(ctx.app, { method: 'POST', url: '/auth/refresh', payload: { refreshToken } })).statusCode).toBe(401)
     await page.reload()
     await page.getByRole('button', { name: 'Sign in' }).waitFor()
     expect(policyViolations).toEqual([])
