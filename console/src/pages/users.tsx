@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query'
 import { Link, useParams } from '@tanstack/react-router'
-import { useState } from 'react'
+import { useState, type FormEvent } from 'react'
 import { api, call } from '../api.ts'
 import { Can, useSession } from '../session.tsx'
 import { ActionButton, Badge, ErrorText, Field, Loading, money, Pager, ReasonAction, useAction, when } from '../ui.tsx'
@@ -9,6 +9,59 @@ import { OrderList } from './orders.tsx'
 
 const roles = ['client', 'staff', 'admin'] as const
 const statuses = ['active', 'inactive', 'suspended'] as const
+
+/** A new staff account with its first role (superuser). */
+function CreateStaff() {
+  const [open, setOpen] = useState(false)
+  const roles = useQuery({ queryKey: ['roles'], queryFn: () => call(api.GET('/api/v1/admin/roles')), enabled: open })
+  const create = useAction(
+    (body: { fullName: string; username: string; email: string; password: string; roleId?: string }) => call(api.POST('/api/v1/admin/staff', { body })),
+    ['users'],
+  )
+  if (!open) return <ActionButton label="New staff account…" onClick={() => setOpen(true)} />
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget)
+    const text = (name: string) => ((form.get(name) as string | null) ?? '').trim()
+    create.mutate({ fullName: text('fullName'), username: text('username'), email: text('email'), password: (form.get('password') as string | null) ?? '', ...(text('roleId') && { roleId: text('roleId') }) })
+  }
+  return (
+    <form className="card" onSubmit={submit} aria-label="New staff account">
+      <div className="filters">
+        <Field label="Full name">
+          <input name="fullName" required maxLength={100} />
+        </Field>
+        <Field label="Username">
+          <input name="username" required maxLength={30} />
+        </Field>
+        <Field label="E-mail">
+          <input name="email" type="email" required />
+        </Field>
+        <Field label="Password">
+          <input name="password" type="password" autoComplete="new-password" required minLength={8} />
+        </Field>
+        <Field label="Role">
+          <select name="roleId">
+            <option value="">none</option>
+            {roles.data?.map((role) => (
+              <option key={role.id} value={role.id}>
+                {role.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      <button type="submit" disabled={create.isPending}>
+        Create
+      </button>{' '}
+      <button type="button" onClick={() => setOpen(false)}>
+        Close
+      </button>
+      {create.data && <p role="status">Created {create.data.email}.</p>}
+      <ErrorText error={create.error} />
+    </form>
+  )
+}
 
 export function UsersPage() {
   const [filters, setFilters] = useState<{ search?: string; role?: (typeof roles)[number]; status?: (typeof statuses)[number] }>({})
@@ -21,6 +74,9 @@ export function UsersPage() {
   return (
     <>
       <h1>Users</h1>
+      <Can permission="superuser">
+        <CreateStaff />
+      </Can>
       <form className="filters" role="search" onSubmit={(event) => event.preventDefault()}>
         <Field label="Search">
           <input type="search" placeholder="E-mail, username or name" maxLength={100} onChange={(event) => setFilter('search', event.target.value)} />
