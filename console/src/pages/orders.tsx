@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query'
+import { Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import { api, call, type Ok } from '../api.ts'
-import { Can } from '../session.tsx'
+import { Can, useSession } from '../session.tsx'
 import { Badge, ErrorText, Field, Loading, money, Pager, ReasonAction, useAction, when } from '../ui.tsx'
 
 type Order = Ok<'/api/v1/admin/orders', 'get'>['items'][number]
@@ -37,13 +38,26 @@ function OrderActions({ order }: { order: Order }) {
 }
 
 function OrderDetails({ order }: { order: Order }) {
+  const { can } = useSession()
+  const person = (party: Order['buyer']) =>
+    can('view_users') ? (
+      <Link to="/users/$userId" params={{ userId: party.id }}>
+        {party.fullName}
+      </Link>
+    ) : (
+      party.fullName
+    )
   return (
     <div className="order-details">
       <dl className="facts">
         <dt>Buyer</dt>
-        <dd>@{order.buyer.username}</dd>
+        <dd>
+          {person(order.buyer)} @{order.buyer.username}
+        </dd>
         <dt>Seller</dt>
-        <dd>@{order.seller.username}</dd>
+        <dd>
+          {person(order.seller)} @{order.seller.username}
+        </dd>
         <dt>Total</dt>
         <dd>
           {money(order.total)} (fee {money(order.platformFee)}, seller earns {money(order.sellerEarning)})
@@ -136,7 +150,7 @@ export function OrderList({ orders, error, pending }: { orders: Order[] | undefi
           <li key={order.id}>
             <details>
               <summary>
-                <Badge value={order.status} /> {order.serviceTitle} ({order.packageName}), {money(order.total)}, placed {when(order.timeline[0]?.at)}
+                <Badge value={order.status} /> {order.serviceTitle} ({order.packageName}), {money(order.total)}, placed {when(order.createdAt)}
               </summary>
               <OrderDetails order={order} />
             </details>
