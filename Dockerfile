@@ -6,7 +6,19 @@
 FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm ci runs the console's build script, which skips the build here: no development dependencies.
+COPY console/build.ts ./console/build.ts
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# The operator console (docs/decisions/0150-operator-console-stack.md): built with the development
+# dependencies, of which the image keeps only the built files.
+FROM node:24-slim AS console
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY clients/ts ./clients/ts
+COPY console ./console
+RUN node --import tsx console/build.ts
 
 FROM node:24-slim AS runtime
 ENV NODE_ENV=production \
@@ -18,6 +30,7 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY src ./src
 COPY migrations ./migrations
+COPY --from=console /app/console/dist ./console/dist
 # Uploads (without S3) and upload staging live under DATA_DIR: a volume the unprivileged user owns.
 RUN mkdir -p /data && chown node:node /data
 USER node

@@ -14,7 +14,7 @@ const handWrittenJson = [
 ]
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'data', 'migrations', 'coverage', '.tmp', 'clients/ts/schema.ts', 'clients/ts/dist', 'clients/ts/node_modules'] },
+  { ignores: ['node_modules', 'console/dist', 'data', 'migrations', 'coverage', '.tmp', 'clients/ts/schema.ts', 'clients/ts/dist', 'clients/ts/node_modules'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -31,6 +31,7 @@ import { createLogger, type Logger } from './platform/logging/logger.ts'
 import { createMailer, type Mailer } from './platform/mail/mailer.ts'
 import { apiIndexRoutes, healthRoutes } from './http/health.routes.ts'
 import { metricsPlugin } from './http/metrics.ts'
+import { consolePages } from './http/console.ts'
 import { poolGauges } from './db/pool-metrics.ts'
 import { MAX_UPLOAD_BYTES } from './modules/uploads/uploads.module.ts'
 import { webhooksDocument } from './modules/webhooks/webhooks.module.ts'
@@ -304,6 +305,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { prefix: API_PREFIX },
   )
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { deepLinking: true } })
+  await app.register(consolePages, { publicUrl: config.publicUrl })
 
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler)
 

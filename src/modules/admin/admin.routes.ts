@@ -5,7 +5,7 @@ import { actorOf, requirePermission, requireStaff, requireSuperuser } from '../.
 import { ListUsersQuery, UserListItem, UserSchema as User } from '../users/users.module.ts'
 import { adminErrors } from './admin.errors.ts'
 import type { AdminService } from './admin.service.ts'
-import { AdminUser, AdminUsersQuery, CreateStaffBody, SetRolesBody, StaffUser, SuspendBody, UserIdParams } from './admin.schemas.ts'
+import { AdminUser, AdminUserDetail, AdminUsersQuery, CreateStaffBody, Series, SeriesQuery, SetRolesBody, StaffUser, SuspendBody, UserIdParams } from './admin.schemas.ts'
 
 const tags = ['admin']
 const security = [{ bearerAuth: [] }]
@@ -111,6 +111,22 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
     },
   )
 
+  app.get(
+    '/admin/users/:userId',
+    {
+      preValidation: requirePermission('view_users'),
+      schema: {
+        tags,
+        security,
+        summary: 'One user for staff (view_users)',
+        description: 'The account as `GET /admin/users` lists it (its suspension, its services count), with its staff roles.',
+        params: UserIdParams,
+        response: responses({ 200: Envelope(AdminUserDetail) }, 401, 403, 404),
+      },
+    },
+    async (request) => ok(await admin.getUser(request.params.userId)),
+  )
+
   app.post(
     '/admin/users/:userId/suspend',
     {
@@ -154,5 +170,21 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
       schema: { tags, security, summary: 'Marketplace statistics (any staff)', response: responses({ 200: Envelope(Statistics) }, 401, 403) },
     },
     async () => ok(await admin.collectStatistics()),
+  )
+
+  app.get(
+    '/admin/stats/series',
+    {
+      preValidation: requireStaff,
+      schema: {
+        tags,
+        security,
+        summary: 'A statistic per day (any staff)',
+        description: 'Orders placed, accounts created or platform revenue per day (UTC) over the last `days` days, for charts.',
+        querystring: SeriesQuery,
+        response: responses({ 200: Envelope(Series) }, 400, 401, 403),
+      },
+    },
+    async (request) => ok(await admin.statisticsSeries(request.query.metric, request.query.days)),
   )
 }

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { RoleSchema as Role } from '../roles/roles.module.ts'
+import { seriesMetrics } from './admin.series.ts'
 import { Email, FullName, Password, UserListItem, UserSchema as User, Username, userRoles, userStatuses } from '../users/users.module.ts'
 
 export const CreateStaffBody = Type.Object(
@@ -48,7 +49,30 @@ export const AdminUser = Type.Composite([
   }),
 ])
 
+export const AdminUserDetail = Type.Composite([AdminUser, Type.Object({ roles: Type.Array(Role, { description: 'Its staff roles (none for a client).' }) })])
+
 export const SuspendBody = Type.Object(
   { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', errorMessage: 'must be 1 to 500 characters', description: 'Why: kept with the account and in the audit log.' }) },
   { additionalProperties: false, examples: [{ reason: 'Asked buyers to pay outside the platform in three conversations (reports 412, 415 and 419).' }] },
+)
+
+export const SeriesQuery = Type.Object(
+  {
+    metric: Type.Union(
+      seriesMetrics.map((metric) => Type.Literal(metric)),
+      { errorMessage: `must be one of ${seriesMetrics.join(', ')}`, description: '`orders` placed, `signups` (accounts created) or `revenue` (platform fees earned, less fees refunded, in cents).' },
+    ),
+    days: Type.Integer({ minimum: 1, maximum: 366, default: 30, errorMessage: 'must be a whole number from 1 to 366', description: 'How many days, today (UTC) included.' }),
+  },
+  { additionalProperties: false },
+)
+
+export const Series = Type.Object(
+  {
+    metric: Type.Union(seriesMetrics.map((metric) => Type.Literal(metric))),
+    unit: Type.Union([Type.Literal('count'), Type.Literal('cents')]),
+    total: Type.Integer({ description: 'The sum of the points.' }),
+    points: Type.Array(Type.Object({ date: Type.String({ format: 'date', description: 'A day (UTC).' }), value: Type.Integer() }), { description: 'One per day, oldest first; 0 for a day without any.' }),
+  },
+  { examples: [{ metric: 'orders', unit: 'count', total: 5, points: [{ date: '2026-11-24', value: 2 }, { date: '2026-11-25', value: 3 }] }] },
 )

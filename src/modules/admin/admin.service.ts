@@ -5,6 +5,7 @@ import { hashPassword } from '../../lib/passwords.ts'
 import { normaliseEmail } from '../../lib/text.ts'
 import { forbidden, notFound } from '../../lib/errors.ts'
 import type { StatisticsRegistry } from '../../platform/statistics/statistics.ts'
+import { dailySeries, type SeriesMetric } from './admin.series.ts'
 import { alreadySuspended, cannotModifySelf, notStaff, notSuspended } from './admin.errors.ts'
 import type { Actor } from '../../access/access.ts'
 import type { AuditService } from '../audit/audit.module.ts'
@@ -46,7 +47,7 @@ const accessState = (row: Account) => ({ status: statusOf(row), isActive: row.is
 export function createAdminService(deps: {
   db: Db
   clock: Clock
-  users: Pick<UsersService, 'createAccount' | 'lockAccount' | 'updateAccount' | 'listAccounts' | 'hasSuperuser' | 'lockFirstSuperuser'>
+  users: Pick<UsersService, 'findAccountById' | 'createAccount' | 'lockAccount' | 'updateAccount' | 'listAccounts' | 'hasSuperuser' | 'lockFirstSuperuser'>
   roles: Pick<RolesService, 'assignRoles' | 'rolesOf'>
   catalogue: Pick<CatalogueService, 'countServicesBySellers'>
   audit: Pick<AuditService, 'record'>
@@ -182,6 +183,14 @@ export function createAdminService(deps: {
       )
     },
 
+    /** `GET /admin/users/{id}` (view_users): one account as the staff listing shows it. */
+    async getUser(userId: string) {
+      const row = await users.findAccountById(db, userId)
+      if (!row) throw notFound('User')
+      const [shown, assigned] = await Promise.all([withServicesCount(row), roles.rolesOf(db, userId)])
+      return { ...shown, roles: assigned }
+    },
+
     deactivateUser: (actor: Actor, userId: string) => setActive(actor, userId, false),
     reactivateUser: (actor: Actor, userId: string) => setActive(actor, userId, true),
 
@@ -216,6 +225,12 @@ export function createAdminService(deps: {
       const sections = statistics.sections()
       const figures = await Promise.all(sections.map((section) => section.collect(db)))
       return Object.fromEntries(sections.map((section, index) => [section.name, figures[index]!]))
+    },
+
+    /** `GET /admin/stats/series`: one metric per day over the last `days` days. */
+    async statisticsSeries(metric: SeriesMetric, days: number) {
+      const points = await dailySeries(db, metric, days, clock.now())
+      return { metric, unit: metric === 'revenue' ? ('cents' as const) : ('count' as const), total: points.reduce((sum, point) => sum + point.value, 0), points }
     },
 
     /** The sections `GET /admin/stats` answers with (its response schema is built from them). */

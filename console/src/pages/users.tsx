@@ -1,0 +1,283 @@
+import { useQuery } from '@tanstack/react-query'
+import { Link, useParams } from '@tanstack/react-router'
+import { useState, type FormEvent } from 'react'
+import { api, call } from '../api.ts'
+import { Can, useSession } from '../session.tsx'
+import { ActionButton, Badge, ErrorText, Field, Loading, money, Pager, ReasonAction, useAction, when } from '../ui.tsx'
+import { AuditTable } from './audit.tsx'
+import { OrderList } from './orders.tsx'
+
+const roles = ['client', 'staff', 'admin'] as const
+const statuses = ['active', 'inactive', 'suspended'] as const
+
+/** A new staff account with its first role (superuser). */
+function CreateStaff() {
+  const [open, setOpen] = useState(false)
+  const roles = useQuery({ queryKey: ['roles'], queryFn: () => call(api.GET('/api/v1/admin/roles')), enabled: open })
+  const create = useAction(
+    (body: { fullName: string; username: string; email: string; password: string; roleId?: string }) => call(api.POST('/api/v1/admin/staff', { body })),
+    ['users'],
+  )
+  if (!open) return <ActionButton label="New staff account…" onClick={() => setOpen(true)} />
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget)
+    const text = (name: string) => ((form.get(name) as string | null) ?? '').trim()
+    create.mutate({ fullName: text('fullName'), username: text('username'), email: text('email'), password: (form.get('password') as string | null) ?? '', ...(text('roleId') && { roleId: text('roleId') }) })
+  }
+  return (
+    <form className="card" onSubmit={submit} aria-label="New staff account">
+      <div className="filters">
+        <Field label="Full name">
+          <input name="fullName" required maxLength={100} />
+        </Field>
+        <Field label="Username">
+          <input name="username" required maxLength={30} />
+        </Field>
+        <Field label="E-mail">
+          <input name="email" type="email" required />
+        </Field>
+        <Field label="Password">
+          <input name="password" type="password" autoComplete="new-password" required minLength={8} />
+        </Field>
+        <Field label="Role">
+          <select name="roleId">
+            <option value="">none</option>
+            {roles.data?.map((role) => (
+              <option key={role.id} value={role.id}>
+                {role.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      <button type="submit" disabled={create.isPending}>
+        Create
+      </button>{' '}
+      <button type="button" onClick={() => setOpen(false)}>
+        Close
+      </button>
+      {create.data && <p role="status">Created {create.data.email}.</p>}
+      <ErrorText error={create.error} />
+    </form>
+  )
+}
+
+export function UsersPage() {
+  const [filters, setFilters] = useState<{ search?: string; role?: (typeof roles)[number]; status?: (typeof statuses)[number] }>({})
+  const [page, setPage] = useState(1)
+  const list = useQuery({ queryKey: ['users', filters, page], queryFn: () => call(api.GET('/api/v1/admin/users', { params: { query: { ...filters, page, limit: 25 } } })) })
+  const setFilter = (name: keyof typeof filters, value: string) => {
+    setFilters((current) => ({ ...current, [name]: value.trim() === '' ? undefined : value.trim() }))
+    setPage(1)
+  }
+  return (
+    <>
+      <h1>Users</h1>
+      <Can permission="superuser">
+        <CreateStaff />
+      </Can>
+      <form className="filters" role="search" onSubmit={(event) => event.preventDefault()}>
+        <Field label="Search">
+          <input type="search" placeholder="E-mail, username or name" maxLength={100} onChange={(event) => setFilter('search', event.target.value)} />
+        </Field>
+        <Field label="Role">
+          <select onChange={(event) => setFilter('role', event.target.value)}>
+            <option value="">any</option>
+            {roles.map((value) => (
+              <option key={value}>{value}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Status">
+          <select onChange={(event) => setFilter('status', event.target.value)}>
+            <option value="">any</option>
+            {statuses.map((value) => (
+              <option key={value}>{value}</option>
+            ))}
+          </select>
+        </Field>
+      </form>
+      <ErrorText error={list.error} />
+      {list.isPending && <Loading what="users" />}
+      {list.data && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">E-mail</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              <th scope="col">Services</th>
+              <th scope="col">Joined</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.items.length === 0 && (
+              <tr>
+                <td colSpan={6}>No users match.</td>
+              </tr>
+            )}
+            {list.data.items.map((user) => (
+              <tr key={user.id}>
+                <td>
+                  <Link to="/users/$userId" params={{ userId: user.id }}>
+                    {user.fullName}
+                  </Link>{' '}
+                  <span className="meta">@{user.username}</span>
+                </td>
+                <td>{user.email}</td>
+                <td>{user.role}</td>
+                <td>
+                  <Badge value={user.status} />
+                </td>
+                <td>{user.servicesCount}</td>
+                <td>{when(user.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager pagination={list.data?.pagination} onPage={setPage} />
+    </>
+  )
+}
+
+/** A staff member's roles, replaced at once (superuser). */
+function RolesEditor({ userId, current }: { userId: string; current: string[] }) {
+  const roles = useQuery({ queryKey: ['roles'], queryFn: () => call(api.GET('/api/v1/admin/roles')) })
+  const [chosen, setChosen] = useState(new Set(current))
+  const save = useAction(() => call(api.PUT('/api/v1/admin/staff/{userId}/roles', { params: { path: { userId } }, body: { roleIds: [...chosen] } })), ['users', 'audit'])
+  if (roles.error) return <ErrorText error={roles.error} />
+  if (!roles.data) return <Loading what="roles" />
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault()
+        save.mutate(undefined)
+      }}
+    >
+      <fieldset>
+        <legend>Roles</legend>
+        {roles.data.map((role) => (
+          <label key={role.id} className="choice">
+            <input
+              type="checkbox"
+              checked={chosen.has(role.id)}
+              onChange={(event) =>
+                setChosen((before) => {
+                  const after = new Set(before)
+                  if (event.target.checked) after.add(role.id)
+                  else after.delete(role.id)
+                  return after
+                })
+              }
+            />{' '}
+            {role.name} <span className="meta">({role.permissions.join(', ') || 'no permissions'})</span>
+          </label>
+        ))}
+        {roles.data.length === 0 && <p>No roles yet.</p>}
+        <button type="submit" disabled={save.isPending}>
+          Save roles
+        </button>
+        {save.isSuccess && <span role="status"> Saved.</span>}
+        <ErrorText error={save.error} />
+      </fieldset>
+    </form>
+  )
+}
+
+export function UserPage() {
+  const params: { userId?: string } = useParams({ strict: false })
+  const userId = params.userId ?? ''
+  const { can, me } = useSession()
+  const path = { params: { path: { userId } } }
+  const user = useQuery({ queryKey: ['users', userId], queryFn: () => call(api.GET('/api/v1/admin/users/{userId}', path)) })
+  const wallet = useQuery({ queryKey: ['wallet', userId], queryFn: () => call(api.GET('/api/v1/admin/wallets/{userId}', path)), enabled: can('view_accounts') })
+  const orders = useQuery({ queryKey: ['orders', 'of', userId], queryFn: () => call(api.GET('/api/v1/admin/orders', { params: { query: { buyerId: userId, limit: 10 } } })), enabled: can('view_orders') })
+  const sales = useQuery({ queryKey: ['orders', 'by', userId], queryFn: () => call(api.GET('/api/v1/admin/orders', { params: { query: { sellerId: userId, limit: 10 } } })), enabled: can('view_orders') })
+  const suspend = useAction((reason: string) => call(api.POST('/api/v1/admin/users/{userId}/suspend', { ...path, body: { reason } })), ['users', 'audit'])
+  const unsuspend = useAction(() => call(api.POST('/api/v1/admin/users/{userId}/unsuspend', path)), ['users', 'audit'])
+  const deactivate = useAction(() => call(api.POST('/api/v1/admin/users/{userId}/deactivate', path)), ['users', 'audit'])
+  const reactivate = useAction(() => call(api.POST('/api/v1/admin/users/{userId}/reactivate', path)), ['users', 'audit'])
+  if (user.error) return <ErrorText error={user.error} />
+  if (!user.data) return <Loading what="the user" />
+  const person = user.data
+  // Staff accounts are a superuser's to act on; nobody acts on their own.
+  const mayManage = person.id !== me.id && (!(person.isStaff || person.isSuperuser) || me.isSuperuser)
+  return (
+    <>
+      <p>
+        <Link to="/users">← Users</Link>
+      </p>
+      <h1>{person.fullName}</h1>
+      <p>
+        <Badge value={person.status} /> @{person.username}, {person.role}
+      </p>
+      <dl className="facts">
+        <dt>E-mail</dt>
+        <dd>{person.email}</dd>
+        <dt>Phone</dt>
+        <dd>{person.phone ?? '—'}</dd>
+        <dt>Identity (KYC)</dt>
+        <dd>{person.isKYCVerified ? 'verified' : 'not verified'}</dd>
+        <dt>Joined</dt>
+        <dd>{when(person.createdAt)}</dd>
+        <dt>Last sign-in</dt>
+        <dd>{when(person.lastLogin)}</dd>
+        <dt>Services</dt>
+        <dd>{person.servicesCount}</dd>
+        {person.suspendedAt && (
+          <>
+            <dt>Suspended</dt>
+            <dd>
+              {when(person.suspendedAt)}: {person.suspensionReason}
+            </dd>
+          </>
+        )}
+        {wallet.data && (
+          <>
+            <dt>Wallet</dt>
+            <dd>
+              {money(wallet.data.balance, wallet.data.currency)} available, {money(wallet.data.escrow, wallet.data.currency)} in escrow, {money(wallet.data.pendingPayouts, wallet.data.currency)} in payouts waiting
+            </dd>
+          </>
+        )}
+      </dl>
+      {mayManage && (
+        <Can permission="manage_users">
+          <div className="actions">
+            {person.suspendedAt ? (
+              <ActionButton label="Lift the suspension" busy={unsuspend.isPending} onClick={() => unsuspend.mutate(undefined)} />
+            ) : (
+              <ReasonAction label="Suspend" busy={suspend.isPending} error={suspend.error} onSubmit={(reason) => suspend.mutate(reason)} />
+            )}
+            {person.isActive ? (
+              <ActionButton label="Deactivate" kind="danger" busy={deactivate.isPending} onClick={() => deactivate.mutate(undefined)} />
+            ) : (
+              <ActionButton label="Reactivate" busy={reactivate.isPending} onClick={() => reactivate.mutate(undefined)} />
+            )}
+          </div>
+          <ErrorText error={unsuspend.error ?? deactivate.error ?? reactivate.error} />
+        </Can>
+      )}
+      {person.isStaff && !person.isSuperuser && (
+        <>
+          <h2>Staff roles</h2>
+          {person.roles.length > 0 ? <p>{person.roles.map((role) => role.name).join(', ')}</p> : <p>No roles: this staff member can see the dashboard only.</p>}
+          {me.isSuperuser && <RolesEditor key={person.roles.map((role) => role.id).join()} userId={person.id} current={person.roles.map((role) => role.id)} />}
+        </>
+      )}
+      <Can permission="view_orders">
+        <h2>Purchases</h2>
+        <OrderList orders={orders.data?.items} error={orders.error} pending={orders.isPending} />
+        <h2>Sales</h2>
+        <OrderList orders={sales.data?.items} error={sales.error} pending={sales.isPending} />
+      </Can>
+      <Can permission="superuser">
+        <h2>Audit trail</h2>
+        <AuditTable filters={{ target: userId }} />
+      </Can>
+    </>
+  )
+}
