@@ -33,3 +33,5 @@ export const messagingModule = defineModule({
  */
 export type { MessagingService } from './messaging.service.ts'
 export type { MessageRow } from './messaging.table.ts'
+export { Offer, offerStatuses, type OfferStatus } from './message-offers.ts'
+export { recipientUnavailable } from './messaging.errors.ts'

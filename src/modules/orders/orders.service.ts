@@ -45,6 +45,8 @@ export interface OrdersDeps {
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'registerAccessPolicy'>
   /** The platform's share in basis points (10 % = 1000). */
   platformFeeBasisPoints: number
+  /** How long after completion the buyer may tip. */
+  tipWindowMs: number
   autoCompleteAfterMs: number
 }
 
@@ -109,7 +111,7 @@ export function createOrdersService(deps: OrdersDeps) {
       const earning = sellerEarningCents(row)
       if (earning > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { userId: row.sellerId, kind: 'available' }, amountCents: earning, type: 'order_earning', description: `Earning: ${row.serviceTitle}`, orderId: row.id })
       if (row.platformFeeCents > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { platform: 'revenue' }, amountCents: row.platformFeeCents, type: 'order_earning', description: `Platform fee: ${row.serviceTitle}`, orderId: row.id })
-      await catalogue.recordCompletedOrder(tx, row.serviceId)
+      if (row.serviceId !== null) await catalogue.recordCompletedOrder(tx, row.serviceId)
       Object.assign(patch, { completedAt: now, autoCompleteAt: null })
     }
     if (move.to === 'cancelled') {
