@@ -34,4 +34,4 @@ export const messagingModule = defineModule({
 export type { MessagingService } from './messaging.service.ts'
 export type { MessageRow } from './messaging.table.ts'
 export { Offer, offerStatuses, type OfferStatus } from './message-offers.ts'
-export { recipientUnavailable } from './messaging.errors.ts'
+export { messagingErrors, recipientUnavailable } from './messaging.errors.ts'
