@@ -1594,7 +1594,7 @@ export interface paths {
         put?: never;
         /**
          * Make a custom offer in a conversation
-         * @description To the other participant of a direct conversation of yours (404 for a conversation that is not yours; an order’s conversation is 422 NOT_DIRECT_CONVERSATION). The offer appears in the conversation as a message carrying `offer`, pushed to both sides’ sockets like any message, and is e-mailed to the recipient. It is pending for `expiresInDays`.
+         * @description To the other participant of a direct conversation of yours (404 for a conversation that is not yours; an order’s conversation is 422 NOT_DIRECT_CONVERSATION). A `serviceId` must be one of your services (404 otherwise) and active (422 OFFER_SERVICE_UNAVAILABLE). The offer appears in the conversation as a message carrying `offer`, pushed to both sides’ sockets like any message, and is e-mailed to the recipient. It is pending for `expiresInDays`.
          */
         post: operations["postMessagesConversationsByConversationIdOffers"];
         delete?: never;
@@ -26238,7 +26238,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_DIRECT_CONVERSATION`: Custom offers are made in a direct conversation, not in an order’s. `RECIPIENT_UNAVAILABLE`: The other person’s account is suspended or deactivated: no message can be sent to it, in a new conversation or an existing one. Staff accounts can be written to. */
+            /** @description `NOT_DIRECT_CONVERSATION`: Custom offers are made in a direct conversation, not in an order’s. `OFFER_SERVICE_UNAVAILABLE`: The service named is not active (paused, pending review, rejected): no offer can be made under it, and an offer made under it cannot be accepted while it is not. `RECIPIENT_UNAVAILABLE`: The other person’s account is suspended or deactivated: no message can be sent to it, in a new conversation or an existing one. Staff accounts can be written to. */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -26864,7 +26864,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `IDEMPOTENCY_KEY_REUSED`: This `Idempotency-Key` was used in the last 24 hours for a different request (another route or body); use a new key. `INVALID_TRANSITION`: The offer is no longer pending (accepted, declined or withdrawn), or the caller is not the party who may make this move. `OFFER_EXPIRED`: The offer’s `expiresAt` has passed: it reads `expired` from then on. `OFFER_SERVICE_UNAVAILABLE`: The service the offer was made under is no longer active, so no order can be placed from it. `INSUFFICIENT_FUNDS`: The available balance does not cover the amount; nothing was moved. */
+            /** @description `IDEMPOTENCY_KEY_REUSED`: This `Idempotency-Key` was used in the last 24 hours for a different request (another route or body); use a new key. `INVALID_TRANSITION`: The offer is no longer pending (accepted, declined or withdrawn), or the caller is not the party who may make this move. `OFFER_EXPIRED`: The offer’s `expiresAt` has passed: it reads `expired` from then on. `OFFER_SERVICE_UNAVAILABLE`: The service named is not active (paused, pending review, rejected): no offer can be made under it, and an offer made under it cannot be accepted while it is not. `INSUFFICIENT_FUNDS`: The available balance does not cover the amount; nothing was moved. */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */

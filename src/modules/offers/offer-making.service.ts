@@ -1,14 +1,14 @@
 import { sql } from 'drizzle-orm'
 import type { Actor } from '../../access/access.ts'
 import { DAY } from '../../lib/clock.ts'
-import { fieldError } from '../../lib/errors.ts'
+import { fieldError, notFound } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import { fromCents, toCents } from '../../lib/money.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import { recipientUnavailable, type MessageRow, type MessagingService } from '../messaging/messaging.module.ts'
 import { OFFER_MAIL_JOB, offerAnswer, type OfferDeps } from './offer-rules.ts'
-import { notDirectConversation } from './offers.errors.ts'
+import { notDirectConversation, offerServiceUnavailable } from './offers.errors.ts'
 import { offersEvents } from './offers.events.ts'
 import { createOffersRepository } from './offers.repository.ts'
 import { EXPIRES_IN_DAYS_DEFAULT, type CreateOfferBody } from './offers.schemas.ts'
@@ -26,11 +26,12 @@ export function createOfferMaking(
 ) {
   const { db, clock, outbox, messaging, catalogue } = deps
 
-  /** 400 on `serviceId` unless it is a live, active service of the sender. */
+  /** The service must be the sender's (404 otherwise, as for any service that is not theirs to name) and active (422). */
   async function checkService(actor: Actor, serviceId: string): Promise<void> {
     const result = (await db.execute(sql`select ${catalogue.offerSql(sql`${serviceId}::uuid`)} as service`)) as { rows: { service: { status: string; sellerId: string } | null }[] }
     const service = result.rows[0]?.service
-    if (!service || service.sellerId !== actor.id || service.status !== 'active') throw fieldError('serviceId', 'must be the id of an active service of yours')
+    if (!service || service.sellerId !== actor.id) throw notFound('Service')
+    if (service.status !== 'active') throw offerServiceUnavailable()
   }
 
   return {

@@ -6,7 +6,7 @@ export const offersErrors = defineErrors({
   INVALID_TRANSITION: { status: 422, description: 'The offer is no longer pending (accepted, declined or withdrawn), or the caller is not the party who may make this move.' },
   OFFER_EXPIRED: { status: 422, description: 'The offer’s `expiresAt` has passed: it reads `expired` from then on.' },
   NOT_DIRECT_CONVERSATION: { status: 422, description: 'Custom offers are made in a direct conversation, not in an order’s.' },
-  OFFER_SERVICE_UNAVAILABLE: { status: 422, description: 'The service the offer was made under is no longer active, so no order can be placed from it.' },
+  OFFER_SERVICE_UNAVAILABLE: { status: 422, description: 'The service named is not active (paused, pending review, rejected): no offer can be made under it, and an offer made under it cannot be accepted while it is not.' },
 })
 
 export const invalidOfferMove = (status: OfferStatus, move: string, hint = ''): AppError =>
@@ -18,4 +18,4 @@ export const offerExpired = (): AppError => fail(offersErrors.OFFER_EXPIRED, 'Th
 
 export const notDirectConversation = (): AppError => fail(offersErrors.NOT_DIRECT_CONVERSATION, 'Custom offers are made in a direct conversation, not in an order’s conversation')
 
-export const offerServiceUnavailable = (): AppError => fail(offersErrors.OFFER_SERVICE_UNAVAILABLE, 'The service this offer was made under is no longer active')
+export const offerServiceUnavailable = (): AppError => fail(offersErrors.OFFER_SERVICE_UNAVAILABLE, 'The service is not active')

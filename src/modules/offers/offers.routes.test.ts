@@ -84,16 +84,16 @@ describe('custom offers', () => {
       expect(mail?.text).toContain(`/messages/${parties.conversationId}`)
     })
 
-    it('names a service of the sender only when it is theirs and active', async () => {
+    it('names a service of the sender only when it is theirs (404 otherwise) and active (422 otherwise)', async () => {
       const parties = await offerParties(ctx)
       const own = await createActiveService(ctx, parties.seller)
       const offer = await makeOffer(ctx, parties, { serviceId: own.serviceId })
       expect(offer.serviceId).toBe(own.serviceId)
       const other = await createActiveService(ctx)
       const url = `/messages/conversations/${parties.conversationId}/offers`
-      expectError(await request(ctx.app, { method: 'POST', url, token: parties.seller.accessToken, payload: offerBody({ serviceId: other.serviceId }) }), 400, 'VALIDATION_ERROR', ['serviceId'])
+      expectError(await request(ctx.app, { method: 'POST', url, token: parties.seller.accessToken, payload: offerBody({ serviceId: other.serviceId }) }), 404, 'NOT_FOUND')
       await ctx.database.db.update(services).set({ status: 'paused' }).where(eq(services.id, own.serviceId))
-      expectError(await request(ctx.app, { method: 'POST', url, token: parties.seller.accessToken, payload: offerBody({ serviceId: own.serviceId }) }), 400, 'VALIDATION_ERROR', ['serviceId'])
+      expectError(await request(ctx.app, { method: 'POST', url, token: parties.seller.accessToken, payload: offerBody({ serviceId: own.serviceId }) }), 422, 'OFFER_SERVICE_UNAVAILABLE')
     })
 
     it('refuses each out-of-range field by name, a stranger with 404, an order conversation with 422, and no token with 401', async () => {

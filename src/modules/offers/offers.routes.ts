@@ -26,10 +26,10 @@ export const offersRoutes: FastifyPluginAsyncTypebox<{ offers: OffersService }> 
         security,
         summary: 'Make a custom offer in a conversation',
         description:
-          'To the other participant of a direct conversation of yours (404 for a conversation that is not yours; an order’s conversation is 422 NOT_DIRECT_CONVERSATION). The offer appears in the conversation as a message carrying `offer`, pushed to both sides’ sockets like any message, and is e-mailed to the recipient. It is pending for `expiresInDays`.',
+          'To the other participant of a direct conversation of yours (404 for a conversation that is not yours; an order’s conversation is 422 NOT_DIRECT_CONVERSATION). A `serviceId` must be one of your services (404 otherwise) and active (422 OFFER_SERVICE_UNAVAILABLE). The offer appears in the conversation as a message carrying `offer`, pushed to both sides’ sockets like any message, and is e-mailed to the recipient. It is pending for `expiresInDays`.',
         params: IdParams('conversationId'),
         body: CreateOfferBody,
-        response: responses({ 201: Envelope(Offer) }, 400, 401, 404, offersErrors.NOT_DIRECT_CONVERSATION, messagingErrors.RECIPIENT_UNAVAILABLE),
+        response: responses({ 201: Envelope(Offer) }, 400, 401, 404, offersErrors.NOT_DIRECT_CONVERSATION, offersErrors.OFFER_SERVICE_UNAVAILABLE, messagingErrors.RECIPIENT_UNAVAILABLE),
       },
     },
     async (request, reply) => reply.status(201).send(ok(await offers.createOffer(actorOf(request), request.params.conversationId, request.body))),

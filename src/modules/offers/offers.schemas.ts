@@ -41,7 +41,7 @@ export const CreateOfferBody = Type.Object(
         description: `Days the buyer has to answer, default ${EXPIRES_IN_DAYS_DEFAULT}.`,
       }),
     ),
-    serviceId: Type.Optional(Type.String({ ...Id, errorMessage: 'must be the id of an active service of yours', description: 'One of your active services the offer is made under (the order counts for it).' })),
+    serviceId: Type.Optional(Type.String({ ...Id, errorMessage: 'must be a service id', description: 'One of your active services the offer is made under (the order counts for it).' })),
   },
   {
     additionalProperties: false,

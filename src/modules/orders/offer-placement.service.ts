@@ -75,8 +75,6 @@ export function createOfferPlacement(deps: {
         description: `Order: ${terms.title}`,
         orderId: id,
       })
-      // The fee rounded half-up to the cent, as for every order.
-      const platformFeeCents = Math.floor((terms.priceCents * platformFeeBasisPoints + 5000) / 10000)
       const [row] = await tx
         .insert(orders)
         .values({
@@ -93,7 +91,8 @@ export function createOfferPlacement(deps: {
           priceCents: terms.priceCents,
           extras: [],
           totalCents: terms.priceCents,
-          platformFeeCents,
+          // The fee rounded half-up to the cent, as for every order.
+          platformFeeCents: Math.floor((terms.priceCents * platformFeeBasisPoints + 5000) / 10000),
           deliveryDays: terms.deliveryDays,
           revisionsLeft: terms.revisions,
           timeline: [{ action: 'accept', status: 'in_progress', by: 'buyer', reason: null, at: now.toISOString() }],
