@@ -1374,7 +1374,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message
-         * @description To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). An account that is suspended or deactivated cannot be written to (422 `RECIPIENT_UNAVAILABLE`); staff accounts can. Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read", data }` and is closed with code 4401 when its session ends (logout, suspension).
+         * @description To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). An account that is suspended or deactivated cannot be written to (422 `RECIPIENT_UNAVAILABLE`); staff accounts can. Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read" | "offer", data }` (`offer`: a custom offer of the caller’s that was accepted, declined, withdrawn or expired, as it stands now) and is closed with code 4401 when its session ends (logout, suspension).
          */
         post: operations["postMessages"];
         delete?: never;

@@ -1,6 +1,6 @@
 import type { Actor } from '../../access/access.ts'
 import type { OrdersApi } from '../orders/orders.module.ts'
-import { moveOffer, recordNews, type OfferDeps } from './offer-rules.ts'
+import { announce, moveOffer, recordNews, type OfferDeps } from './offer-rules.ts'
 import { offerServiceUnavailable } from './offers.errors.ts'
 import { createOffersRepository } from './offers.repository.ts'
 
@@ -14,7 +14,7 @@ export function createOfferAccepting(deps: OfferDeps & { orders: Pick<OrdersApi,
   const { outbox, orders } = deps
   return {
     async acceptOffer(actor: Actor, offerId: string) {
-      const orderId = await moveOffer(deps, actor, offerId, { party: 'recipient', verb: 'accept', past: 'accepted' }, async (tx, row, now) => {
+      const accepted = await moveOffer(deps, actor, offerId, { party: 'recipient', verb: 'accept', past: 'accepted' }, async (tx, row, now) => {
         const order = await orders.offerPlacement.placeFromOffer(tx, {
           offerId: row.id,
           buyerId: row.recipientId,
@@ -29,9 +29,10 @@ export function createOfferAccepting(deps: OfferDeps & { orders: Pick<OrdersApi,
         if (!order) throw offerServiceUnavailable()
         const accepted = await createOffersRepository(tx).update(row.id, { status: 'accepted', orderId: order.id, respondedAt: now, updatedAt: now })
         await recordNews(outbox, tx, accepted, 'accepted', now)
-        return order.id
+        return accepted
       })
-      return orders.getOrder(actor, orderId)
+      await announce(deps, accepted)
+      return orders.getOrder(actor, accepted.orderId!)
     },
   }
 }

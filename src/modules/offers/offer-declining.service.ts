@@ -1,5 +1,5 @@
 import type { Actor } from '../../access/access.ts'
-import { moveOffer, offerAnswer, recordNews, type OfferDeps } from './offer-rules.ts'
+import { announce, moveOffer, offerAnswer, recordNews, type OfferDeps } from './offer-rules.ts'
 import { createOffersRepository } from './offers.repository.ts'
 
 /** Declining an offer: `POST /offers/{offerId}/decline` (the recipient), with an optional reason the seller reads. */
@@ -11,6 +11,7 @@ export function createOfferDeclining(deps: OfferDeps) {
         await recordNews(deps.outbox, tx, declined, 'declined', now)
         return declined
       })
+      await announce(deps, row)
       return offerAnswer(row, deps.clock.now())
     },
   }

@@ -7,6 +7,7 @@ import { fromCents } from '../../lib/money.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
 import { defineJob } from '../../platform/outbox/jobs.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
+import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import type { Offer } from '../messaging/messaging.module.ts'
 import type { OfferNews } from './offer-emails.ts'
 import { invalidOfferMove, offerExpired, onlyParty } from './offers.errors.ts'
@@ -25,7 +26,12 @@ export interface OfferDeps {
   db: Db
   clock: Clock
   outbox: Outbox
+  realtime: Pick<RealtimeHub, 'publish'>
 }
+
+/** After a change committed: the offer as it stands now, to every open socket of both parties (an `offer` frame). */
+export const announce = (deps: Pick<OfferDeps, 'realtime' | 'clock'>, row: OfferRow): Promise<void> =>
+  deps.realtime.publish([row.senderId, row.recipientId], { type: 'offer', data: offerAnswer(row, deps.clock.now()) })
 
 /** A pending offer whose time has passed: it reads expired before the worker marks it. */
 const isOverdue = (row: OfferRow, now: Date): boolean => row.status === 'pending' && row.expiresAt.getTime() <= now.getTime()
@@ -77,19 +83,19 @@ export async function expireOffer(deps: OfferDeps, tx: Tx, row: OfferRow): Promi
  * commits, the move does not happen).
  */
 export async function moveOffer<T>(deps: OfferDeps, actor: Actor, offerId: string, move: { party: 'recipient' | 'sender'; verb: string; past: string }, change: (tx: Tx, row: OfferRow, now: Date) => Promise<T>): Promise<T> {
-  const outcome = await deps.db.transaction(async (tx): Promise<{ expired: true } | { expired: false; value: T }> => {
+  const outcome = await deps.db.transaction(async (tx): Promise<{ expired: OfferRow } | { expired: null; value: T }> => {
     const row = await createOffersRepository(tx).lockById(offerId)
     if (!row || (row.senderId !== actor.id && row.recipientId !== actor.id)) throw notFound('Offer')
     const now = deps.clock.now()
     if ((move.party === 'recipient' ? row.recipientId : row.senderId) !== actor.id) throw onlyParty(move.party, move.verb)
     if (row.status === 'expired') throw offerExpired()
-    if (isOverdue(row, now)) {
-      await expireOffer(deps, tx, row)
-      return { expired: true }
-    }
+    if (isOverdue(row, now)) return { expired: await expireOffer(deps, tx, row) }
     if (row.status !== 'pending') throw invalidOfferMove(row.status, move.past, ': only a pending one')
-    return { expired: false, value: await change(tx, row, now) }
+    return { expired: null, value: await change(tx, row, now) }
   })
-  if (outcome.expired) throw offerExpired()
+  if (outcome.expired) {
+    await announce(deps, outcome.expired)
+    throw offerExpired()
+  }
   return outcome.value
 }

@@ -1,5 +1,5 @@
 import type { Actor } from '../../access/access.ts'
-import { moveOffer, offerAnswer, recordNews, type OfferDeps } from './offer-rules.ts'
+import { announce, moveOffer, offerAnswer, recordNews, type OfferDeps } from './offer-rules.ts'
 import { createOffersRepository } from './offers.repository.ts'
 
 /** Withdrawing an offer: `POST /offers/{offerId}/withdraw` (the sender), while it is pending. */
@@ -11,6 +11,7 @@ export function createOfferWithdrawing(deps: OfferDeps) {
         await recordNews(deps.outbox, tx, withdrawn, 'withdrawn', now)
         return withdrawn
       })
+      await announce(deps, row)
       return offerAnswer(row, deps.clock.now())
     },
   }

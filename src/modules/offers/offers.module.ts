@@ -16,8 +16,8 @@ export const offersModule = defineModule({
   name: 'offers',
   needs: ['users', 'catalogue', 'messaging', 'orders'],
   tables: { offers },
-  create: ({ config, db, clock, outbox, mailer }, deps: { users: UsersService; catalogue: CatalogueService; messaging: MessagingService; orders: OrdersApi }) =>
-    createOffersService({ db, clock, outbox, mailer, appUrl: config.appUrl, currency: config.currency, ...deps }),
+  create: ({ config, db, clock, outbox, mailer, realtime }, deps: { users: UsersService; catalogue: CatalogueService; messaging: MessagingService; orders: OrdersApi }) =>
+    createOffersService({ db, clock, outbox, mailer, realtime, appUrl: config.appUrl, currency: config.currency, ...deps }),
   routes: (api) => async (app) => {
     await app.register(offersRoutes, { offers: api })
   },
