@@ -342,6 +342,18 @@ describe('order settings', () => {
   })
 })
 
+describe('tip and worker settings', () => {
+  it('defaults to 14 days without a fee and a 60-second tick, reads fractions of a day, and refuses values out of range by name', () => {
+    const defaults = loadConfig({ DATA_DIR: dataDir })
+    expect(defaults.tips).toEqual({ windowMs: 14 * 24 * 3600 * 1000, feeBasisPoints: 0 })
+    expect(defaults.workerTickMs).toBe(60_000)
+    const short = loadConfig({ DATA_DIR: dataDir, TIP_DAYS: '0.0005', TIP_FEE_PERCENT: '5', WORKER_TICK_SECONDS: '2' })
+    expect(short.tips).toEqual({ windowMs: 43_200, feeBasisPoints: 500 })
+    expect(short.workerTickMs).toBe(2000)
+    expect(variablesOf(configError({ DATA_DIR: dataDir, TIP_DAYS: '0', TIP_FEE_PERCENT: '100.5', WORKER_TICK_SECONDS: '0.5' }))).toEqual(['TIP_DAYS', 'TIP_FEE_PERCENT', 'WORKER_TICK_SECONDS'])
+  })
+})
+
 describe('the first administrator (SUPERUSER_*)', () => {
   it('reads the e-mail, password and full name as given', () => {
     const config = loadConfig({ DATA_DIR: dataDir, SUPERUSER_EMAIL: 'root@example.test', SUPERUSER_PASSWORD: 'Sup3r-secret', SUPERUSER_FULL_NAME: 'Site Admin' })

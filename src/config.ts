@@ -51,6 +51,9 @@ const EnvSchema = Type.Object({
   LEDGER_PLATFORM_SUB_ACCOUNTS: Type.Integer({ minimum: 1, maximum: 1024, default: 16 }),
   PLATFORM_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 10 }),
   ORDER_AUTO_COMPLETE_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 3 }),
+  TIP_DAYS: Type.Number({ minimum: 0.0001, maximum: 365, default: 14 }),
+  TIP_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 0 }),
+  WORKER_TICK_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
   PAYMENTS_PROVIDER: Type.Union([Type.Literal('sandbox')], { default: 'sandbox' }),
   PAYMENTS_SANDBOX_ENABLED: Type.Optional(Bool),
   SUPERUSER_EMAIL: Type.Optional(Type.String()),
@@ -115,6 +118,10 @@ export interface Config {
   webhooks: { url: string | undefined; secret: string | undefined; allowPrivateNetworks: boolean }
   /** Orders: the platform's share of a completed order in basis points (10 % = 1000), and how long after the latest delivery an undecided order completes by itself. */
   orders: { platformFeeBasisPoints: number; autoCompleteAfterMs: number }
+  /** Tips on completed orders: how long after completion the buyer may tip, and the platform's share in basis points. */
+  tips: { windowMs: number; feeBasisPoints: number }
+  /** How often the worker runs its periodic checks (auto-completion, offer expiry). */
+  workerTickMs: number
   /** Realtime sockets: how often each is pinged; one that missed the previous ping is dropped. */
   realtime: { heartbeatMs: number; maxSocketsPerUser: number }
   logLevel: Env['LOG_LEVEL']
@@ -231,6 +238,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
     ledgerPlatformSubAccounts: env.LEDGER_PLATFORM_SUB_ACCOUNTS,
     orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000) },
+    tips: { windowMs: Math.round(env.TIP_DAYS * 24 * 3600 * 1000), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
+    workerTickMs: env.WORKER_TICK_SECONDS * 1000,
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     webhooks: {
       url: env.WEBHOOK_URL,

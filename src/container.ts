@@ -67,7 +67,7 @@ export function createContainer(base: { config: Config; db: Db; clock: Clock; ma
     periodic: [
       { name: 'sweep-idempotency-keys', everyMs: HOUR, run: () => sweepExpiredIdempotencyKeys(db, base.clock.now()) },
       { name: 'fold-stat-counters', everyMs: MINUTE, run: () => foldStatCounters(db) },
-      ...each((module, api) => module.periodic?.(api)).flat(),
+      ...each((module, api) => module.periodic?.(api, infra)).flat(),
     ],
   })
 

@@ -1374,7 +1374,7 @@ export interface paths {
         put?: never;
         /**
          * Send a message
-         * @description To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). An account that is suspended or deactivated cannot be written to (422 `RECIPIENT_UNAVAILABLE`); staff accounts can. Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read", data }` and is closed with code 4401 when its session ends (logout, suspension).
+         * @description To a conversation of the caller (`conversationId`), or to a user (`recipientId`: starts or continues the direct conversation). An account that is suspended or deactivated cannot be written to (422 `RECIPIENT_UNAVAILABLE`); staff accounts can. Pushed at once to every open socket of both participants; a recipient with no open socket is e-mailed (at most once per conversation per 15 minutes). Sockets: open a WebSocket to `/api/v1/messages/ws` with `Authorization: Bearer <accessToken>` or, from a browser, the subprotocols `bearer, <accessToken>` (never a token in the URL); it receives JSON frames `{ type: "message" | "read" | "offer", data }` (`offer`: a custom offer of the caller’s that was accepted, declined, withdrawn or expired, as it stands now) and is closed with code 4401 when its session ends (logout, suspension).
          */
         post: operations["postMessages"];
         delete?: never;
@@ -1523,6 +1523,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orders/{orderId}/tip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tip the seller of a completed order (buyer)
+         * @description Once per order, within TIP_DAYS (now 14) of its completion. The tip goes from your available balance to the seller, minus TIP_FEE_PERCENT to the platform; the order's `tip` shows it and `allowedActions` lists `tip` while you may. Send an `Idempotency-Key` header to make a retry safe. Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404.
+         */
+        post: operations["postOrdersByOrderIdTip"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/orders": {
         parameters: {
             query?: never;
@@ -1557,6 +1577,106 @@ export interface paths {
          * @description A pending or in-progress order: the buyer is refunded. Disputes are resolved through `PUT /orders/{orderId}/status` (resolve_disputes).
          */
         post: operations["postAdminOrdersByOrderIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/messages/conversations/{conversationId}/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a custom offer in a conversation
+         * @description To the other participant of a direct conversation of yours (404 for a conversation that is not yours; an order’s conversation is 422 NOT_DIRECT_CONVERSATION). A `serviceId` must be one of your services (404 otherwise) and active (422 OFFER_SERVICE_UNAVAILABLE). The offer appears in the conversation as a message carrying `offer`, pushed to both sides’ sockets like any message, and is e-mailed to the recipient. It is pending for `expiresInDays`.
+         */
+        post: operations["postMessagesConversationsByConversationIdOffers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's custom offers
+         * @description Newest first; `role` (`sent` or `received`, both when absent) and `status` narrow the list.
+         */
+        get: operations["getOffers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/offers/{offerId}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a custom offer (recipient)
+         * @description Places an order for the offer’s terms in one transaction: the price moves from your available balance into escrow (422 INSUFFICIENT_FUNDS otherwise, and nothing moves), the order starts `in_progress`, due `deliveryDays` from now, and the offer becomes `accepted` with its `orderId`. Answers the order. Send an `Idempotency-Key` header to make a retry safe. A move on an offer that is no longer pending, or by the other party, is 422 INVALID_TRANSITION; after `expiresAt` it is 422 OFFER_EXPIRED and the offer reads `expired`. Only the offer’s two parties see it: anyone else gets 404.
+         */
+        post: operations["postOffersByOfferIdAccept"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/offers/{offerId}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline a custom offer (recipient)
+         * @description With an optional `reason` the seller reads. A move on an offer that is no longer pending, or by the other party, is 422 INVALID_TRANSITION; after `expiresAt` it is 422 OFFER_EXPIRED and the offer reads `expired`. Only the offer’s two parties see it: anyone else gets 404.
+         */
+        post: operations["postOffersByOfferIdDecline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/offers/{offerId}/withdraw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw a custom offer (sender)
+         * @description While it is pending. A move on an offer that is no longer pending, or by the other party, is 422 INVALID_TRANSITION; after `expiresAt` it is 422 OFFER_EXPIRED and the offer reads `expired`. Only the offer’s two parties see it: anyone else gets 404.
+         */
+        post: operations["postOffersByOfferIdWithdraw"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2467,8 +2587,7 @@ export interface webhooks {
                         data: {
                             /** Format: uuid */
                             orderId: string;
-                            /** Format: uuid */
-                            serviceId: string;
+                            serviceId: string | null;
                             /** Format: uuid */
                             buyerId: string;
                             /** Format: uuid */
@@ -2538,8 +2657,7 @@ export interface webhooks {
                         data: {
                             /** Format: uuid */
                             orderId: string;
-                            /** Format: uuid */
-                            serviceId: string;
+                            serviceId: string | null;
                             /** Format: uuid */
                             buyerId: string;
                             /** Format: uuid */
@@ -2611,8 +2729,7 @@ export interface webhooks {
                         data: {
                             /** Format: uuid */
                             orderId: string;
-                            /** Format: uuid */
-                            serviceId: string;
+                            serviceId: string | null;
                             /** Format: uuid */
                             buyerId: string;
                             /** Format: uuid */
@@ -2683,8 +2800,7 @@ export interface webhooks {
                         data: {
                             /** Format: uuid */
                             orderId: string;
-                            /** Format: uuid */
-                            serviceId: string;
+                            serviceId: string | null;
                             /** Format: uuid */
                             buyerId: string;
                             /** Format: uuid */
@@ -2757,13 +2873,84 @@ export interface webhooks {
                         data: {
                             /** Format: uuid */
                             orderId: string;
-                            /** Format: uuid */
-                            serviceId: string;
+                            serviceId: string | null;
                             /** Format: uuid */
                             buyerId: string;
                             /** Format: uuid */
                             sellerId: string;
                             total: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.tipped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.tipped
+         * @description The buyer tipped the seller of a completed order: the tip minus TIP_FEE_PERCENT went to the seller.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.tipped";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            amount: number;
+                            fee: number;
+                            sellerEarning: number;
                         };
                     };
                 };
@@ -2828,13 +3015,371 @@ export interface webhooks {
                         data: {
                             /** Format: uuid */
                             orderId: string;
-                            /** Format: uuid */
-                            serviceId: string;
+                            serviceId: string | null;
                             /** Format: uuid */
                             buyerId: string;
                             /** Format: uuid */
                             sellerId: string;
                             reason: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "offer.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * offer.created
+         * @description A seller made a custom offer to a buyer in their conversation.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "offer.created";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            offerId: string;
+                            /** Format: uuid */
+                            conversationId: string;
+                            /** Format: uuid */
+                            senderId: string;
+                            /** Format: uuid */
+                            recipientId: string;
+                            serviceId: string | null;
+                            price: number;
+                            /** Format: int64 */
+                            deliveryDays: number;
+                            expiresAt: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "offer.accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * offer.accepted
+         * @description The buyer accepted a custom offer: an order was placed from it, its price in escrow.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "offer.accepted";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            offerId: string;
+                            /** Format: uuid */
+                            conversationId: string;
+                            /** Format: uuid */
+                            senderId: string;
+                            /** Format: uuid */
+                            recipientId: string;
+                            /** Format: uuid */
+                            orderId: string;
+                            price: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "offer.declined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * offer.declined
+         * @description The buyer declined a custom offer.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "offer.declined";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            offerId: string;
+                            /** Format: uuid */
+                            conversationId: string;
+                            /** Format: uuid */
+                            senderId: string;
+                            /** Format: uuid */
+                            recipientId: string;
+                            reason: string | null;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "offer.withdrawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * offer.withdrawn
+         * @description The seller withdrew a pending custom offer.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "offer.withdrawn";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            offerId: string;
+                            /** Format: uuid */
+                            conversationId: string;
+                            /** Format: uuid */
+                            senderId: string;
+                            /** Format: uuid */
+                            recipientId: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "offer.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * offer.expired
+         * @description A custom offer passed its expiry time without an answer.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "offer.expired";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            offerId: string;
+                            /** Format: uuid */
+                            conversationId: string;
+                            /** Format: uuid */
+                            senderId: string;
+                            /** Format: uuid */
+                            recipientId: string;
                         };
                     };
                 };
@@ -2901,8 +3446,7 @@ export interface webhooks {
                             reviewId: string;
                             /** Format: uuid */
                             orderId: string;
-                            /** Format: uuid */
-                            serviceId: string;
+                            serviceId: string | null;
                             /** Format: uuid */
                             sellerId: string;
                             /** Format: int32 */
@@ -16551,7 +17095,7 @@ export interface operations {
                                  */
                                 id: string;
                                 /** @description What moved the money. */
-                                type: "deposit" | "order_payment" | "order_refund" | "order_earning" | "payout" | "payout_reversal" | "adjustment";
+                                type: "deposit" | "order_payment" | "order_refund" | "order_earning" | "payout" | "payout_reversal" | "adjustment" | "tip" | "tip_earning";
                                 /** @description Signed: positive when money came in. Two decimals, in the platform currency. */
                                 amount: number;
                                 /** @description The available balance right after this movement. Two decimals, in the platform currency. */
@@ -20796,6 +21340,69 @@ export interface operations {
                                         /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
                                         url: string;
                                     } | null;
+                                    /** @description The custom offer this message presents, as it stands now; null for an ordinary message. */
+                                    offer: {
+                                        /**
+                                         * Format: uuid
+                                         * @description UUIDv7 identifier.
+                                         */
+                                        id: string;
+                                        /**
+                                         * Format: uuid
+                                         * @description The direct conversation the offer was made in.
+                                         */
+                                        conversationId: string;
+                                        /**
+                                         * Format: uuid
+                                         * @description The seller who made the offer.
+                                         */
+                                        senderId: string;
+                                        /**
+                                         * Format: uuid
+                                         * @description The buyer it is made to: the one who may accept or decline it.
+                                         */
+                                        recipientId: string;
+                                        /**
+                                         * Format: uuid
+                                         * @description The seller’s service the offer is made under; null when it names none.
+                                         */
+                                        serviceId: string | null;
+                                        title: string;
+                                        description: string;
+                                        /** @description What the buyer pays into escrow on accepting. Two decimals, in the platform currency. */
+                                        price: number;
+                                        /**
+                                         * Format: int64
+                                         * @description The order is due this many days after the offer is accepted.
+                                         */
+                                        deliveryDays: number;
+                                        /** Format: int64 */
+                                        revisions: number;
+                                        /** @description `pending` until the recipient accepts or declines it, the sender withdraws it, or it expires. */
+                                        status: "pending" | "accepted" | "declined" | "withdrawn" | "expired";
+                                        /** @description The reason the recipient gave when declining, if any. */
+                                        declineReason: string | null;
+                                        /**
+                                         * Format: date-time
+                                         * @description ISO 8601, UTC.
+                                         */
+                                        expiresAt: string;
+                                        /**
+                                         * Format: uuid
+                                         * @description The order placed when the offer was accepted.
+                                         */
+                                        orderId: string | null;
+                                        /**
+                                         * Format: date-time
+                                         * @description When it was accepted, declined, withdrawn or expired.
+                                         */
+                                        respondedAt: string | null;
+                                        /**
+                                         * Format: date-time
+                                         * @description ISO 8601, UTC.
+                                         */
+                                        createdAt: string;
+                                    } | null;
                                     /** @description Whether the recipient has read it. */
                                     isRead: boolean;
                                     /**
@@ -21017,6 +21624,69 @@ export interface operations {
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
                                     url: string;
+                                } | null;
+                                /** @description The custom offer this message presents, as it stands now; null for an ordinary message. */
+                                offer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description The direct conversation the offer was made in.
+                                     */
+                                    conversationId: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description The seller who made the offer.
+                                     */
+                                    senderId: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description The buyer it is made to: the one who may accept or decline it.
+                                     */
+                                    recipientId: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description The seller’s service the offer is made under; null when it names none.
+                                     */
+                                    serviceId: string | null;
+                                    title: string;
+                                    description: string;
+                                    /** @description What the buyer pays into escrow on accepting. Two decimals, in the platform currency. */
+                                    price: number;
+                                    /**
+                                     * Format: int64
+                                     * @description The order is due this many days after the offer is accepted.
+                                     */
+                                    deliveryDays: number;
+                                    /** Format: int64 */
+                                    revisions: number;
+                                    /** @description `pending` until the recipient accepts or declines it, the sender withdraws it, or it expires. */
+                                    status: "pending" | "accepted" | "declined" | "withdrawn" | "expired";
+                                    /** @description The reason the recipient gave when declining, if any. */
+                                    declineReason: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    expiresAt: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description The order placed when the offer was accepted.
+                                     */
+                                    orderId: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it was accepted, declined, withdrawn or expired.
+                                     */
+                                    respondedAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
                                 } | null;
                                 /** @description Whether the recipient has read it. */
                                 isRead: boolean;
@@ -21447,6 +22117,69 @@ export interface operations {
                                 /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
                                 url: string;
                             } | null;
+                            /** @description The custom offer this message presents, as it stands now; null for an ordinary message. */
+                            offer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The direct conversation the offer was made in.
+                                 */
+                                conversationId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The seller who made the offer.
+                                 */
+                                senderId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The buyer it is made to: the one who may accept or decline it.
+                                 */
+                                recipientId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The seller’s service the offer is made under; null when it names none.
+                                 */
+                                serviceId: string | null;
+                                title: string;
+                                description: string;
+                                /** @description What the buyer pays into escrow on accepting. Two decimals, in the platform currency. */
+                                price: number;
+                                /**
+                                 * Format: int64
+                                 * @description The order is due this many days after the offer is accepted.
+                                 */
+                                deliveryDays: number;
+                                /** Format: int64 */
+                                revisions: number;
+                                /** @description `pending` until the recipient accepts or declines it, the sender withdraws it, or it expires. */
+                                status: "pending" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @description The reason the recipient gave when declining, if any. */
+                                declineReason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The order placed when the offer was accepted.
+                                 */
+                                orderId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it was accepted, declined, withdrawn or expired.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            } | null;
                             /** @description Whether the recipient has read it. */
                             isRead: boolean;
                             /**
@@ -21710,6 +22443,69 @@ export interface operations {
                                 mimetype: string;
                                 /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
                                 url: string;
+                            } | null;
+                            /** @description The custom offer this message presents, as it stands now; null for an ordinary message. */
+                            offer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The direct conversation the offer was made in.
+                                 */
+                                conversationId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The seller who made the offer.
+                                 */
+                                senderId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The buyer it is made to: the one who may accept or decline it.
+                                 */
+                                recipientId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The seller’s service the offer is made under; null when it names none.
+                                 */
+                                serviceId: string | null;
+                                title: string;
+                                description: string;
+                                /** @description What the buyer pays into escrow on accepting. Two decimals, in the platform currency. */
+                                price: number;
+                                /**
+                                 * Format: int64
+                                 * @description The order is due this many days after the offer is accepted.
+                                 */
+                                deliveryDays: number;
+                                /** Format: int64 */
+                                revisions: number;
+                                /** @description `pending` until the recipient accepts or declines it, the sender withdraws it, or it expires. */
+                                status: "pending" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @description The reason the recipient gave when declining, if any. */
+                                declineReason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The order placed when the offer was accepted.
+                                 */
+                                orderId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it was accepted, declined, withdrawn or expired.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
                             } | null;
                             /** @description Whether the recipient has read it. */
                             isRead: boolean;
@@ -21989,17 +22785,23 @@ export interface operations {
                             conversationId: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description Null for an order from a custom offer that named no service.
                              */
-                            serviceId: string;
-                            /** @description As it was when the order was placed. */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
                             serviceTitle: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description Null for an order from a custom offer.
                              */
-                            packageId: string;
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
                             packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
                             buyer: {
                                 /**
                                  * Format: uuid
@@ -22058,7 +22860,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -22103,13 +22905,15 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -22381,17 +23185,23 @@ export interface operations {
                                 conversationId: string;
                                 /**
                                  * Format: uuid
-                                 * @description UUIDv7 identifier.
+                                 * @description Null for an order from a custom offer that named no service.
                                  */
-                                serviceId: string;
-                                /** @description As it was when the order was placed. */
+                                serviceId: string | null;
+                                /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
                                 serviceTitle: string;
                                 /**
                                  * Format: uuid
-                                 * @description UUIDv7 identifier.
+                                 * @description Null for an order from a custom offer.
                                  */
-                                packageId: string;
+                                packageId: string | null;
+                                /** @description `Custom offer` for an order from a custom offer. */
                                 packageName: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                                 */
+                                offerId: string | null;
                                 buyer: {
                                     /**
                                      * Format: uuid
@@ -22450,7 +23260,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -22495,13 +23305,15 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
+                                /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                                tip: number | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601, UTC.
@@ -22693,17 +23505,23 @@ export interface operations {
                                 conversationId: string;
                                 /**
                                  * Format: uuid
-                                 * @description UUIDv7 identifier.
+                                 * @description Null for an order from a custom offer that named no service.
                                  */
-                                serviceId: string;
-                                /** @description As it was when the order was placed. */
+                                serviceId: string | null;
+                                /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
                                 serviceTitle: string;
                                 /**
                                  * Format: uuid
-                                 * @description UUIDv7 identifier.
+                                 * @description Null for an order from a custom offer.
                                  */
-                                packageId: string;
+                                packageId: string | null;
+                                /** @description `Custom offer` for an order from a custom offer. */
                                 packageName: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                                 */
+                                offerId: string | null;
                                 buyer: {
                                     /**
                                      * Format: uuid
@@ -22762,7 +23580,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -22807,13 +23625,15 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
+                                /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                                tip: number | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601, UTC.
@@ -23002,17 +23822,23 @@ export interface operations {
                             conversationId: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description Null for an order from a custom offer that named no service.
                              */
-                            serviceId: string;
-                            /** @description As it was when the order was placed. */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
                             serviceTitle: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description Null for an order from a custom offer.
                              */
-                            packageId: string;
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
                             packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
                             buyer: {
                                 /**
                                  * Format: uuid
@@ -23071,7 +23897,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -23116,13 +23942,15 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -23327,17 +24155,23 @@ export interface operations {
                             conversationId: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description Null for an order from a custom offer that named no service.
                              */
-                            serviceId: string;
-                            /** @description As it was when the order was placed. */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
                             serviceTitle: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description Null for an order from a custom offer.
                              */
-                            packageId: string;
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
                             packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
                             buyer: {
                                 /**
                                  * Format: uuid
@@ -23396,7 +24230,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -23441,13 +24275,15 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -23729,17 +24565,23 @@ export interface operations {
                             conversationId: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description Null for an order from a custom offer that named no service.
                              */
-                            serviceId: string;
-                            /** @description As it was when the order was placed. */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
                             serviceTitle: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description Null for an order from a custom offer.
                              */
-                            packageId: string;
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
                             packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
                             buyer: {
                                 /**
                                  * Format: uuid
@@ -23798,7 +24640,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -23843,13 +24685,15 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -24075,6 +24919,413 @@ export interface operations {
             };
         };
     };
+    postOrdersByOrderIdTip: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1 to 255 visible ASCII characters chosen by the client, e.g. a UUID. A retry with the same key and body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) instead of repeating the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description From 1.00 to 1000.00, at most two decimals, in the platform currency; paid from your available balance. */
+                    amount: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer that named no service.
+                             */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer.
+                             */
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
+                            packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given with the latest move; null when it had none. */
+                            statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    filename: string;
+                                    /** Format: int64 */
+                                    size: number;
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with this `Idempotency-Key` is still being processed; retry once it has finished to get its answer. */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: This `Idempotency-Key` was used in the last 24 hours for a different request (another route or body); use a new key. `NOT_TIPPABLE`: Only the buyer tips, and only a completed order. `ALREADY_TIPPED`: The order has its tip: a buyer tips an order once. `TIP_WINDOW_CLOSED`: More than TIP_DAYS have passed since the order completed. `INSUFFICIENT_FUNDS`: The available balance does not cover the amount; nothing was moved. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getAdminOrders: {
         parameters: {
             query?: {
@@ -24123,17 +25374,23 @@ export interface operations {
                                 conversationId: string;
                                 /**
                                  * Format: uuid
-                                 * @description UUIDv7 identifier.
+                                 * @description Null for an order from a custom offer that named no service.
                                  */
-                                serviceId: string;
-                                /** @description As it was when the order was placed. */
+                                serviceId: string | null;
+                                /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
                                 serviceTitle: string;
                                 /**
                                  * Format: uuid
-                                 * @description UUIDv7 identifier.
+                                 * @description Null for an order from a custom offer.
                                  */
-                                packageId: string;
+                                packageId: string | null;
+                                /** @description `Custom offer` for an order from a custom offer. */
                                 packageName: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                                 */
+                                offerId: string | null;
                                 buyer: {
                                     /**
                                      * Format: uuid
@@ -24192,7 +25449,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -24237,13 +25494,15 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
+                                /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                                tip: number | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601, UTC.
@@ -24475,17 +25734,23 @@ export interface operations {
                             conversationId: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description Null for an order from a custom offer that named no service.
                              */
-                            serviceId: string;
-                            /** @description As it was when the order was placed. */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
                             serviceTitle: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description Null for an order from a custom offer.
                              */
-                            packageId: string;
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
                             packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
                             buyer: {
                                 /**
                                  * Format: uuid
@@ -24544,7 +25809,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -24589,13 +25854,15 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -24821,6 +26088,1471 @@ export interface operations {
             };
         };
     };
+    postMessagesConversationsByConversationIdOffers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 5 to 100 characters, plain text; becomes the order’s title. */
+                    title: string & unknown;
+                    /** @description What the seller will deliver, at most 2000 characters; becomes the order’s requirements. */
+                    description: string;
+                    /** @description From 5.00 to 50000.00, at most two decimals, as a package price. */
+                    price: number;
+                    /**
+                     * Format: int32
+                     * @description Days from acceptance to the due date.
+                     */
+                    deliveryDays: number;
+                    /**
+                     * Format: int32
+                     * @description Revisions the buyer may ask for.
+                     */
+                    revisions: number;
+                    /**
+                     * Format: int32
+                     * @description Days the buyer has to answer, default 7.
+                     * @default 7
+                     */
+                    expiresInDays?: number;
+                    /**
+                     * Format: uuid
+                     * @description One of your active services the offer is made under (the order counts for it).
+                     */
+                    serviceId?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description A custom offer from a seller to a buyer in a direct conversation. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The direct conversation the offer was made in.
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description The seller who made the offer.
+                             */
+                            senderId: string;
+                            /**
+                             * Format: uuid
+                             * @description The buyer it is made to: the one who may accept or decline it.
+                             */
+                            recipientId: string;
+                            /**
+                             * Format: uuid
+                             * @description The seller’s service the offer is made under; null when it names none.
+                             */
+                            serviceId: string | null;
+                            title: string;
+                            description: string;
+                            /** @description What the buyer pays into escrow on accepting. Two decimals, in the platform currency. */
+                            price: number;
+                            /**
+                             * Format: int64
+                             * @description The order is due this many days after the offer is accepted.
+                             */
+                            deliveryDays: number;
+                            /** Format: int64 */
+                            revisions: number;
+                            /** @description `pending` until the recipient accepts or declines it, the sender withdraws it, or it expires. */
+                            status: "pending" | "accepted" | "declined" | "withdrawn" | "expired";
+                            /** @description The reason the recipient gave when declining, if any. */
+                            declineReason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            expiresAt: string;
+                            /**
+                             * Format: uuid
+                             * @description The order placed when the offer was accepted.
+                             */
+                            orderId: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was accepted, declined, withdrawn or expired.
+                             */
+                            respondedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `NOT_DIRECT_CONVERSATION`: Custom offers are made in a direct conversation, not in an order’s. `OFFER_SERVICE_UNAVAILABLE`: The service named is not active (paused, pending review, rejected): no offer can be made under it, and an offer made under it cannot be accepted while it is not. `RECIPIENT_UNAVAILABLE`: The other person’s account is suspended or deactivated: no message can be sent to it, in a new conversation or an existing one. Staff accounts can be written to. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getOffers: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100. */
+                limit?: number;
+                /** @description `sent`: offers you made; `received`: offers made to you; both when absent. */
+                role?: "sent" | "received";
+                status?: "pending" | "accepted" | "declined" | "withdrawn" | "expired";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The direct conversation the offer was made in.
+                                 */
+                                conversationId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The seller who made the offer.
+                                 */
+                                senderId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The buyer it is made to: the one who may accept or decline it.
+                                 */
+                                recipientId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The seller’s service the offer is made under; null when it names none.
+                                 */
+                                serviceId: string | null;
+                                title: string;
+                                description: string;
+                                /** @description What the buyer pays into escrow on accepting. Two decimals, in the platform currency. */
+                                price: number;
+                                /**
+                                 * Format: int64
+                                 * @description The order is due this many days after the offer is accepted.
+                                 */
+                                deliveryDays: number;
+                                /** Format: int64 */
+                                revisions: number;
+                                /** @description `pending` until the recipient accepts or declines it, the sender withdraws it, or it expires. */
+                                status: "pending" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @description The reason the recipient gave when declining, if any. */
+                                declineReason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The order placed when the offer was accepted.
+                                 */
+                                orderId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it was accepted, declined, withdrawn or expired.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOffersByOfferIdAccept: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. 1 to 255 visible ASCII characters chosen by the client, e.g. a UUID. A retry with the same key and body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) instead of repeating the operation. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description UUIDv7 identifier. */
+                offerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer that named no service.
+                             */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer.
+                             */
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
+                            packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given with the latest move; null when it had none. */
+                            statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    filename: string;
+                                    /** Format: int64 */
+                                    size: number;
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_IN_USE`: A request with this `Idempotency-Key` is still being processed; retry once it has finished to get its answer. */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `IDEMPOTENCY_KEY_REUSED`: This `Idempotency-Key` was used in the last 24 hours for a different request (another route or body); use a new key. `INVALID_TRANSITION`: The offer is no longer pending (accepted, declined or withdrawn), or the caller is not the party who may make this move. `OFFER_EXPIRED`: The offer’s `expiresAt` has passed: it reads `expired` from then on. `OFFER_SERVICE_UNAVAILABLE`: The service named is not active (paused, pending review, rejected): no offer can be made under it, and an offer made under it cannot be accepted while it is not. `INSUFFICIENT_FUNDS`: The available balance does not cover the amount; nothing was moved. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOffersByOfferIdDecline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                offerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Why you decline; the seller reads it. */
+                    reason?: string & unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description A custom offer from a seller to a buyer in a direct conversation. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The direct conversation the offer was made in.
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description The seller who made the offer.
+                             */
+                            senderId: string;
+                            /**
+                             * Format: uuid
+                             * @description The buyer it is made to: the one who may accept or decline it.
+                             */
+                            recipientId: string;
+                            /**
+                             * Format: uuid
+                             * @description The seller’s service the offer is made under; null when it names none.
+                             */
+                            serviceId: string | null;
+                            title: string;
+                            description: string;
+                            /** @description What the buyer pays into escrow on accepting. Two decimals, in the platform currency. */
+                            price: number;
+                            /**
+                             * Format: int64
+                             * @description The order is due this many days after the offer is accepted.
+                             */
+                            deliveryDays: number;
+                            /** Format: int64 */
+                            revisions: number;
+                            /** @description `pending` until the recipient accepts or declines it, the sender withdraws it, or it expires. */
+                            status: "pending" | "accepted" | "declined" | "withdrawn" | "expired";
+                            /** @description The reason the recipient gave when declining, if any. */
+                            declineReason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            expiresAt: string;
+                            /**
+                             * Format: uuid
+                             * @description The order placed when the offer was accepted.
+                             */
+                            orderId: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was accepted, declined, withdrawn or expired.
+                             */
+                            respondedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The offer is no longer pending (accepted, declined or withdrawn), or the caller is not the party who may make this move. `OFFER_EXPIRED`: The offer’s `expiresAt` has passed: it reads `expired` from then on. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOffersByOfferIdWithdraw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                offerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description A custom offer from a seller to a buyer in a direct conversation. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The direct conversation the offer was made in.
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description The seller who made the offer.
+                             */
+                            senderId: string;
+                            /**
+                             * Format: uuid
+                             * @description The buyer it is made to: the one who may accept or decline it.
+                             */
+                            recipientId: string;
+                            /**
+                             * Format: uuid
+                             * @description The seller’s service the offer is made under; null when it names none.
+                             */
+                            serviceId: string | null;
+                            title: string;
+                            description: string;
+                            /** @description What the buyer pays into escrow on accepting. Two decimals, in the platform currency. */
+                            price: number;
+                            /**
+                             * Format: int64
+                             * @description The order is due this many days after the offer is accepted.
+                             */
+                            deliveryDays: number;
+                            /** Format: int64 */
+                            revisions: number;
+                            /** @description `pending` until the recipient accepts or declines it, the sender withdraws it, or it expires. */
+                            status: "pending" | "accepted" | "declined" | "withdrawn" | "expired";
+                            /** @description The reason the recipient gave when declining, if any. */
+                            declineReason: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            expiresAt: string;
+                            /**
+                             * Format: uuid
+                             * @description The order placed when the offer was accepted.
+                             */
+                            orderId: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was accepted, declined, withdrawn or expired.
+                             */
+                            respondedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The offer is no longer pending (accepted, declined or withdrawn), or the caller is not the party who may make this move. `OFFER_EXPIRED`: The offer’s `expiresAt` has passed: it reads `expired` from then on. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     postReviews: {
         parameters: {
             query?: never;
@@ -24905,9 +27637,9 @@ export interface operations {
                             orderId: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description The service reviewed; null for an order from a custom offer that named none (the review counts for the seller).
                              */
-                            serviceId: string;
+                            serviceId: string | null;
                             /** Format: int64 */
                             rating: number;
                             criteria: {
@@ -25172,9 +27904,9 @@ export interface operations {
                             orderId: string;
                             /**
                              * Format: uuid
-                             * @description UUIDv7 identifier.
+                             * @description The service reviewed; null for an order from a custom offer that named none (the review counts for the seller).
                              */
-                            serviceId: string;
+                            serviceId: string | null;
                             /** Format: int64 */
                             rating: number;
                             criteria: {
@@ -25432,9 +28164,9 @@ export interface operations {
                                 orderId: string;
                                 /**
                                  * Format: uuid
-                                 * @description UUIDv7 identifier.
+                                 * @description The service reviewed; null for an order from a custom offer that named none (the review counts for the seller).
                                  */
-                                serviceId: string;
+                                serviceId: string | null;
                                 /** Format: int64 */
                                 rating: number;
                                 criteria: {
@@ -28727,7 +31459,7 @@ export interface operations {
                     url: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.disputed" | "review.created")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created")[] | null;
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -29380,7 +32112,7 @@ export interface operations {
                     url?: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.disputed" | "review.created")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created")[] | null;
                     /** @description true enables a disabled endpoint again (its pending deliveries resume). */
                     enabled?: boolean;
                 };

@@ -20,11 +20,13 @@ with c as (select * from "conversations" where id = $1::uuid),
       page as (
         select row_to_json(c) as conversation, bounds.newest, bounds.oldest,
           (select json_agg(row_to_json(participants)) from participants) as participants,
-          coalesce((select json_agg(json_build_object('id', m.id, 'conversationId', m.conversation_id, 'senderId', m.sender_id, 'content', m.content, 'attachment', null, 'isRead', m.seq <= case when m.sender_id = $6::uuid
+          coalesce((select json_agg(json_build_object('id', m.id, 'conversationId', m.conversation_id, 'senderId', m.sender_id, 'content', m.content, 'attachment', null, 'offer', null, 'isRead', m.seq <= case when m.sender_id = $6::uuid
               then coalesce((select last_read_seq from participants where user_id <> $7::uuid), 0) else c.last_seq end, 'createdAt', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by m.seq desc)
             from "messages" m where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest), '[]'::json)::text as items,
           (select json_object_agg(m.id, m.attachment_id) from "messages" m
-            where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest and m.attachment_id is not null) as attachments
+            where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest and m.attachment_id is not null) as attachments,
+          (select json_object_agg(m.id, m.offer_id) from "messages" m
+            where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest and m.offer_id is not null) as offers
         from c cross join bounds)
       select (select json_build_object('live', "token_families"."revoked_at" is null and "token_families"."expires_at" > $8::timestamptz and "token_families"."user_id" = $9::uuid
         and not exists (select 1 from "revoked_tokens" where "revoked_tokens"."jti" = $10::text)

@@ -48,7 +48,8 @@ export interface AppModule<Name extends string = string, Api = unknown, Deps = n
   routes?(api: Api, infra: Infrastructure): RouteInstaller
   rootRoutes?(api: Api, infra: Infrastructure): RouteInstaller
   jobs?(api: Api): JobHandler[]
-  periodic?(api: Api): PeriodicTask[]
+  /** Its periodic tasks; checks that act on business time run every `infra.config.workerTickMs`. */
+  periodic?(api: Api, infra: Infrastructure): PeriodicTask[]
   events?: readonly EventType[]
   /** Its figures for `GET /admin/stats` (a section named after what it counts). */
   statistics?(api: Api): StatsSection

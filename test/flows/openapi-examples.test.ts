@@ -16,6 +16,7 @@ import { openApiDocument } from '../../scripts/openapi-document.ts'
 import { fileForm, multipart, pdf, png, type FormPart, type MultipartRequest } from '../factories/files.ts'
 import { kycStep1, passKyc, submitKyc } from '../factories/kyc.ts'
 import { sendMessage } from '../factories/messages.ts'
+import { makeOffer, offerParties } from '../factories/offers.ts'
 import { createActiveService, createFundedBuyer, orderIn } from '../factories/orders.ts'
 import { createCategory, publishService } from '../factories/services.ts'
 import { createSuperuser, createUser, unique, type TestUser } from '../factories/users.ts'
@@ -273,6 +274,25 @@ describe('the request body examples of the OpenAPI document', () => {
       return { token: order.seller.accessToken, params: { orderId: order.orderId }, files: [pdfPart('files', 'tostadero-azul-logo.pdf'), pngPart('files', 'tostadero-azul-logo.png')] }
     },
     'POST /api/v1/admin/orders/{orderId}/cancel': async () => ({ token: (await staff('manage_orders')).accessToken, params: { orderId: (await orderIn(ctx, 'pending')).orderId } }),
+    'POST /api/v1/orders/{orderId}/tip': async () => {
+      const order = await orderIn(ctx, 'completed')
+      return { token: order.buyer.accessToken, params: { orderId: order.orderId } }
+    },
+    'POST /api/v1/messages/conversations/{conversationId}/offers': async (example) => {
+      const parties = await offerParties(ctx)
+      const real = 'serviceId' in example ? { serviceId: (await createActiveService(ctx, parties.seller)).serviceId } : {}
+      return { token: parties.seller.accessToken, params: { conversationId: parties.conversationId }, real }
+    },
+    ...Object.fromEntries(
+      (['accept', 'decline', 'withdraw'] as const).map((move) => [
+        `POST /api/v1/offers/{offerId}/${move}`,
+        async () => {
+          const parties = await offerParties(ctx)
+          const offer = await makeOffer(ctx, parties)
+          return { token: (move === 'withdraw' ? parties.seller : parties.buyer).accessToken, params: { offerId: offer.id } }
+        },
+      ]),
+    ),
     'POST /api/v1/reviews': async () => {
       const order = await orderIn(ctx, 'completed')
       return { token: order.buyer.accessToken, real: { orderId: order.orderId } }

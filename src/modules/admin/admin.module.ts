@@ -5,6 +5,7 @@ import type { RolesService } from '../roles/roles.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { adminErrors } from './admin.errors.ts'
 import { adminRoutes } from './admin.routes.ts'
+import { adminStatsRoutes } from './admin.stats.routes.ts'
 import { createAdminService } from './admin.service.ts'
 
 /**
@@ -21,6 +22,7 @@ export const adminModule = defineModule({
     createAdminService({ db, clock, statistics, realtime, ...deps }),
   routes: (api) => async (app) => {
     await app.register(adminRoutes, { admin: api })
+    await app.register(adminStatsRoutes, { admin: api })
   },
   errors: adminErrors,
 })

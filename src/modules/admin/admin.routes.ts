@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { Envelope, Page, ok, responses } from '../../http/common.schemas.ts'
-import { actorOf, requirePermission, requireStaff, requireSuperuser } from '../../http/auth-hooks.ts'
+import { actorOf, requirePermission, requireSuperuser } from '../../http/auth-hooks.ts'
 import { ListUsersQuery, UserListItem, UserSchema as User } from '../users/users.module.ts'
 import { adminErrors } from './admin.errors.ts'
 import type { AdminService } from './admin.service.ts'
-import { AdminUser, AdminUserDetail, AdminUsersQuery, CreateStaffBody, Series, SeriesQuery, SetRolesBody, StaffUser, SuspendBody, UserIdParams } from './admin.schemas.ts'
+import { AdminUser, AdminUserDetail, AdminUsersQuery, CreateStaffBody, SetRolesBody, StaffUser, SuspendBody, UserIdParams } from './admin.schemas.ts'
 
 const tags = ['admin']
 const security = [{ bearerAuth: [] }]
@@ -158,33 +157,5 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
       },
     },
     async (request) => ok(await admin.unsuspendUser(actorOf(request), request.params.userId)),
-  )
-
-  const Statistics = Type.Object(Object.fromEntries(admin.statisticsSections().map((section) => [section.name, section.schema])), {
-    description: 'One section per module that counts something: `users`, `services`, `wallet`, `kyc` (and `orders` where orders exist).',
-  })
-  app.get(
-    '/admin/stats',
-    {
-      preValidation: requireStaff,
-      schema: { tags, security, summary: 'Marketplace statistics (any staff)', response: responses({ 200: Envelope(Statistics) }, 401, 403) },
-    },
-    async () => ok(await admin.collectStatistics()),
-  )
-
-  app.get(
-    '/admin/stats/series',
-    {
-      preValidation: requireStaff,
-      schema: {
-        tags,
-        security,
-        summary: 'A statistic per day (any staff)',
-        description: 'Orders placed, accounts created or platform revenue per day (UTC) over the last `days` days, for charts.',
-        querystring: SeriesQuery,
-        response: responses({ 200: Envelope(Series) }, 400, 401, 403),
-      },
-    },
-    async (request) => ok(await admin.statisticsSeries(request.query.metric, request.query.days)),
   )
 }

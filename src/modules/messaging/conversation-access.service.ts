@@ -3,6 +3,7 @@ import type { Executor } from '../../db/client.ts'
 import { notFound } from '../../lib/errors.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
+import { createOfferSlot } from './message-offers.ts'
 import { prepareConversationWithParticipants, type MessageJson } from './messaging.repository.ts'
 import type { Message } from './messaging.schemas.ts'
 import type { ConversationRow, MessageRow, ParticipantRow } from './messaging.table.ts'
@@ -11,6 +12,7 @@ import type { ConversationRow, MessageRow, ParticipantRow } from './messaging.ta
 export function createConversationAccess(deps: { uploads: Pick<UploadsService, 'filesByIds' | 'urlOf'>; users: Pick<UsersService, 'availableAccountSql'> }) {
   const { uploads } = deps
   const withParticipants = prepareConversationWithParticipants(deps.users.availableAccountSql)
+  const offers = createOfferSlot()
 
   /** The attachments of messages, as clients see them: one query, none when no message has one. */
   async function attachmentsOf(executor: Executor, ids: (string | null)[]) {
@@ -20,29 +22,30 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
 
   /** Messages PostgreSQL built (`MessageJson`), with their attachments: as clients see them. */
   async function fromJson(executor: Executor, messages: MessageJson[]) {
-    const attachments = await attachmentsOf(executor, messages.map((message) => message.attachmentId))
+    const [attachments, offerById] = await Promise.all([attachmentsOf(executor, messages.map((message) => message.attachmentId)), offers.read(executor, messages.map((message) => message.offerId))])
     return messages.map((message) => ({
       id: message.id,
       conversationId: message.conversationId,
       senderId: message.senderId,
       content: message.content,
       attachment: (message.attachmentId ? attachments.get(message.attachmentId) : undefined) ?? null,
+      offer: (message.offerId ? offerById.get(message.offerId) : undefined) ?? null,
       isRead: message.isRead,
       createdAt: message.createdAt,
     }))
   }
 
-  /** Messages PostgreSQL built without their files, given the file of each message that has one (message id to upload id). */
-  async function withAttachments(executor: Executor, items: Message[], fileOf: Record<string, string>) {
-    const attachments = await attachmentsOf(executor, Object.values(fileOf))
-    return items.map((item) => ({ ...item, attachment: attachments.get(fileOf[item.id] ?? '') ?? null }))
+  /** Messages PostgreSQL built without their files and offers, given the file and the offer of each message that has one (message id to upload or offer id). */
+  async function withAttachments(executor: Executor, items: Message[], fileOf: Record<string, string>, offerOf: Record<string, string> = {}) {
+    const [attachments, offerById] = await Promise.all([attachmentsOf(executor, Object.values(fileOf)), offers.read(executor, Object.values(offerOf))])
+    return items.map((item) => ({ ...item, attachment: attachments.get(fileOf[item.id] ?? '') ?? null, offer: offerById.get(offerOf[item.id] ?? '') ?? null }))
   }
 
   /** Message rows as clients see them; `readUpTo` is the other participant's last read number. */
   const toMessages = (executor: Executor, rows: MessageRow[], readUpTo: (row: MessageRow) => number) =>
     fromJson(
       executor,
-      rows.map((row) => ({ id: row.id, conversationId: row.conversationId, senderId: row.senderId, content: row.content, attachmentId: row.attachmentId, isRead: row.seq <= readUpTo(row), createdAt: row.createdAt.toISOString() })),
+      rows.map((row) => ({ id: row.id, conversationId: row.conversationId, senderId: row.senderId, content: row.content, attachmentId: row.attachmentId, offerId: row.offerId, isRead: row.seq <= readUpTo(row), createdAt: row.createdAt.toISOString() })),
     )
 
   /** The caller's and the other's participation in a conversation read, or 404 for anyone who is not one of them. */
@@ -59,7 +62,7 @@ export function createConversationAccess(deps: { uploads: Pick<UploadsService, '
     return participantsOf(actor, await withParticipants(executor, conversationId))
   }
 
-  return { toMessages, fromJson, withAttachments, conversationFor, participantsOf }
+  return { toMessages, fromJson, withAttachments, conversationFor, participantsOf, registerOfferReader: offers.register }
 }
 
 export type ConversationAccess = ReturnType<typeof createConversationAccess>

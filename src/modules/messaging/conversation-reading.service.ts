@@ -120,7 +120,7 @@ export function createConversationReading(deps: {
       const actor = await sessions.actorOf(caller, read.session)
       const found = read.found
       const { conversation, me, other } = participantsOf(actor, found)
-      const { newest, oldest, items, attachments } = found!
+      const { newest, oldest, items, attachments, offers } = found!
       const total = conversation.lastSeq
       await markRead(actor, conversation, me, other.userId)
       const page = query.cursor !== undefined ? Math.floor((total - newest) / query.limit) + 1 : query.page
@@ -134,8 +134,8 @@ export function createConversationReading(deps: {
         nextCursor: oldest > 1 && newest >= 1 ? String(oldest) : null,
       }
       // A page without files is sent as PostgreSQL wrote it; a file's signed URL is made here.
-      if (attachments === null) return new JsonText<MessagePage>(`{"items":${items.text},"pagination":${JSON.stringify(pagination)}}`)
-      return { items: await withAttachments(db, items.parse(), attachments), pagination }
+      if (attachments === null && offers === null) return new JsonText<MessagePage>(`{"items":${items.text},"pagination":${JSON.stringify(pagination)}}`)
+      return { items: await withAttachments(db, items.parse(), attachments ?? {}, offers ?? {}), pagination }
     },
 
     /** `POST /messages/conversations/{id}/read`. */

@@ -59,12 +59,12 @@ export function createMessageSending(deps: {
    * the recipient's unread count moved, and an e-mail job when the recipient is away and was not
    * e-mailed about this conversation in the last 15 minutes. Frames go out after commit.
    */
-  async function writeMessage(tx: Tx, senderId: string, conversationId: string, recipientId: string, message: { content: string; attachmentId: string | null }, recipientOnline: boolean) {
+  async function writeMessage(tx: Tx, senderId: string, conversationId: string, recipientId: string, message: { content: string; attachmentId: string | null; offerId?: string }, recipientOnline: boolean) {
     const repository = createMessagingRepository(tx)
     const now = clock.now()
     // The UPDATE takes the conversation's row lock: messages of one conversation are numbered one at a time.
     const seq = await repository.advanceSeq(conversationId, now)
-    const row = await repository.insertMessage({ id: newId(), conversationId, seq, senderId, content: message.content, attachmentId: message.attachmentId, createdAt: now })
+    const row = await repository.insertMessage({ id: newId(), conversationId, seq, senderId, content: message.content, attachmentId: message.attachmentId, offerId: message.offerId ?? null, createdAt: now })
     await repository.recordMessage(conversationId, senderId, seq, now)
     if (!recipientOnline && (await repository.claimEmail(conversationId, recipientId, now, EMAIL_EVERY))) {
       await outbox.add(tx, MESSAGING_JOBS.newMessageEmail, { messageId: row.id, recipientId })
@@ -113,6 +113,13 @@ export function createMessageSending(deps: {
       if (!conversation) throw new Error(`order ${note.orderId} has no conversation`)
       return writeMessage(tx, note.senderId, conversation.id, note.recipientId, { content: note.content, attachmentId: null }, note.recipientOnline)
     },
+
+    /**
+     * For the offers module: the message that presents a custom offer in its direct conversation,
+     * written in the transaction that creates the offer. Push it with `publishMessage` after the commit.
+     */
+    writeOfferMessage: (tx: Tx, message: { conversationId: string; senderId: string; recipientId: string; content: string; offerId: string; recipientOnline: boolean }): Promise<MessageRow> =>
+      writeMessage(tx, message.senderId, message.conversationId, message.recipientId, { content: message.content, attachmentId: null, offerId: message.offerId }, message.recipientOnline),
 
     /** Pushes a message written in a transaction to both participants' sockets, once that transaction committed. */
     publishMessage: (row: MessageRow, recipientId: string) => deliver(row, recipientId).then(() => undefined),

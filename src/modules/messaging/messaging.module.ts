@@ -30,6 +30,10 @@ export const messagingModule = defineModule({
  * For the orders module: `orderConversationCtes(placed)` and `orderConversationValues()` open the
  * order's conversation in the statement that places the order; `conversationsOfOrders` finds it
  * for order answers; `writeOrderNote` and `publishMessage` post a party's note on a move to it.
+ * For the offers module: `conversationParties`, `writeOfferMessage`, `registerOfferReader` and
+ * the `Offer` schema (a message that presents an offer carries it, decision 0161).
  */
 export type { MessagingService } from './messaging.service.ts'
 export type { MessageRow } from './messaging.table.ts'
+export { Offer, offerStatuses, type OfferStatus } from './message-offers.ts'
+export { messagingErrors, recipientUnavailable } from './messaging.errors.ts'

@@ -49,6 +49,7 @@ export interface MessageJson {
   senderId: string
   content: string
   attachmentId: string | null
+  offerId: string | null
   isRead: boolean
   /** ISO 8601 UTC, milliseconds, as the API writes timestamps. */
   createdAt: string
@@ -71,6 +72,7 @@ export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>
       participants: Record<string, unknown>[] | null
       items: string | null
       attachments: Record<string, string> | null
+      offers: Record<string, string> | null
       newest: number
       oldest: number
     }
@@ -91,13 +93,16 @@ export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>
             senderId: sql`m.sender_id`,
             content: sql`m.content`,
             attachment: sql`null`,
+            offer: sql`null`,
             isRead: sql`m.seq <= case when m.sender_id = ${sql.placeholder('userId')}::uuid
               then coalesce((select last_read_seq from participants where user_id <> ${sql.placeholder('userId')}::uuid), 0) else c.last_seq end`,
             createdAt: sql`to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
           })} order by m.seq desc)
             from ${messages} m where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest), '[]'::json)::text as items,
           (select json_object_agg(m.id, m.attachment_id) from ${messages} m
-            where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest and m.attachment_id is not null) as attachments
+            where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest and m.attachment_id is not null) as attachments,
+          (select json_object_agg(m.id, m.offer_id) from ${messages} m
+            where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest and m.offer_id is not null) as offers
         from c cross join bounds)
       select ${sessionSql} as session, page.* from (select 1) as one left join page on true`,
   )
@@ -110,6 +115,7 @@ export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>
           participants: (row.participants ?? []).map((json) => rowFromJson(conversationParticipants, json)),
           items: new JsonText<Message[]>(row.items ?? '[]'),
           attachments: row.attachments,
+          offers: row.offers,
           newest: row.newest,
           oldest: row.oldest,
         }

@@ -41,7 +41,7 @@ describe('messaging over HTTP', () => {
       const response = await post(a, { recipientId: b.user.id, content: 'Hello Bob' })
       expect(response.statusCode, response.body).toBe(201)
       const message = response.json().data
-      expect(message).toEqual({ id: expect.any(String), conversationId: expect.any(String), senderId: a.user.id, content: 'Hello Bob', attachment: null, isRead: false, createdAt: ctx.clock.now().toISOString() })
+      expect(message).toEqual({ id: expect.any(String), conversationId: expect.any(String), senderId: a.user.id, content: 'Hello Bob', attachment: null, offer: null, isRead: false, createdAt: ctx.clock.now().toISOString() })
       const [conversation] = await ctx.database.db.select().from(conversations).where(eq(conversations.id, message.conversationId))
       expect(conversation).toMatchObject({ lastSeq: 1, orderId: null })
       const participants = await ctx.database.db.select().from(conversationParticipants).where(eq(conversationParticipants.conversationId, message.conversationId))

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Id, IdParams, Nullable, oneOfFields, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
 import { TAG_RULES } from '../uploads/uploads.module.ts'
+import { Offer } from './message-offers.ts'
 import { UserSummary } from '../users/users.module.ts'
 
 export const MAX_CONTENT = 5000
@@ -55,6 +56,7 @@ export const Message = Type.Object({
   senderId: Id,
   content: Type.String({ description: 'Empty for a file sent without a caption.' }),
   attachment: Nullable(Attachment),
+  offer: Nullable(Type.Composite([Offer], { description: 'The custom offer this message presents, as it stands now; null for an ordinary message.' })),
   isRead: Type.Boolean({ description: 'Whether the recipient has read it.' }),
   createdAt: Timestamp,
 })

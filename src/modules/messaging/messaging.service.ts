@@ -1,3 +1,4 @@
+import type { Actor } from '../../access/access.ts'
 import type { Db, Executor } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import type { Mailer } from '../../platform/mail/mailer.ts'
@@ -37,6 +38,18 @@ export function createMessagingService(deps: {
     ...createMessageSending({ ...deps, access }),
     ...createConversationReading({ ...deps, access }),
     ...createMessageEmails(deps),
+
+    /** For the offers module: how messages find the offer they present. */
+    registerOfferReader: access.registerOfferReader,
+
+    /**
+     * For the offers module: a conversation of the caller's and the other participant (404 for
+     * anyone else), whether it is a direct one, and whether the other can be written to.
+     */
+    async conversationParties(executor: Executor, actor: Actor, conversationId: string) {
+      const { conversation, other } = await access.conversationFor(executor, actor, conversationId)
+      return { conversationId: conversation.id, direct: conversation.directKey !== null, otherId: other.userId, otherAvailable: other.available }
+    },
 
     /** Who may see a conversation's attachments (the uploads access policy for `chat`). */
     isParticipant: (executor: Executor, conversationId: string, userId: string): Promise<boolean> => createMessagingRepository(executor).isParticipant(conversationId, userId),

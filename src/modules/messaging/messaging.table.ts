@@ -62,6 +62,8 @@ export const messages = pgTable(
       .references(() => users.id, { onDelete: 'cascade' }),
     content: text('content').notNull(),
     attachmentId: uuid('attachment_id').references(() => uploads.id, { onDelete: 'set null' }),
+    /** The custom offer this message presents (the offers module keys it; no foreign key, it calls in). */
+    offerId: uuid('offer_id'),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
   (table) => [unique('messages_conversation_seq_unique').on(table.conversationId, table.seq), check('messages_seq_positive', sql`${table.seq} > 0`)],

@@ -15,8 +15,14 @@ export const sellerEarningCents = (row: Pick<OrderRow, 'totalCents' | 'platformF
 /** Who may read an order: its two parties and staff with view_orders; everyone else gets 404. */
 export const mayView = (row: OrderRow, actor: Actor): boolean => row.buyerId === actor.id || row.sellerId === actor.id || can(actor, 'view_orders')
 
+/** Whether the viewer may tip the order now: its buyer, completed, not tipped yet, within the window after completion. */
+export const mayTip = (row: OrderRow, viewer: Actor, now: Date, windowMs: number): boolean =>
+  row.buyerId === viewer.id && row.status === 'completed' && row.tipCents === null && row.completedAt !== null && now.getTime() < row.completedAt.getTime() + windowMs
+
 export interface AnswerDeps {
   clock: Clock
+  /** How long after completion the buyer may tip. */
+  tipWindowMs: number
   users: Pick<UsersService, 'publicSummariesOf'>
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf'>
   messaging: Pick<MessagingService, 'conversationsOfOrders'>
@@ -24,7 +30,7 @@ export interface AnswerDeps {
 
 /** Order answers as a viewer sees them: parties' public fields, deliveries with signed file links, and the viewer's allowed moves. */
 export function createOrderAnswers(deps: AnswerDeps) {
-  const { clock, users, uploads, messaging } = deps
+  const { clock, users, uploads, messaging, tipWindowMs } = deps
 
   type OrderFile = Awaited<ReturnType<AnswerDeps['uploads']['filesOf']>>[number]
 
@@ -47,6 +53,7 @@ export function createOrderAnswers(deps: AnswerDeps) {
       serviceTitle: row.serviceTitle,
       packageId: row.packageId,
       packageName: row.packageName,
+      offerId: row.offerId,
       buyer: people.get(row.buyerId)!,
       seller: people.get(row.sellerId)!,
       status: row.status,
@@ -75,7 +82,11 @@ export function createOrderAnswers(deps: AnswerDeps) {
           createdAt: delivery.createdAt.toISOString(),
         })),
       autoCompleteAt: row.status === 'delivered' ? (row.autoCompleteAt?.toISOString() ?? null) : null,
-      allowedActions: allowedMoves(row, viewer).map((move) => ({ action: move.action, status: move.to, reasonRequired: move.needsReason ?? false })),
+      allowedActions: [
+        ...allowedMoves(row, viewer).map((move) => ({ action: move.action, status: move.to, reasonRequired: move.needsReason ?? false })),
+        ...(mayTip(row, viewer, now, tipWindowMs) ? [{ action: 'tip', status: row.status, reasonRequired: false }] : []),
+      ],
+      tip: row.tipCents === null ? null : fromCents(row.tipCents),
       completedAt: row.completedAt?.toISOString() ?? null,
       cancelledAt: row.cancelledAt?.toISOString() ?? null,
       createdAt: row.createdAt.toISOString(),

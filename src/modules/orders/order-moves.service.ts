@@ -53,7 +53,7 @@ function createMoveApplier(deps: Pick<MovesDeps, 'clock' | 'outbox' | 'ledger' |
       const earning = sellerEarningCents(row)
       if (earning > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { userId: row.sellerId, kind: 'available' }, amountCents: earning, type: 'order_earning', description: `Earning: ${row.serviceTitle}`, orderId: row.id })
       if (row.platformFeeCents > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { platform: 'revenue' }, amountCents: row.platformFeeCents, type: 'order_earning', description: `Platform fee: ${row.serviceTitle}`, orderId: row.id })
-      await catalogue.recordCompletedOrder(tx, row.serviceId)
+      if (row.serviceId !== null) await catalogue.recordCompletedOrder(tx, row.serviceId)
       Object.assign(patch, { completedAt: now, autoCompleteAt: null })
     }
     if (move.to === 'cancelled') {

@@ -106,7 +106,8 @@ describe('orders: delivery, revisions, completion and time', () => {
     const placed = await orderIn(ctx, 'delivered', { service, buyer })
     expect(placed.order).toMatchObject({ total: 100, platformFee: 10, sellerEarning: 90 })
     const completed = await moveOrder(ctx, buyer.accessToken, placed.orderId, 'completed')
-    expect(completed).toMatchObject({ status: 'completed', allowedActions: [] })
+    // No more moves: only the tip the buyer may give.
+    expect(completed).toMatchObject({ status: 'completed', allowedActions: [{ action: 'tip', status: 'completed', reasonRequired: false }] })
     expect(await wallet(ctx, placed.seller.accessToken)).toMatchObject({ balance: 90, escrow: 0 })
     expect(await wallet(ctx, buyer.accessToken)).toMatchObject({ balance: 400, escrow: 0 })
     const statement = (await request(ctx.app, { method: 'GET', url: '/wallet/transactions', token: placed.seller.accessToken })).json().data.items

@@ -4,7 +4,8 @@ import { orderStatuses } from './order-status.ts'
 
 const Uuid = Type.String({ format: 'uuid' })
 const Status = Type.Union(orderStatuses.map((status) => Type.Literal(status)))
-const OrderData = Type.Object({ orderId: Uuid, serviceId: Uuid, buyerId: Uuid, sellerId: Uuid })
+// serviceId is null for an order from a custom offer that named no service.
+const OrderData = Type.Object({ orderId: Uuid, serviceId: Type.Union([Uuid, Type.Null()]), buyerId: Uuid, sellerId: Uuid })
 
 /** Events this module emits, each written to the outbox in the transaction of the change. */
 export const ordersEvents = {
@@ -21,5 +22,10 @@ export const ordersEvents = {
     Type.Object({ ...OrderData.properties, total: Type.Number(), platformFee: Type.Number(), sellerEarning: Type.Number(), automatic: Type.Boolean() }),
   ),
   orderCancelled: defineEvent('order.cancelled', 'An order was cancelled: its total went back to the buyer.', Type.Object({ ...OrderData.properties, total: Type.Number() })),
+  orderTipped: defineEvent(
+    'order.tipped',
+    'The buyer tipped the seller of a completed order: the tip minus TIP_FEE_PERCENT went to the seller.',
+    Type.Object({ ...OrderData.properties, amount: Type.Number(), fee: Type.Number(), sellerEarning: Type.Number() }),
+  ),
   orderDisputed: defineEvent('order.disputed', 'A party opened a dispute; staff with resolve_disputes decide it.', Type.Object({ ...OrderData.properties, reason: Type.String() })),
 }

@@ -1,4 +1,4 @@
-import { MINUTE } from '../../lib/clock.ts'
+import { DAY } from '../../lib/clock.ts'
 import { defineModule } from '../../platform/module.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { AuthService } from '../auth/auth.module.ts'
@@ -7,6 +7,11 @@ import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { WalletApi } from '../wallet/wallet.module.ts'
+import { createOfferPlacement } from './offer-placement.service.ts'
+import { createOrderAnswers } from './order-answers.service.ts'
+import { tipErrors } from './order-tips.errors.ts'
+import { orderTipsRoutes } from './order-tips.routes.ts'
+import { createOrderTips } from './order-tips.service.ts'
 import { ordersAdminRoutes } from './orders.admin.routes.ts'
 import { ordersErrors } from './orders.errors.ts'
 import { ordersEvents } from './orders.events.ts'
@@ -19,31 +24,30 @@ export const ordersModule = defineModule({
   name: 'orders',
   needs: ['auth', 'catalogue', 'wallet', 'uploads', 'users', 'audit', 'messaging'],
   tables: { orders, orderDeliveries },
-  create: ({ config, db, clock, outbox }, deps: { auth: AuthService; catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService }) =>
-    createOrdersService({
-      db,
-      clock,
-      outbox,
-      sessions: deps.auth.sessionCheck,
-      ledger: deps.wallet.ledger,
-      catalogue: deps.catalogue,
-      users: deps.users,
-      uploads: deps.uploads,
-      audit: deps.audit,
-      messaging: deps.messaging,
-      platformFeeBasisPoints: config.orders.platformFeeBasisPoints,
-      autoCompleteAfterMs: config.orders.autoCompleteAfterMs,
-    }),
+  create: ({ config, db, clock, outbox }, deps: { auth: AuthService; catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService }) => {
+    const common = { db, clock, outbox, ledger: deps.wallet.ledger, catalogue: deps.catalogue, users: deps.users, uploads: deps.uploads, messaging: deps.messaging, platformFeeBasisPoints: config.orders.platformFeeBasisPoints, tipWindowMs: config.tips.windowMs }
+    return {
+      ...createOrdersService({ ...common, sessions: deps.auth.sessionCheck, audit: deps.audit, autoCompleteAfterMs: config.orders.autoCompleteAfterMs }),
+      /** `POST /orders/{orderId}/tip`. */
+      tips: createOrderTips({ ...common, answers: createOrderAnswers(common), feeBasisPoints: config.tips.feeBasisPoints }),
+      /** For the offers module: the order of an accepted custom offer, in its transaction. */
+      offerPlacement: createOfferPlacement(common),
+    }
+  },
   routes: (api, { config }) => async (app) => {
     await app.register(ordersRoutes, { orders: api, tmpDir: config.tmpDir })
+    await app.register(orderTipsRoutes, { tips: api.tips, tipDays: config.tips.windowMs / DAY })
     await app.register(ordersAdminRoutes, { orders: api })
   },
-  periodic: (api) => [{ name: 'auto-complete-orders', everyMs: MINUTE, run: () => api.completeDueOrders() }],
+  periodic: (api, { config }) => [{ name: 'auto-complete-orders', everyMs: config.workerTickMs, run: () => api.completeDueOrders() }],
   statistics: (api) => api.statistics,
   events: Object.values(ordersEvents),
-  errors: ordersErrors,
+  errors: { ...ordersErrors, ...tipErrors },
 })
 
+export type OrdersApi = ReturnType<(typeof ordersModule)['create']>
 export type { OrdersService } from './orders.service.ts'
+export type { OfferTerms } from './offer-placement.service.ts'
 export type { OrderRow } from './orders.table.ts'
 export type { OrderStatus } from './order-status.ts'
+export { Order } from './orders.schemas.ts'

@@ -100,17 +100,18 @@ export const StaffOrdersQuery = Type.Composite(
   { additionalProperties: false },
 )
 
-const OrderActionSchema = Type.String({ description: '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed` or `resolve_cancelled`.' })
+const OrderActionSchema = Type.String({ description: '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`.' })
 const Money = (description: string) => Type.Number({ description: `${description} Two decimals, in the platform currency.` })
 
 export const Order = Type.Object(
   {
     id: Id,
     conversationId: Type.String({ ...Id, description: 'The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).' }),
-    serviceId: Id,
-    serviceTitle: Type.String({ description: 'As it was when the order was placed.' }),
-    packageId: Id,
-    packageName: Type.String(),
+    serviceId: Nullable(Type.String({ ...Id, description: 'Null for an order from a custom offer that named no service.' })),
+    serviceTitle: Type.String({ description: 'As it was when the order was placed; an order from a custom offer carries the offer’s title.' }),
+    packageId: Nullable(Type.String({ ...Id, description: 'Null for an order from a custom offer.' })),
+    packageName: Type.String({ description: '`Custom offer` for an order from a custom offer.' }),
+    offerId: Nullable(Type.String({ ...Id, description: 'The custom offer the order was placed from (`GET /offers`); null for an order of a package.' })),
     buyer: UserSummary,
     seller: UserSummary,
     status: StatusSchema,
@@ -151,8 +152,9 @@ export const Order = Type.Object(
         status: StatusSchema,
         reasonRequired: Type.Boolean(),
       }),
-      { description: 'The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`.' },
+      { description: 'The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is.' },
     ),
+    tip: Nullable(Money('The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one.')),
     completedAt: Nullable(Timestamp),
     cancelledAt: Nullable(Timestamp),
     createdAt: Timestamp,

@@ -34,6 +34,8 @@ export interface OrdersDeps {
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'registerAccessPolicy'>
   /** The platform's share in basis points (10 % = 1000). */
   platformFeeBasisPoints: number
+  /** How long after completion the buyer may tip. */
+  tipWindowMs: number
   autoCompleteAfterMs: number
 }
 

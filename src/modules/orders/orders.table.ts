@@ -39,11 +39,12 @@ export const orders = pgTable(
     sellerId: uuid('seller_id')
       .notNull()
       .references(() => users.id, { onDelete: 'restrict' }),
-    serviceId: uuid('service_id')
-      .notNull()
-      .references(() => services.id, { onDelete: 'restrict' }),
-    /** The package's id at placement; packages are replaced on every edit, so no foreign key. */
-    packageId: uuid('package_id').notNull(),
+    /** Null for an order from a custom offer that named no service. */
+    serviceId: uuid('service_id').references(() => services.id, { onDelete: 'restrict' }),
+    /** The package's id at placement; packages are replaced on every edit, so no foreign key. Null for an order from a custom offer. */
+    packageId: uuid('package_id'),
+    /** The custom offer the order was placed from (the offers module keys it; no foreign key, it calls in). */
+    offerId: uuid('offer_id').unique(),
     serviceTitle: text('service_title').notNull(),
     packageName: text('package_name').notNull(),
     status: text('status', { enum: orderStatuses }).notNull(),
@@ -59,6 +60,9 @@ export const orders = pgTable(
     statusReason: text('status_reason'),
     /** Every move since placement, oldest first; appended under the order's row lock. */
     timeline: jsonb('timeline').$type<OrderMove[]>().notNull().default([]),
+    /** The buyer's tip after completion, whole cents (null: none); given once. */
+    tipCents: integer('tip_cents'),
+    tippedAt: timestamp('tipped_at', { withTimezone: true, mode: 'date' }),
     dueAt: timestamp('due_at', { withTimezone: true, mode: 'date' }),
     deliveredAt: timestamp('delivered_at', { withTimezone: true, mode: 'date' }),
     /** Set at each delivery; the worker completes a delivered order once this has passed. */
@@ -79,6 +83,7 @@ export const orders = pgTable(
       .where(sql`${table.status} = 'delivered'`),
     check('orders_total_positive', sql`${table.totalCents} > 0`),
     check('orders_fee_within_total', sql`${table.platformFeeCents} >= 0 and ${table.platformFeeCents} <= ${table.totalCents}`),
+    check('orders_tip_positive', sql`${table.tipCents} is null or ${table.tipCents} > 0`),
     check('orders_revisions_not_negative', sql`${table.revisionsLeft} is null or ${table.revisionsLeft} >= 0`),
   ],
 )

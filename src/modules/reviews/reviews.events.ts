@@ -8,6 +8,6 @@ export const reviewsEvents = {
   reviewCreated: defineEvent(
     'review.created',
     'A buyer reviewed a completed order.',
-    Type.Object({ reviewId: Uuid, orderId: Uuid, serviceId: Uuid, sellerId: Uuid, rating: Type.Integer({ minimum: 1, maximum: 5 }) }),
+    Type.Object({ reviewId: Uuid, orderId: Uuid, serviceId: Type.Union([Uuid, Type.Null()]), sellerId: Uuid, rating: Type.Integer({ minimum: 1, maximum: 5 }) }),
   ),
 }

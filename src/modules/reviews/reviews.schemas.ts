@@ -47,7 +47,7 @@ export const Review = Type.Object(
   {
     id: Id,
     orderId: Id,
-    serviceId: Id,
+    serviceId: Nullable(Type.String({ ...Id, description: 'The service reviewed; null for an order from a custom offer that named none (the review counts for the seller).' })),
     rating: Type.Integer(),
     criteria: Nullable(Type.Object({ communication: Type.Integer(), quality: Type.Integer(), delivery: Type.Integer() })),
     comment: Type.String(),

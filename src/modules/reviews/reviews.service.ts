@@ -80,7 +80,7 @@ export function createReviewsService(deps: ReviewsDeps) {
           comment: input.comment?.trim() ?? '',
           createdAt: now,
         })
-        await catalogue.recordRating(tx, order.serviceId, input.rating)
+        if (order.serviceId !== null) await catalogue.recordRating(tx, order.serviceId, input.rating)
         await reviews.addSellerRating(order.sellerId, input.rating as 1 | 2 | 3 | 4 | 5)
         await emitEvent(outbox, tx, reviewsEvents.reviewCreated, { reviewId: review.id, orderId: order.id, serviceId: order.serviceId, sellerId: order.sellerId, rating: input.rating }, now)
         return review

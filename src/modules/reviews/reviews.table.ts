@@ -16,9 +16,8 @@ export const reviews = pgTable(
       .notNull()
       .unique()
       .references(() => orders.id, { onDelete: 'restrict' }),
-    serviceId: uuid('service_id')
-      .notNull()
-      .references(() => services.id, { onDelete: 'restrict' }),
+    /** Null for an order from a custom offer that named no service. */
+    serviceId: uuid('service_id').references(() => services.id, { onDelete: 'restrict' }),
     sellerId: uuid('seller_id')
       .notNull()
       .references(() => users.id, { onDelete: 'restrict' }),
