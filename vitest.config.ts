@@ -9,6 +9,7 @@ export const PROCESS_TESTS = [
   'test/flows/cli.test.ts',
   'test/flows/startup.test.ts',
   'test/flows/money-crash.test.ts',
+  'test/flows/offers-crash.test.ts',
   'test/flows/scale-out.test.ts',
   'test/flows/deploy-files.test.ts',
   'test/flows/openapi-lint.test.ts',
