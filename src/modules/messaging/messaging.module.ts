@@ -33,3 +33,4 @@ export const messagingModule = defineModule({
  */
 export type { MessagingService } from './messaging.service.ts'
 export type { MessageRow } from './messaging.table.ts'
+export type { OrderConversationValues, PlacedOrder } from './messaging.repository.ts'
