@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import { and, eq, isNull, sql, type AnyColumn, type SQL } from 'drizzle-orm'
+import { placeholdersOf } from '../../db/fragments.ts'
 import { jsonObjectSql } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
 import type { PublicFile } from '../uploads/uploads.module.ts'
@@ -101,6 +102,13 @@ const listedJsonSql = (views: ServiceViews) =>
     banner: views.bannerOf(sql`s.id`),
   })
 
+/** A common list's placeholders: the category (by id or slug), the last row of the previous page, the offset; each where its shape reads it. */
+export interface CommonListValues {
+  category?: string
+  after?: string
+  offset?: number
+}
+
 /**
  * The common lists in one prepared statement each (3 category refs x 3 sorts x 2 orders x 3
  * kinds of page x 2 sizes = 108 at most): the category and its subcategories resolved in the statement, the
@@ -111,7 +119,7 @@ const listedJsonSql = (views: ServiceViews) =>
 export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
   const columnName = sql.raw(sortColumnNames[shape.sortBy])
   const direction = sql.raw(shape.sortOrder)
-  const placeholder = (name: 'category' | 'after' | 'offset') => sql.placeholder(name)
+  const placeholder = placeholdersOf<CommonListValues>()
   const ref =
     shape.category === 'id' ? sql`select c.id from ${categories} c where c.id = ${placeholder('category')}::uuid` : sql`select c.id from ${categories} c where c.slug = ${placeholder('category')}::text`
   const after =
@@ -141,7 +149,7 @@ export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
   const within = shape.category === 'none' ? sql`` : sql` where n.category_id = any((select ids from wanted)::uuid[])`
   const listed = listedJsonSql(views)
   const name = `catalogue_list_${shape.category}_${shape.sortBy}_${shape.sortOrder}_${shape.paging}_${shape.rows}`
-  return preparedSql<{ category?: string; after?: string; offset?: number }, { categories: number | null; total: number; items: ListedJson[] }>(
+  return preparedSql<CommonListValues, { categories: number | null; total: number; items: ListedJson[] }>(
     name,
     sql`with ${shape.category === 'none' ? sql`` : sql`ref as (${ref}),
       wanted as (select coalesce(array_agg(c.id), '{}') as ids from ${categories} c where c.id in (select id from ref) or c.parent_id in (select id from ref)),`}
@@ -182,6 +190,13 @@ export interface CommonSearchShape {
   corrected: boolean
 }
 
+/** A common search's placeholders: the search, the corrected query when its shape joins it in, the offset on a page by offset. */
+export interface CommonSearchValues {
+  search: string
+  corrected?: string
+  offset?: number
+}
+
 /**
  * A search with no other filter, by relevance, in one prepared statement per shape (2 kinds of
  * page x 2 sizes x with or without the corrected query): the same bounded candidate set and
@@ -189,18 +204,19 @@ export interface CommonSearchShape {
  * (at most `cap + 1`).
  */
 export function prepareCommonSearch(shape: CommonSearchShape, cap: number, views: ServiceViews) {
-  const search = sql`${sql.placeholder('search')}::text`
+  const p = placeholdersOf<CommonSearchValues>()
+  const search = sql`${p('search')}::text`
   const typed = sql`websearch_to_tsquery('english', ${search})`
   // A sub-select, so that the query is parsed once per execution: in the generic plan a prepared
   // statement keeps, the function call itself would run again for every row it ranks or rechecks.
-  const query = sql`(select ${shape.corrected ? sql`${typed} || to_tsquery('english', ${sql.placeholder('corrected')}::text)` : typed})`
+  const query = sql`(select ${shape.corrected ? sql`${typed} || to_tsquery('english', ${p('corrected')}::text)` : typed})`
   // Written out, not bound: a generic plan must see that only active, live services are wanted.
   const ranking = searchRanking(sql`${services.status} = 'active' and ${services.deletedAt} is null`, query, search, cap)
   // In a sub-select, as in the common lists: one plan serves every page.
-  const offset = shape.paging === 'offset' ? sql`(select ${sql.placeholder('offset')}::int)` : sql`0`
+  const offset = shape.paging === 'offset' ? sql`(select ${p('offset')}::int)` : sql`0`
   const listed = listedJsonSql(views)
   const name = `catalogue_search_${shape.paging}_${shape.rows}${shape.corrected ? '_corrected' : ''}`
-  return preparedSql<{ search: string; corrected?: string; offset?: number }, { total: number; items: ListedJson[] }>(
+  return preparedSql<CommonSearchValues, { total: number; items: ListedJson[] }>(
     name,
     sql`with ${ranking.ctes},
     page as (${ranking.page(offset, sql.raw(String(shape.rows)))})

@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox'
 import { and, asc, count, eq, inArray, isNull, or, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { placeholdersOf } from '../../db/fragments.ts'
 import { jsonObjectSql, JsonText } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { categories } from './categories.table.ts'
@@ -80,7 +81,7 @@ export function prepareServiceRead(db: Executor, views: ServiceViews) {
     sql`select ${services.sellerId} as "sellerId", ${services.status} as status, ${services.deletedAt} as "deletedAt",
       ${services.rejectionReason} as "rejectionReason", ${answer}::text as service
       from ${services} join ${categories} on ${categories.id} = ${services.categoryId}
-      where ${services.id} = ${sql.placeholder('id')}::uuid`,
+      where ${services.id} = ${placeholdersOf<{ id: string }>()('id')}::uuid`,
   )
   return async (id: string) => {
     const [row] = await statement(db, { id })
