@@ -18956,18 +18956,23 @@ export interface operations {
                             } | null;
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                         };
                     };
@@ -19198,18 +19203,23 @@ export interface operations {
                             } | null;
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                         };
                     };
@@ -19444,18 +19454,23 @@ export interface operations {
                             } | null;
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                         };
                     };
@@ -19604,18 +19619,23 @@ export interface operations {
                                 };
                                 documentType: ("passport" | "id_card" | "driving_license") | null;
                                 documents: {
+                                    side: "front" | "back" | "selfie";
                                     /**
                                      * Format: uuid
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
-                                    side: "front" | "back" | "selfie";
-                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                    url: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    mimetype: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
                                 }[];
                                 /**
                                  * Format: date-time
@@ -19861,18 +19881,23 @@ export interface operations {
                             };
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                             /**
                              * Format: date-time
@@ -20105,18 +20130,23 @@ export interface operations {
                             };
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                             /**
                              * Format: date-time
@@ -20392,18 +20422,23 @@ export interface operations {
                             };
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                             /**
                              * Format: date-time
@@ -20709,12 +20744,14 @@ export interface operations {
                                     senderId: string;
                                     /** @description Empty for a file sent without a caption. */
                                     content: string;
+                                    /** @description The participants may also fetch its path with their Bearer token. */
                                     attachment: {
                                         /**
                                          * Format: uuid
                                          * @description UUIDv7 identifier.
                                          */
                                         id: string;
+                                        /** @description The original name, for display only. */
                                         filename: string;
                                         /**
                                          * Format: int64
@@ -20723,7 +20760,7 @@ export interface operations {
                                         size: number;
                                         /** @description Detected from the bytes. */
                                         mimetype: string;
-                                        /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                        /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                         url: string;
                                     } | null;
                                     /** @description Whether the recipient has read it. */
@@ -20931,12 +20968,14 @@ export interface operations {
                                 senderId: string;
                                 /** @description Empty for a file sent without a caption. */
                                 content: string;
+                                /** @description The participants may also fetch its path with their Bearer token. */
                                 attachment: {
                                     /**
                                      * Format: uuid
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
                                     /**
                                      * Format: int64
@@ -20945,7 +20984,7 @@ export interface operations {
                                     size: number;
                                     /** @description Detected from the bytes. */
                                     mimetype: string;
-                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
                                 } | null;
                                 /** @description Whether the recipient has read it. */
@@ -21360,12 +21399,14 @@ export interface operations {
                             senderId: string;
                             /** @description Empty for a file sent without a caption. */
                             content: string;
+                            /** @description The participants may also fetch its path with their Bearer token. */
                             attachment: {
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
                                 /**
                                  * Format: int64
@@ -21374,7 +21415,7 @@ export interface operations {
                                 size: number;
                                 /** @description Detected from the bytes. */
                                 mimetype: string;
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                 url: string;
                             } | null;
                             /** @description Whether the recipient has read it. */
@@ -21624,12 +21665,14 @@ export interface operations {
                             senderId: string;
                             /** @description Empty for a file sent without a caption. */
                             content: string;
+                            /** @description The participants may also fetch its path with their Bearer token. */
                             attachment: {
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
                                 /**
                                  * Format: int64
@@ -21638,7 +21681,7 @@ export interface operations {
                                 size: number;
                                 /** @description Detected from the bytes. */
                                 mimetype: string;
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                 url: string;
                             } | null;
                             /** @description Whether the recipient has read it. */
@@ -22015,9 +22058,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
@@ -22407,9 +22455,14 @@ export interface operations {
                                          * @description UUIDv7 identifier.
                                          */
                                         id: string;
+                                        /** @description The original name, for display only. */
                                         filename: string;
-                                        /** Format: int64 */
+                                        /**
+                                         * Format: int64
+                                         * @description Bytes.
+                                         */
                                         size: number;
+                                        /** @description Detected from the bytes. */
                                         mimetype: string;
                                         /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                         url: string;
@@ -22719,9 +22772,14 @@ export interface operations {
                                          * @description UUIDv7 identifier.
                                          */
                                         id: string;
+                                        /** @description The original name, for display only. */
                                         filename: string;
-                                        /** Format: int64 */
+                                        /**
+                                         * Format: int64
+                                         * @description Bytes.
+                                         */
                                         size: number;
+                                        /** @description Detected from the bytes. */
                                         mimetype: string;
                                         /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                         url: string;
@@ -23028,9 +23086,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
@@ -23353,9 +23416,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
@@ -23755,9 +23823,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
@@ -24149,9 +24222,14 @@ export interface operations {
                                          * @description UUIDv7 identifier.
                                          */
                                         id: string;
+                                        /** @description The original name, for display only. */
                                         filename: string;
-                                        /** Format: int64 */
+                                        /**
+                                         * Format: int64
+                                         * @description Bytes.
+                                         */
                                         size: number;
+                                        /** @description Detected from the bytes. */
                                         mimetype: string;
                                         /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                         url: string;
@@ -24501,9 +24579,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
