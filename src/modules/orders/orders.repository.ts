@@ -8,7 +8,7 @@ import type { SessionJson, SessionParams } from '../auth/auth.module.ts'
 import { Offer, type OfferJson, type PricedChoice } from '../catalogue/catalogue.module.ts'
 import type { OrderConversationValues, PlacedOrder } from '../messaging/messaging.module.ts'
 import type { UserSummary } from '../users/users.module.ts'
-import type { TransferColumns, TransferValues } from '../wallet/wallet.module.ts'
+import { TRANSFER_AMOUNT_COLUMN, transferColumnsOf, type TransferColumns, type TransferValues } from '../wallet/wallet.module.ts'
 import { openStatuses, type OrderStatus } from './order-status.ts'
 import { ordersEvents } from './orders.events.ts'
 import { orderDeliveries, orders, type NewOrderRow, type OrderDeliveryRow, type OrderRow } from './orders.table.ts'
@@ -88,7 +88,7 @@ export function preparePlacement(parts: PlacementParts) {
         and ${priced.packageId} is not null and json_array_length(${priced.missing}) = 0),
     live as materialized (select ${lock.columnsOf('locked').id} from (${lock.sql}) locked where exists (select 1 from allowed)),
     transfer as (
-      select t.accounts_found, t.source_balance, t.moved, ${priced.totalCents} as amount_cents
+      select ${transferColumnsOf('t').selected}, ${priced.totalCents} as ${sql.identifier(TRANSFER_AMOUNT_COLUMN)}
       from priced, ${parts.transferSqlWith({ amountCents: sql`${priced.totalCents}::bigint`, description: sql`'Order: ' || (select ${read.title} from read)` })} t
       where exists (select 1 from live)),
     placed as (
@@ -99,7 +99,7 @@ export function preparePlacement(parts: PlacementParts) {
         -- the fee rounded half-up to the cent
         (${priced.totalCents}::bigint * ${p('platformFeeBasisPoints')}::int + 5000) / 10000, ${priced.deliveryDays}, ${priced.revisions},
         ${p('createdAt')}::timestamptz, ${p('createdAt')}::timestamptz
-      from read, priced, transfer where transfer.moved
+      from read, priced, transfer where ${transferColumnsOf('transfer').moved}
       returning *
     ),
     ${parts.orderConversationCtes(tableRelation('placed', orders, ['id', 'buyerId', 'sellerId', 'createdAt']))},
@@ -115,7 +115,7 @@ export function preparePlacement(parts: PlacementParts) {
     )})
     select read.session, read.offer, read.buyer, read.seller, ${priced.packageId} is not null as package_found, ${priced.missing} as missing_extras,
       exists (select 1 from live) as live,
-      transfer.accounts_found, transfer.source_balance, transfer.moved, transfer.amount_cents, (select row_to_json(placed) from placed) as placed
+      ${transferColumnsOf('transfer').selected}, transfer.${sql.identifier(TRANSFER_AMOUNT_COLUMN)}, (select row_to_json(placed) from placed) as placed
     from read cross join priced left join transfer on true`,
   )
   return async (executor: Executor, values: PlacementStatementValues): Promise<PlacementRow> => (await statement(executor, values))[0]!
