@@ -14,7 +14,6 @@ export {
   COMMON_LIST_ROWS,
   prepareCommonList,
   prepareCommonSearch,
-  searchWordsOf,
   type CommonListShape,
   type CommonSearchShape,
   type ListedJson,
