@@ -14,6 +14,7 @@ export const PROCESS_TESTS = [
   'test/flows/deploy-files.test.ts',
   'test/flows/openapi-lint.test.ts',
   'test/flows/typed-client.test.ts',
+  'test/flows/answer-leak.test.ts',
 ]
 
 export default defineConfig({

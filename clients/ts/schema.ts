@@ -19570,18 +19570,23 @@ export interface operations {
                             } | null;
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                         };
                     };
@@ -19812,18 +19817,23 @@ export interface operations {
                             } | null;
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                         };
                     };
@@ -20058,18 +20068,23 @@ export interface operations {
                             } | null;
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                         };
                     };
@@ -20218,18 +20233,23 @@ export interface operations {
                                 };
                                 documentType: ("passport" | "id_card" | "driving_license") | null;
                                 documents: {
+                                    side: "front" | "back" | "selfie";
                                     /**
                                      * Format: uuid
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
-                                    side: "front" | "back" | "selfie";
-                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                    url: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    mimetype: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
                                 }[];
                                 /**
                                  * Format: date-time
@@ -20475,18 +20495,23 @@ export interface operations {
                             };
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                             /**
                              * Format: date-time
@@ -20719,18 +20744,23 @@ export interface operations {
                             };
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                             /**
                              * Format: date-time
@@ -21006,18 +21036,23 @@ export interface operations {
                             };
                             documentType: ("passport" | "id_card" | "driving_license") | null;
                             documents: {
+                                side: "front" | "back" | "selfie";
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
-                                side: "front" | "back" | "selfie";
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public. */
-                                url: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
-                                mimetype: string;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Bytes.
+                                 */
                                 size: number;
+                                /** @description Detected from the bytes. */
+                                mimetype: string;
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                url: string;
                             }[];
                             /**
                              * Format: date-time
@@ -21323,12 +21358,14 @@ export interface operations {
                                     senderId: string;
                                     /** @description Empty for a file sent without a caption. */
                                     content: string;
+                                    /** @description The participants may also fetch its path with their Bearer token. */
                                     attachment: {
                                         /**
                                          * Format: uuid
                                          * @description UUIDv7 identifier.
                                          */
                                         id: string;
+                                        /** @description The original name, for display only. */
                                         filename: string;
                                         /**
                                          * Format: int64
@@ -21337,7 +21374,7 @@ export interface operations {
                                         size: number;
                                         /** @description Detected from the bytes. */
                                         mimetype: string;
-                                        /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                        /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                         url: string;
                                     } | null;
                                     /** @description The custom offer this message presents, as it stands now; null for an ordinary message. */
@@ -21608,12 +21645,14 @@ export interface operations {
                                 senderId: string;
                                 /** @description Empty for a file sent without a caption. */
                                 content: string;
+                                /** @description The participants may also fetch its path with their Bearer token. */
                                 attachment: {
                                     /**
                                      * Format: uuid
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
                                     /**
                                      * Format: int64
@@ -21622,7 +21661,7 @@ export interface operations {
                                     size: number;
                                     /** @description Detected from the bytes. */
                                     mimetype: string;
-                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
                                 } | null;
                                 /** @description The custom offer this message presents, as it stands now; null for an ordinary message. */
@@ -22100,12 +22139,14 @@ export interface operations {
                             senderId: string;
                             /** @description Empty for a file sent without a caption. */
                             content: string;
+                            /** @description The participants may also fetch its path with their Bearer token. */
                             attachment: {
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
                                 /**
                                  * Format: int64
@@ -22114,7 +22155,7 @@ export interface operations {
                                 size: number;
                                 /** @description Detected from the bytes. */
                                 mimetype: string;
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                 url: string;
                             } | null;
                             /** @description The custom offer this message presents, as it stands now; null for an ordinary message. */
@@ -22427,12 +22468,14 @@ export interface operations {
                             senderId: string;
                             /** @description Empty for a file sent without a caption. */
                             content: string;
+                            /** @description The participants may also fetch its path with their Bearer token. */
                             attachment: {
                                 /**
                                  * Format: uuid
                                  * @description UUIDv7 identifier.
                                  */
                                 id: string;
+                                /** @description The original name, for display only. */
                                 filename: string;
                                 /**
                                  * Format: int64
@@ -22441,7 +22484,7 @@ export interface operations {
                                 size: number;
                                 /** @description Detected from the bytes. */
                                 mimetype: string;
-                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token. */
+                                /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                 url: string;
                             } | null;
                             /** @description The custom offer this message presents, as it stands now; null for an ordinary message. */
@@ -22887,9 +22930,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
@@ -23287,9 +23335,14 @@ export interface operations {
                                          * @description UUIDv7 identifier.
                                          */
                                         id: string;
+                                        /** @description The original name, for display only. */
                                         filename: string;
-                                        /** Format: int64 */
+                                        /**
+                                         * Format: int64
+                                         * @description Bytes.
+                                         */
                                         size: number;
+                                        /** @description Detected from the bytes. */
                                         mimetype: string;
                                         /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                         url: string;
@@ -23607,9 +23660,14 @@ export interface operations {
                                          * @description UUIDv7 identifier.
                                          */
                                         id: string;
+                                        /** @description The original name, for display only. */
                                         filename: string;
-                                        /** Format: int64 */
+                                        /**
+                                         * Format: int64
+                                         * @description Bytes.
+                                         */
                                         size: number;
+                                        /** @description Detected from the bytes. */
                                         mimetype: string;
                                         /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                         url: string;
@@ -23924,9 +23982,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
@@ -24257,9 +24320,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
@@ -24667,9 +24735,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
@@ -25476,9 +25549,14 @@ export interface operations {
                                          * @description UUIDv7 identifier.
                                          */
                                         id: string;
+                                        /** @description The original name, for display only. */
                                         filename: string;
-                                        /** Format: int64 */
+                                        /**
+                                         * Format: int64
+                                         * @description Bytes.
+                                         */
                                         size: number;
+                                        /** @description Detected from the bytes. */
                                         mimetype: string;
                                         /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                         url: string;
@@ -25836,9 +25914,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;

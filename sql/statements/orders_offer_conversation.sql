@@ -7,12 +7,12 @@
 with placed as (select $1::uuid as id, $2::uuid as buyer_id, $3::uuid as seller_id, $4::timestamptz as created_at),
       order_conversation as (
     insert into "conversations" (id, order_id, created_at)
-    select $5::uuid, o.id, o.created_at from "placed" o
+    select $5::uuid, "placed"."id", "placed"."created_at" from "placed"
     returning id, created_at
   ),
   order_participants as (
     insert into "conversation_participants" (conversation_id, user_id, activity_at)
     select c.id, parties.user_id, c.created_at
-    from order_conversation c cross join (select buyer_id as user_id from "placed" union all select seller_id from "placed") parties
+    from order_conversation c cross join (select "placed"."buyer_id" as user_id from "placed" union all select "placed"."seller_id" from "placed") parties
   )
       select 1

@@ -54,8 +54,8 @@ with offer as materialized (select (select json_build_object('id', s.id, 'status
         and exists (select 1 from "users" where "users"."id" = "token_families"."user_id" and "users"."is_active" and "users"."suspended_at" is null and "users"."token_version" = $5::int), 'account', (select json_build_object('id', "users"."id", 'email', "users"."email", 'fullName', "users"."full_name", 'isStaff', "users"."is_staff", 'isSuperuser', "users"."is_superuser") from "users" where "users"."id" = "token_families"."user_id"))
     from "token_families" where "token_families"."id" = $6::uuid) as session, o.offer, (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $7::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $8 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $9 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = $10::uuid) as buyer, (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $11::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $12 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $13 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = (o.offer->>'sellerId')::uuid) as seller
       from offer o),
-    priced as materialized (select p.id as package_id, p.name as package_name, p.price_cents, p.revisions,
-      p.price_cents + x.extras_cents as total_cents, p.delivery_days + x.extras_days as delivery_days, x.extras, x.missing
+    priced as materialized (select p.id as "package_id", p.name as "package_name", p.price_cents as "price_cents", p.revisions as "revisions",
+      p.price_cents + x.extras_cents as "total_cents", p.delivery_days + x.extras_days as "delivery_days", x.extras as "extras", x.missing as "missing"
     from (select 1) as one
     left join "service_packages" p on p.id = $14::uuid and p.service_id = $15::uuid
     cross join lateral (
@@ -67,43 +67,43 @@ with offer as materialized (select (select json_build_object('id', s.id, 'status
       left join "service_extras" e on e.id::text = lower(asked.id) and e.service_id = $17::uuid) as x),
     allowed as materialized (
       select 1 from read, priced where ($18::uuid is null or coalesce((read.session->>'live')::boolean, false)) and (read.offer->>'sellerId')::uuid <> $19::uuid
-        and priced.package_id is not null and json_array_length(priced.missing) = 0),
-    live as materialized (select id from (select "services"."id" from "services" where "services"."id" = $20::uuid and "services"."status" = 'active' and "services"."deleted_at" is null for share) locked where exists (select 1 from allowed)),
+        and "priced"."package_id" is not null and json_array_length("priced"."missing") = 0),
+    live as materialized (select "locked"."id" from (select "services"."id" as "id" from "services" where "services"."id" = $20::uuid and "services"."status" = 'active' and "services"."deleted_at" is null for share) locked where exists (select 1 from allowed)),
     transfer as (
-      select t.accounts_found, t.source_balance, t.moved, priced.total_cents as amount_cents
+      select "t"."accounts_found" as "accounts_found", "t"."source_balance" as "source_balance", "t"."moved" as "moved", "priced"."total_cents" as "amount_cents"
       from priced, ledger_transfer(from_owner => $21::uuid, from_kind => $22::text,
-  to_owner => $23::uuid, to_kind => $24::text, amount => priced.total_cents::bigint,
+  to_owner => $23::uuid, to_kind => $24::text, amount => "priced"."total_cents"::bigint,
   txn_id => $25::uuid, source_entry => $26::uuid, target_entry => $27::uuid,
-  txn_type => $28::text, txn_description => 'Order: ' || (select read.offer->>'title' from read),
+  txn_type => $28::text, txn_description => 'Order: ' || (select (read.offer->>'title') from read),
   for_order => $29::uuid, for_payout => $30::uuid, for_deposit => $31::uuid, booked_at => $32::timestamptz,
   platform_sub_account => $33::int) t
       where exists (select 1 from live)),
     placed as (
       insert into "orders" (id, buyer_id, seller_id, service_id, package_id, service_title, package_name, status, requirements,
         price_cents, extras, total_cents, platform_fee_cents, delivery_days, revisions_left, created_at, updated_at)
-      select $34::uuid, $35::uuid, (read.offer->>'sellerId')::uuid, $36::uuid, priced.package_id, read.offer->>'title', priced.package_name, 'pending',
-        $37::text, priced.price_cents, priced.extras::jsonb, priced.total_cents,
+      select $34::uuid, $35::uuid, (read.offer->>'sellerId')::uuid, $36::uuid, "priced"."package_id", (read.offer->>'title'), "priced"."package_name", 'pending',
+        $37::text, "priced"."price_cents", "priced"."extras"::jsonb, "priced"."total_cents",
         -- the fee rounded half-up to the cent
-        (priced.total_cents::bigint * $38::int + 5000) / 10000, priced.delivery_days, priced.revisions,
+        ("priced"."total_cents"::bigint * $38::int + 5000) / 10000, "priced"."delivery_days", "priced"."revisions",
         $39::timestamptz, $40::timestamptz
-      from read, priced, transfer where transfer.moved
+      from read, priced, transfer where "transfer"."moved"
       returning *
     ),
     order_conversation as (
     insert into "conversations" (id, order_id, created_at)
-    select $41::uuid, o.id, o.created_at from "placed" o
+    select $41::uuid, "placed"."id", "placed"."created_at" from "placed"
     returning id, created_at
   ),
   order_participants as (
     insert into "conversation_participants" (conversation_id, user_id, activity_at)
     select c.id, parties.user_id, c.created_at
-    from order_conversation c cross join (select buyer_id as user_id from "placed" union all select seller_id from "placed") parties
+    from order_conversation c cross join (select "placed"."buyer_id" as user_id from "placed" union all select "placed"."seller_id" from "placed") parties
   ),
     created_event as (insert into "outbox_jobs" (id, topic, payload, status, max_attempts, run_at, created_at)
     select $42::uuid, $43::text, jsonb_set($44::jsonb, '{data}', (json_build_object('orderId', placed.id, 'serviceId', placed.service_id, 'buyerId', placed.buyer_id, 'sellerId', placed.seller_id, 'total', placed.total_cents / 100.0::float8))::jsonb), 'pending', $45::int,
       $46::timestamptz, $47::timestamptz
     from "placed")
-    select read.session, read.offer, read.buyer, read.seller, priced.package_id is not null as package_found, priced.missing as missing_extras,
+    select read.session, read.offer, read.buyer, read.seller, "priced"."package_id" is not null as package_found, "priced"."missing" as missing_extras,
       exists (select 1 from live) as live,
-      transfer.accounts_found, transfer.source_balance, transfer.moved, transfer.amount_cents, (select row_to_json(placed) from placed) as placed
+      "transfer"."accounts_found" as "accounts_found", "transfer"."source_balance" as "source_balance", "transfer"."moved" as "moved", transfer."amount_cents", (select row_to_json(placed) from placed) as placed
     from read cross join priced left join transfer on true

@@ -1,5 +1,6 @@
 import { and, eq, inArray, isNull, lt, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { placeholdersOf } from '../../db/fragments.ts'
 import { jsonObjectSql } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
 import type { IdentityJson } from '../users/users.module.ts'
@@ -32,7 +33,7 @@ export interface SessionParts {
  * Null for an unknown family, or when the placeholders are null (a caller checked already).
  */
 export const sessionJsonSql = (parts: SessionParts) => {
-  const p = (name: keyof SessionParams) => sql.placeholder(name)
+  const p = placeholdersOf<SessionParams>()
   return sql<SessionJson | null>`(select ${jsonObjectSql(SessionState, {
     live: sql`${tokenFamilies.revokedAt} is null and ${tokenFamilies.expiresAt} > ${p('sessionNow')}::timestamptz and ${tokenFamilies.userId} = ${p('sessionUser')}::uuid
         and not exists (select 1 from ${revokedTokens} where ${revokedTokens.jti} = ${p('sessionJti')}::text)

@@ -29,4 +29,5 @@ export const catalogueModule = defineModule({
 
 export type { CatalogueService } from './catalogue.service.ts'
 export type { OfferExtra, OfferPackage, ServiceFields } from './service-offers.service.ts'
-export type { OfferJson } from './service-counters.repository.ts'
+export type { OfferJson, PricedChoice } from './service-counters.repository.ts'
+export { Offer } from './services.schemas.ts'

@@ -1,5 +1,6 @@
 import { and, count, eq, isNull, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { lentRelation } from '../../db/fragments.ts'
 import { jsonObjectSql } from '../../db/json-sql.ts'
 import { ChosenExtra, Offer } from './services.schemas.ts'
 import { serviceExtras, servicePackages, services, type ServiceRow } from './services.table.ts'
@@ -22,20 +23,46 @@ export const offerSql = (serviceId: SQL) =>
  * place; a placement that waited for a delete or a moderation finds no row.
  */
 export const lockOrderableSql = (serviceId: SQL) =>
-  sql`select ${services.id} from ${services} where ${services.id} = ${serviceId} and ${services.status} = 'active' and ${services.deletedAt} is null for share`
+  lentRelation<{ id: string }>(
+    { id: 'id' },
+    (as) => sql`select ${services.id} as ${as.id} from ${services} where ${services.id} = ${serviceId} and ${services.status} = 'active' and ${services.deletedAt} is null for share`,
+  )
+
+/** A priced choice (`pricedChoiceSql`): the package's columns are null when it is not the service's. */
+export interface PricedChoice {
+  packageId: string | null
+  packageName: string | null
+  priceCents: number | null
+  revisions: number | null
+  totalCents: number | null
+  deliveryDays: number | null
+  extras: ChosenExtra[]
+  /** Positions (from 0) of the asked extras that are not the service's. */
+  missing: number[]
+}
 
 /**
  * For the orders module's one-statement placement, the body of a CTE of exactly one row: the
  * package `packageId` of service `serviceId` (its columns null when it is not the service's),
  * priced with the extras `extraIds` (a JSON array of ids in any letter case, each counted once per
- * mention): `total_cents` and `delivery_days` summed over the extras, the extras as JSON (`id`,
- * `title`, `priceCents`, `additionalDays`, in the order asked), and `missing`, the positions
- * (from 0) of the ids that are not extras of the service. The choice is orderable when
- * `package_id` is not null and `missing` is empty.
+ * mention): `totalCents` and `deliveryDays` summed over the extras, the extras (`ChosenExtra`, in
+ * the order asked), and `missing`, the positions (from 0) of the ids that are not extras of the
+ * service. The choice is orderable when `packageId` is not null and `missing` is empty.
  */
 export const pricedChoiceSql = (serviceId: SQL, packageId: SQL, extraIds: SQL) =>
-  sql`select p.id as package_id, p.name as package_name, p.price_cents, p.revisions,
-      p.price_cents + x.extras_cents as total_cents, p.delivery_days + x.extras_days as delivery_days, x.extras, x.missing
+  lentRelation<PricedChoice>(
+    {
+      packageId: 'package_id',
+      packageName: 'package_name',
+      priceCents: 'price_cents',
+      revisions: 'revisions',
+      totalCents: 'total_cents',
+      deliveryDays: 'delivery_days',
+      extras: 'extras',
+      missing: 'missing',
+    },
+    (as) => sql`select p.id as ${as.packageId}, p.name as ${as.packageName}, p.price_cents as ${as.priceCents}, p.revisions as ${as.revisions},
+      p.price_cents + x.extras_cents as ${as.totalCents}, p.delivery_days + x.extras_days as ${as.deliveryDays}, x.extras as ${as.extras}, x.missing as ${as.missing}
     from (select 1) as one
     left join ${servicePackages} p on p.id = ${packageId} and p.service_id = ${serviceId}
     cross join lateral (
@@ -44,7 +71,8 @@ export const pricedChoiceSql = (serviceId: SQL, packageId: SQL, extraIds: SQL) =
           filter (where e.id is not null), '[]'::json) as extras,
         coalesce(json_agg(asked.n - 1 order by asked.n) filter (where e.id is null), '[]'::json) as missing
       from json_array_elements_text(${extraIds}) with ordinality as asked(id, n)
-      left join ${serviceExtras} e on e.id::text = lower(asked.id) and e.service_id = ${serviceId}) as x`
+      left join ${serviceExtras} e on e.id::text = lower(asked.id) and e.service_id = ${serviceId}) as x`,
+  )
 
 /** Queries for what other modules read and keep up to date on services: offers to order, counters, seller figures. */
 export function createServiceCountersRepository(db: Executor) {

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Id, IdParams, Nullable, PageQuery, StringEnum, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
-import { TAG_RULES } from '../uploads/uploads.module.ts'
+import { FileReference, TAG_RULES } from '../uploads/uploads.module.ts'
 import { UserSummary } from '../users/users.module.ts'
 import { documentTypes, kycStatuses } from './kyc.table.ts'
 
@@ -45,14 +45,10 @@ const PersonalDetails = Type.Object(
 const KycStatusSchema = Type.Union(kycStatuses.map((status) => Type.Literal(status)))
 const DocumentTypeSchema = Type.Union(documentTypes.map((type) => Type.Literal(type)))
 
-const IdentityDocument = Type.Object({
-  id: Id,
-  side: Type.Union([Type.Literal('front'), Type.Literal('back'), Type.Literal('selfie')]),
-  url: Type.String({ description: 'A signed link that expires (SIGNED_URL_TTL_SECONDS); the file is never public.' }),
-  filename: Type.String(),
-  mimetype: Type.String(),
-  size: Type.Integer(),
-})
+const IdentityDocument = Type.Composite(
+  [Type.Object({ side: Type.Union([Type.Literal('front'), Type.Literal('back'), Type.Literal('selfie')]) }), FileReference],
+  { description: 'A document of the submission: the file is never public, its link is signed.' },
+)
 
 export const KycStatusView = Type.Object({
   status: Type.Union([Type.Literal('not_started'), ...kycStatuses.map((status) => Type.Literal(status))], {

@@ -1,33 +1,43 @@
 import { and, asc, count, desc, eq, gt, inArray, lt, lte, ne, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { placeholdersOf, type TableRelation } from '../../db/fragments.ts'
 import { JsonText, jsonObjectSql } from '../../db/json-sql.ts'
 import { rowFromJson } from '../../db/json-rows.ts'
 import { prepared, preparedSql } from '../../db/statements.ts'
 import { newId } from '../../lib/ids.ts'
+import type { SessionParams } from '../auth/auth.module.ts'
 import { Message } from './messaging.schemas.ts'
 import { conversationParticipants, conversations, messages, type ConversationRow, type MessageRow, type ParticipantRow } from './messaging.table.ts'
 
+/** The new order an order's conversation is opened for: the orders module's relation (a CTE of the placement) with the columns read here. */
+export type PlacedOrder = TableRelation<'id' | 'buyerId' | 'sellerId' | 'createdAt'>
+
+/** The placeholders of `orderConversationCtes`, filled by `orderConversationValues`. */
+export interface OrderConversationValues {
+  orderConversationId: string
+}
+
 /**
- * For the orders module's one-statement placement, two CTEs: when the CTE named `placed` (the new
- * order's id, buyer_id, seller_id and created_at) has a row, the order's conversation and its two
- * participants, so the conversation exists if and only if the order does. Their one placeholder
- * is filled by `orderConversationValues`.
+ * For the orders module's one-statement placement, two CTEs: when the relation `placed` (the new
+ * order) has a row, the order's conversation and its two participants, so the conversation exists
+ * if and only if the order does.
  */
-export function orderConversationCtes(placed: string) {
-  const order = sql.identifier(placed)
+export function orderConversationCtes(placed: PlacedOrder) {
+  const p = placeholdersOf<OrderConversationValues>()
+  const order = placed.columns
   return sql`order_conversation as (
     insert into ${conversations} (id, order_id, created_at)
-    select ${sql.placeholder('orderConversationId')}::uuid, o.id, o.created_at from ${order} o
+    select ${p('orderConversationId')}::uuid, ${order.id}, ${order.createdAt} from ${placed.name}
     returning id, created_at
   ),
   order_participants as (
     insert into ${conversationParticipants} (conversation_id, user_id, activity_at)
     select c.id, parties.user_id, c.created_at
-    from order_conversation c cross join (select buyer_id as user_id from ${order} union all select seller_id from ${order}) parties
+    from order_conversation c cross join (select ${order.buyerId} as user_id from ${placed.name} union all select ${order.sellerId} from ${placed.name}) parties
   )`
 }
 
-export const orderConversationValues = () => ({ orderConversationId: newId() })
+export const orderConversationValues = (): OrderConversationValues => ({ orderConversationId: newId() })
 
 /** A position in a user's conversation list: the conversation's activity time, then its id. */
 export interface ConversationCursor {
@@ -55,6 +65,9 @@ export interface MessageJson {
   createdAt: string
 }
 
+/** The placeholders of a conversation page: which conversation, for whom, which window, and the session's (auth's fragment). */
+export type ConversationPageValues = { id: string; userId: string } & MessageWindow & SessionParams
+
 /**
  * A conversation, its participants and one page of its messages in one statement, with the
  * caller's session when the route checks it here (auth's fragment `sessionSql`). Messages are
@@ -64,8 +77,9 @@ export interface MessageJson {
  * marks the conversation read).
  */
 export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>) {
+  const p = placeholdersOf<ConversationPageValues>()
   const statement = preparedSql<
-    { id: string; userId: string; before: number | null; offset: number; limit: number } & Record<string, unknown>,
+    ConversationPageValues,
     {
       session: Session | null
       conversation: Record<string, unknown> | null
@@ -78,12 +92,12 @@ export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>
     }
   >(
     'messaging_conversation_page',
-    sql`with c as (select * from ${conversations} where id = ${sql.placeholder('id')}::uuid),
+    sql`with c as (select * from ${conversations} where id = ${p('id')}::uuid),
       participants as (select p.* from ${conversationParticipants} p join c on c.id = p.conversation_id),
       bounds as (
-        select newest, greatest(1, newest - ${sql.placeholder('limit')}::int + 1)::int as oldest from (
-          select (case when ${sql.placeholder('before')}::bigint is null then c.last_seq - ${sql.placeholder('offset')}::int
-            else least(${sql.placeholder('before')}::bigint - 1, c.last_seq) end)::int as newest from c) as page),
+        select newest, greatest(1, newest - ${p('limit')}::int + 1)::int as oldest from (
+          select (case when ${p('before')}::bigint is null then c.last_seq - ${p('offset')}::int
+            else least(${p('before')}::bigint - 1, c.last_seq) end)::int as newest from c) as page),
       page as (
         select row_to_json(c) as conversation, bounds.newest, bounds.oldest,
           (select json_agg(row_to_json(participants)) from participants) as participants,
@@ -94,8 +108,8 @@ export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>
             content: sql`m.content`,
             attachment: sql`null`,
             offer: sql`null`,
-            isRead: sql`m.seq <= case when m.sender_id = ${sql.placeholder('userId')}::uuid
-              then coalesce((select last_read_seq from participants where user_id <> ${sql.placeholder('userId')}::uuid), 0) else c.last_seq end`,
+            isRead: sql`m.seq <= case when m.sender_id = ${p('userId')}::uuid
+              then coalesce((select last_read_seq from participants where user_id <> ${p('userId')}::uuid), 0) else c.last_seq end`,
             createdAt: sql`to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
           })} order by m.seq desc)
             from ${messages} m where m.conversation_id = c.id and m.seq between bounds.oldest and bounds.newest), '[]'::json)::text as items,
@@ -107,7 +121,7 @@ export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>
       select ${sessionSql} as session, page.* from (select 1) as one left join page on true`,
   )
   /** The session as read, and the page with the conversation and participants decoded into rows (`undefined` for an unknown conversation). */
-  return async (executor: Executor, params: { id: string; userId: string } & MessageWindow & Record<string, unknown>) => {
+  return async (executor: Executor, params: ConversationPageValues) => {
     const [row] = await statement(executor, params)
     const found = row?.conversation
       ? {

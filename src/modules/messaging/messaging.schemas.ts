@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Id, IdParams, Nullable, oneOfFields, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
-import { TAG_RULES } from '../uploads/uploads.module.ts'
+import { FileReference, TAG_RULES } from '../uploads/uploads.module.ts'
 import { Offer } from './message-offers.ts'
 import { UserSummary } from '../users/users.module.ts'
 
@@ -42,13 +42,7 @@ export const AttachmentForm = defineForm({
   files: { file: { description: 'The file (exactly one), any type.', maxBytes: TAG_RULES.chat_attachment.maxBytes } },
 })
 
-export const Attachment = Type.Object({
-  id: Id,
-  filename: Type.String(),
-  size: Type.Integer({ description: 'Bytes.' }),
-  mimetype: Type.String({ description: 'Detected from the bytes.' }),
-  url: Type.String({ description: 'A signed link that expires (SIGNED_URL_TTL_SECONDS); the participants may also fetch the path with their Bearer token.' }),
-})
+export const Attachment = { ...FileReference, description: 'The participants may also fetch its path with their Bearer token.' }
 
 export const Message = Type.Object({
   id: Id,

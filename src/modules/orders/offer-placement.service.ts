@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { Tx } from '../../db/client.ts'
+import { tableRelation } from '../../db/fragments.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { DAY, type Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
@@ -48,7 +49,7 @@ export function createOfferPlacement(deps: {
   const openConversation = preparedSql<Record<string, unknown>, unknown>(
     'orders_offer_conversation',
     sql`with placed as (select ${p('orderId')}::uuid as id, ${p('buyerId')}::uuid as buyer_id, ${p('sellerId')}::uuid as seller_id, ${p('createdAt')}::timestamptz as created_at),
-      ${messaging.orderConversationCtes('placed')}
+      ${messaging.orderConversationCtes(tableRelation('placed', orders, ['id', 'buyerId', 'sellerId', 'createdAt']))}
       select 1`,
   )
 
@@ -62,7 +63,7 @@ export function createOfferPlacement(deps: {
      */
     async placeFromOffer(tx: Tx, terms: OfferTerms): Promise<OrderRow | null> {
       if (terms.serviceId !== null) {
-        const locked = (await tx.execute(catalogue.lockOrderableSql(sql`${terms.serviceId}::uuid`))) as { rows: unknown[] }
+        const locked = (await tx.execute(catalogue.lockOrderableSql(sql`${terms.serviceId}::uuid`).sql)) as { rows: unknown[] }
         if (locked.rows.length === 0) return null
       }
       const id = newId()

@@ -1,12 +1,14 @@
 import { and, asc, count, desc, eq, inArray, lte, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { jsonFieldsSql, placeholdersOf, tableRelation, type LentRelation } from '../../db/fragments.ts'
 import { jsonObjectSql } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
-import { eventJobSql } from '../../platform/outbox/events.ts'
+import { eventJobSql, type EventJobValues } from '../../platform/outbox/events.ts'
 import type { SessionJson, SessionParams } from '../auth/auth.module.ts'
-import type { OfferJson } from '../catalogue/catalogue.module.ts'
+import { Offer, type OfferJson, type PricedChoice } from '../catalogue/catalogue.module.ts'
+import type { OrderConversationValues, PlacedOrder } from '../messaging/messaging.module.ts'
 import type { UserSummary } from '../users/users.module.ts'
-import type { TransferColumns, TransferValues } from '../wallet/wallet.module.ts'
+import { TRANSFER_AMOUNT_COLUMN, transferColumnsOf, type TransferColumns, type TransferValues } from '../wallet/wallet.module.ts'
 import { openStatuses, type OrderStatus } from './order-status.ts'
 import { ordersEvents } from './orders.events.ts'
 import { orderDeliveries, orders, type NewOrderRow, type OrderDeliveryRow, type OrderRow } from './orders.table.ts'
@@ -18,9 +20,9 @@ export interface PlacementParts {
   transferSqlWith(computed: { amountCents: SQL; description: SQL }): SQL
   offerSql(serviceId: SQL): SQL<OfferJson | null>
   publicSummarySql(userId: SQL): SQL<UserSummary | null>
-  lockOrderableSql(serviceId: SQL): SQL
-  pricedChoiceSql(serviceId: SQL, packageId: SQL, extraIds: SQL): SQL
-  orderConversationCtes(placed: string): SQL
+  lockOrderableSql(serviceId: SQL): LentRelation<{ id: string }>
+  pricedChoiceSql(serviceId: SQL, packageId: SQL, extraIds: SQL): LentRelation<PricedChoice>
+  orderConversationCtes(placed: PlacedOrder): SQL
 }
 
 /** What the buyer asked for, and the values the statement does not compute (ids, times, the fee rate). */
@@ -33,6 +35,9 @@ export interface PlacementValues {
   requirements: string
   platformFeeBasisPoints: number
 }
+
+/** Every placeholder of the placement statement: the transfer's, the session's, the buyer's choice, the conversation's and the event's. */
+export type PlacementStatementValues = TransferValues & SessionParams & PlacementValues & OrderConversationValues & EventJobValues
 
 /** The placement statement's row: what was read for the answer and the errors, and what was written. */
 export interface PlacementRow extends TransferColumns {
@@ -61,36 +66,43 @@ export interface PlacementRow extends TransferColumns {
  * was read to answer the error, so a refusal it answers never wrote anything.
  */
 export function preparePlacement(parts: PlacementParts) {
-  const p = (name: keyof PlacementValues | 'orderId' | 'createdAt') => sql.placeholder(name)
+  const p = placeholdersOf<PlacementStatementValues>()
   const serviceId = sql`${p('serviceId')}::uuid`
   const buyerId = sql`${p('buyerId')}::uuid`
-  const statement = preparedSql<TransferValues & SessionParams & PlacementValues & Record<string, unknown>, PlacementRow>(
+  // What the statement reads of other modules' fragments, by typed names: the offer's JSON keys
+  // (the catalogue's `Offer`), the priced choice's columns, the lock's.
+  const offerOf = (json: SQL) => jsonFieldsSql(Offer, json)
+  const read = offerOf(sql`read.offer`)
+  const choice = parts.pricedChoiceSql(serviceId, sql`${p('packageId')}::uuid`, sql`${p('extraIds')}::json`)
+  const priced = choice.columnsOf('priced')
+  const lock = parts.lockOrderableSql(serviceId)
+  const statement = preparedSql<PlacementStatementValues, PlacementRow>(
     'orders_place',
     sql`with offer as materialized (select ${parts.offerSql(serviceId)} as offer),
     read as materialized (
-      select ${parts.sessionSql} as session, o.offer, ${parts.publicSummarySql(buyerId)} as buyer, ${parts.publicSummarySql(sql`(o.offer->>'sellerId')::uuid`)} as seller
+      select ${parts.sessionSql} as session, o.offer, ${parts.publicSummarySql(buyerId)} as buyer, ${parts.publicSummarySql(sql`${offerOf(sql`o.offer`).sellerId}::uuid`)} as seller
       from offer o),
-    priced as materialized (${parts.pricedChoiceSql(serviceId, sql`${p('packageId')}::uuid`, sql`${p('extraIds')}::json`)}),
+    priced as materialized (${choice.sql}),
     allowed as materialized (
-      select 1 from read, priced where ${parts.sessionLiveSql(sql`read.session`)} and (read.offer->>'sellerId')::uuid <> ${buyerId}
-        and priced.package_id is not null and json_array_length(priced.missing) = 0),
-    live as materialized (select id from (${parts.lockOrderableSql(serviceId)}) locked where exists (select 1 from allowed)),
+      select 1 from read, priced where ${parts.sessionLiveSql(sql`read.session`)} and ${read.sellerId}::uuid <> ${buyerId}
+        and ${priced.packageId} is not null and json_array_length(${priced.missing}) = 0),
+    live as materialized (select ${lock.columnsOf('locked').id} from (${lock.sql}) locked where exists (select 1 from allowed)),
     transfer as (
-      select t.accounts_found, t.source_balance, t.moved, priced.total_cents as amount_cents
-      from priced, ${parts.transferSqlWith({ amountCents: sql`priced.total_cents::bigint`, description: sql`'Order: ' || (select read.offer->>'title' from read)` })} t
+      select ${transferColumnsOf('t').selected}, ${priced.totalCents} as ${sql.identifier(TRANSFER_AMOUNT_COLUMN)}
+      from priced, ${parts.transferSqlWith({ amountCents: sql`${priced.totalCents}::bigint`, description: sql`'Order: ' || (select ${read.title} from read)` })} t
       where exists (select 1 from live)),
     placed as (
       insert into ${orders} (id, buyer_id, seller_id, service_id, package_id, service_title, package_name, status, requirements,
         price_cents, extras, total_cents, platform_fee_cents, delivery_days, revisions_left, created_at, updated_at)
-      select ${p('orderId')}::uuid, ${buyerId}, (read.offer->>'sellerId')::uuid, ${serviceId}, priced.package_id, read.offer->>'title', priced.package_name, 'pending',
-        ${p('requirements')}::text, priced.price_cents, priced.extras::jsonb, priced.total_cents,
+      select ${p('orderId')}::uuid, ${buyerId}, ${read.sellerId}::uuid, ${serviceId}, ${priced.packageId}, ${read.title}, ${priced.packageName}, 'pending',
+        ${p('requirements')}::text, ${priced.priceCents}, ${priced.extras}::jsonb, ${priced.totalCents},
         -- the fee rounded half-up to the cent
-        (priced.total_cents::bigint * ${p('platformFeeBasisPoints')}::int + 5000) / 10000, priced.delivery_days, priced.revisions,
+        (${priced.totalCents}::bigint * ${p('platformFeeBasisPoints')}::int + 5000) / 10000, ${priced.deliveryDays}, ${priced.revisions},
         ${p('createdAt')}::timestamptz, ${p('createdAt')}::timestamptz
-      from read, priced, transfer where transfer.moved
+      from read, priced, transfer where ${transferColumnsOf('transfer').moved}
       returning *
     ),
-    ${parts.orderConversationCtes('placed')},
+    ${parts.orderConversationCtes(tableRelation('placed', orders, ['id', 'buyerId', 'sellerId', 'createdAt']))},
     created_event as (${eventJobSql(
       'placed',
       jsonObjectSql(ordersEvents.orderCreated.data, {
@@ -101,12 +113,12 @@ export function preparePlacement(parts: PlacementParts) {
         total: sql`placed.total_cents / 100.0::float8`,
       }),
     )})
-    select read.session, read.offer, read.buyer, read.seller, priced.package_id is not null as package_found, priced.missing as missing_extras,
+    select read.session, read.offer, read.buyer, read.seller, ${priced.packageId} is not null as package_found, ${priced.missing} as missing_extras,
       exists (select 1 from live) as live,
-      transfer.accounts_found, transfer.source_balance, transfer.moved, transfer.amount_cents, (select row_to_json(placed) from placed) as placed
+      ${transferColumnsOf('transfer').selected}, transfer.${sql.identifier(TRANSFER_AMOUNT_COLUMN)}, (select row_to_json(placed) from placed) as placed
     from read cross join priced left join transfer on true`,
   )
-  return async (executor: Executor, values: TransferValues & SessionParams & PlacementValues & Record<string, unknown>): Promise<PlacementRow> => (await statement(executor, values))[0]!
+  return async (executor: Executor, values: PlacementStatementValues): Promise<PlacementRow> => (await statement(executor, values))[0]!
 }
 
 export interface OrderFilter {

@@ -1,7 +1,7 @@
 import { Type, type Static, type TInteger } from '@sinclair/typebox'
 import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
-import { TAG_RULES } from '../uploads/uploads.module.ts'
+import { FileReference, TAG_RULES } from '../uploads/uploads.module.ts'
 import { UserSummary } from '../users/users.module.ts'
 import { orderStatuses, transitionTable, type OrderStatus } from './order-status.ts'
 
@@ -140,7 +140,7 @@ export const Order = Type.Object(
       Type.Object({
         id: Id,
         message: Type.String(),
-        files: Type.Array(Type.Object({ id: Id, filename: Type.String(), size: Type.Integer(), mimetype: Type.String(), url: Type.String({ description: 'A signed link that expires (SIGNED_URL_TTL_SECONDS).' }) })),
+        files: Type.Array(FileReference),
         createdAt: Timestamp,
       }),
       { description: 'Oldest first.' },

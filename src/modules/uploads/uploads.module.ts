@@ -37,4 +37,4 @@ export const uploadsModule = defineModule({
 
 export type { AccessPolicy, StoredFile, UploadsService } from './uploads.service.ts'
 export { MAX_UPLOAD_BYTES, TAG_RULES } from './upload-rules.ts'
-export { PublicFile } from './uploads.schemas.ts'
+export { FileReference, PublicFile } from './uploads.schemas.ts'

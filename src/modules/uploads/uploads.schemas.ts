@@ -26,6 +26,18 @@ export const Upload = Type.Object({
 export const PublicFile = Type.Object({ id: Id, url: Type.String(), order: Type.Integer() })
 export type PublicFile = Static<typeof PublicFile>
 
+/**
+ * A file as other modules' answers show it (a chat attachment, an order's delivery, a KYC
+ * document): its name, size, detected type and a link the uploads module signs (`urlOf`).
+ */
+export const FileReference = Type.Object({
+  id: Id,
+  filename: Type.String({ description: 'The original name, for display only.' }),
+  size: Type.Integer({ description: 'Bytes.' }),
+  mimetype: Type.String({ description: 'Detected from the bytes.' }),
+  url: Type.String({ description: 'A signed link that expires (SIGNED_URL_TTL_SECONDS).' }),
+})
+
 export const FileQuery = Type.Object({
   expires: Type.Optional(Type.Integer({ minimum: 0, maximum: 99_999_999_999 })),
   signature: Type.Optional(Type.String({ maxLength: 100 })),

@@ -48,6 +48,27 @@ export interface TransferColumns {
 
 const p = (name: string) => sql.placeholder(name)
 
+const OUTCOME_COLUMNS = ['accounts_found', 'source_balance', 'moved'] as const satisfies readonly (keyof TransferColumns)[]
+
+/**
+ * For a statement that selects `ledger_transfer`'s answer under `alias` (the call, or a CTE that
+ * selected it): each column by its name in `TransferColumns`, and all three for a select list, named
+ * as `transferOutcomeOf` reads them.
+ */
+export function transferColumnsOf(alias: string) {
+  const column = (name: (typeof OUTCOME_COLUMNS)[number]) => sql`${sql.identifier(alias)}.${sql.identifier(name)}`
+  return {
+    moved: column('moved'),
+    selected: sql.join(
+      OUTCOME_COLUMNS.map((name) => sql`${column(name)} as ${sql.identifier(name)}`),
+      sql`, `,
+    ),
+  }
+}
+
+/** The name `transferOutcomeOf` reads a statement-priced amount under. */
+export const TRANSFER_AMOUNT_COLUMN = 'amount_cents' satisfies keyof TransferColumns
+
 /**
  * The call of `ledger_transfer` (its source: ledger-transfer.sql), for statements that move money:
  * it locks both accounts in id order, checks a user's balance under the lock, moves both balances

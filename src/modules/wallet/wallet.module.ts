@@ -47,4 +47,5 @@ export const walletModule = defineModule({
 export type WalletApi = ReturnType<(typeof walletModule)['create']>
 export type { AccountRef, LedgerCheck, LedgerService, Transfer } from './ledger.service.ts'
 export type { TransferColumns, TransferValues } from './ledger.repository.ts'
+export { TRANSFER_AMOUNT_COLUMN, transferColumnsOf } from './ledger.repository.ts'
 export { walletErrors } from './wallet.errors.ts'

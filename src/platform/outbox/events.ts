@@ -59,6 +59,9 @@ export function eventJobValues<S extends TObject>(event: EventType<S>, data: Sta
   return { eventJobId: newId(), eventPayload: JSON.stringify(eventPayload(event, data, at)), eventAt: at.toISOString() }
 }
 
+/** The placeholders of `eventJobSql`. */
+export type EventJobValues = ReturnType<typeof eventJobValuesWithoutData>
+
 /** `eventJobValues` for an event whose data its statement builds (`eventJobSql(gate, data)`). */
 export function eventJobValuesWithoutData(event: EventType, at: Date) {
   return { eventJobId: newId(), eventPayload: JSON.stringify({ ...eventPayload(event, {}, at) }), eventAt: at.toISOString() }

@@ -1,0 +1,245 @@
+import type { Static } from '@sinclair/typebox'
+import { and, eq, isNull, sql, type AnyColumn, type SQL } from 'drizzle-orm'
+import { placeholdersOf } from '../../db/fragments.ts'
+import { jsonObjectSql } from '../../db/json-sql.ts'
+import { preparedSql } from '../../db/statements.ts'
+import type { PublicFile } from '../uploads/uploads.module.ts'
+import type { UserSummary } from '../users/users.module.ts'
+import { categories, categoryServiceCounts } from './categories.table.ts'
+import { ServiceListRow } from './services.schemas.ts'
+import { services, type ServiceRow } from './services.table.ts'
+
+// The catalogue's public lists: what a list asks for, and the common lists and searches, one
+// prepared statement per shape, their pages built as JSON by PostgreSQL.
+
+export type ServiceSort = 'price' | 'rating' | 'createdAt' | 'relevance'
+
+export interface ServiceSearch {
+  categoryIds?: string[]
+  search?: string
+  minPriceCents?: number
+  maxPriceCents?: number
+  sellerId?: string
+  tags?: string[]
+  sortBy: ServiceSort
+  sortOrder: 'asc' | 'desc'
+}
+
+/** The filters of a list, without its order. */
+export type ServiceFilter = Omit<ServiceSearch, 'sortBy' | 'sortOrder' | 'search'>
+
+/** Which slice of a list: an offset, or the rows after a service (keyset), `limit` rows. */
+export interface PageWindow {
+  offset: number
+  limit: number
+  /** The id of the last service of the previous page: the page starts after it in the list's order. */
+  after?: string
+}
+
+/** A list row: the service, its category, seller and banner. */
+export type ListedService = ServiceRow & { category: { id: string; name: string; slug: string }; seller: UserSummary; banner: string | null }
+
+/** How many of a search's best candidates by `ts_rank` are ranked again with the title's word similarity. */
+export const RERANKED = 100
+/**
+ * A misspelt word is replaced by its three nearest lexicon words at least this similar (trigrams):
+ * low enough for `desgin` -> `design` (0.27) and `buisness` -> `business` (0.38).
+ */
+export const NEAREST_WORD_MIN_SIMILARITY = 0.2
+
+export const activeLive = and(eq(services.status, 'active'), isNull(services.deletedAt))!
+export const categoryColumns = { id: categories.id, name: categories.name, slug: categories.slug }
+
+/** Cents as the API's two-decimal number, and a timestamp as the API writes it (UTC, milliseconds), in SQL. */
+export const moneySql = (cents: SQL) => sql`round(${cents} / 100.0, 2)`
+export const isoSql = (timestamp: SQL) => sql`to_char(${timestamp} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+
+/** What other modules contribute to one-statement reads, as SQL (their own tables, their own code). */
+export interface ServiceViews {
+  sellerOf(userId: AnyColumn | SQL): SQL<UserSummary>
+  bannerOf(serviceId: AnyColumn | SQL): SQL<string | null>
+  galleryOf(serviceId: AnyColumn | SQL): SQL<PublicFile[]>
+}
+
+/**
+ * A common list: the whole catalogue or a category (with its subcategories), in one sort; its
+ * first page, a page by offset, or the page after a service (keyset); at most `rows` rows.
+ */
+export interface CommonListShape {
+  category: 'none' | 'id' | 'slug'
+  sortBy: keyof typeof sortColumnNames
+  sortOrder: 'asc' | 'desc'
+  paging: 'first' | 'offset' | 'keyset'
+  rows: (typeof COMMON_LIST_ROWS)[number]
+}
+
+/**
+ * How many rows a common list's statement reads: the page size plus one, rounded up to one of
+ * these. A literal LIMIT (and OFFSET 0 on first and keyset pages) lets PostgreSQL keep one
+ * generic plan that walks the sort's index; with a parameter there it cannot tell 21 rows from
+ * thousands, plans a sort of the whole category, and re-plans every call instead.
+ */
+export const COMMON_LIST_ROWS = [21, 101] as const
+
+/** A list row as the common lists' statement builds it (JSON from PostgreSQL). */
+export type ListedJson = Static<typeof ServiceListRow>
+
+const sortColumnNames = { price: 'starting_price_cents', rating: 'rating_average', createdAt: 'created_at' } as const
+
+/** Every shape of common list: one statement each. */
+export const commonListShapes = (): CommonListShape[] =>
+  (['none', 'id', 'slug'] as const).flatMap((category) =>
+    (Object.keys(sortColumnNames) as (keyof typeof sortColumnNames)[]).flatMap((sortBy) =>
+      (['asc', 'desc'] as const).flatMap((sortOrder) =>
+        (['first', 'offset', 'keyset'] as const).flatMap((paging) => COMMON_LIST_ROWS.map((rows) => ({ category, sortBy, sortOrder, paging, rows }))),
+      ),
+    ),
+  )
+
+/** A list row (`ListedJson`) built by PostgreSQL from the service `s` and its category `c`. */
+const listedJsonSql = (views: ServiceViews) =>
+  jsonObjectSql(ServiceListRow, {
+    id: sql`s.id`,
+    title: sql`s.title`,
+    shortDescription: sql`s.short_description`,
+    startingPriceCents: sql`s.starting_price_cents`,
+    ratingAverage: sql`s.rating_average`,
+    ratingCount: sql`s.rating_count`,
+    ordersCount: sql`s.orders_count`,
+    createdAt: isoSql(sql`s.created_at`),
+    category: jsonObjectSql(ServiceListRow.properties.category, { id: sql`c.id`, name: sql`c.name`, slug: sql`c.slug` }),
+    seller: views.sellerOf(sql`s.seller_id`),
+    banner: views.bannerOf(sql`s.id`),
+  })
+
+/** A common list's placeholders: the category (by id or slug), the last row of the previous page, the offset; each where its shape reads it. */
+export interface CommonListValues {
+  category?: string
+  after?: string
+  offset?: number
+}
+
+/**
+ * The common lists in one prepared statement each (3 category refs x 3 sorts x 2 orders x 3
+ * kinds of page x 2 sizes = 108 at most): the category and its subcategories resolved in the statement, the
+ * page's ids chosen by walking the sort's partial index, the page built as JSON by PostgreSQL,
+ * and the exact total from the kept per-category counts. One row always comes back, so an
+ * unknown category (`categories` 0) and an empty page are told apart without a second query.
+ */
+export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
+  const columnName = sql.raw(sortColumnNames[shape.sortBy])
+  const direction = sql.raw(shape.sortOrder)
+  const placeholder = placeholdersOf<CommonListValues>()
+  const ref =
+    shape.category === 'id' ? sql`select c.id from ${categories} c where c.id = ${placeholder('category')}::uuid` : sql`select c.id from ${categories} c where c.slug = ${placeholder('category')}::text`
+  const after =
+    shape.paging === 'keyset'
+      ? sql` and (s.${columnName}, s.id) ${sql.raw(shape.sortOrder === 'asc' ? '>' : '<')} (select ${columnName}, id from ${services} where id = ${placeholder('after')}::uuid)`
+      : sql``
+  // The rows a walk must read: the page's, and the offset's before it. The offset is read in a
+  // sub-select, which hides its value from the planner in every plan: a plan made for one offset
+  // would then cost the same as the generic one, so PostgreSQL settles on the generic plan after
+  // a few calls instead of planning each page again (decision 0126).
+  const reach = shape.paging === 'offset' ? sql`(select ${placeholder('offset')}::int + ${sql.raw(String(shape.rows))})` : sql.raw(String(shape.rows))
+  const offset = shape.paging === 'offset' ? sql`offset (select ${placeholder('offset')}::int) ` : sql``
+  const walk = (where: SQL) => sql`select s.id, s.${columnName} as sort_value from ${services} s
+      where s.status = 'active' and s.deleted_at is null${where}${after}
+      order by s.${columnName} ${direction}, s.id ${direction}`
+  // A category's page: the first rows of each of its (sub)categories by their own partial index,
+  // then merged. Its cost is bounded by the number of subcategories, not by how many services a
+  // category has: a single walk of the sort's index filtered by category reads the whole index
+  // for a category with few services.
+  const page =
+    shape.category === 'none'
+      ? sql`${walk(sql``)} ${offset}limit ${sql.raw(String(shape.rows))}`
+      : sql`select x.id, x.sort_value from unnest((select ids from wanted)::uuid[]) as category(id)
+      cross join lateral (${walk(sql` and s.category_id = category.id`)} limit ${reach}) as x
+      order by x.sort_value ${direction}, x.id ${direction}
+      ${offset}limit ${sql.raw(String(shape.rows))}`
+  const within = shape.category === 'none' ? sql`` : sql` where n.category_id = any((select ids from wanted)::uuid[])`
+  const listed = listedJsonSql(views)
+  const name = `catalogue_list_${shape.category}_${shape.sortBy}_${shape.sortOrder}_${shape.paging}_${shape.rows}`
+  return preparedSql<CommonListValues, { categories: number | null; total: number; items: ListedJson[] }>(
+    name,
+    sql`with ${shape.category === 'none' ? sql`` : sql`ref as (${ref}),
+      wanted as (select coalesce(array_agg(c.id), '{}') as ids from ${categories} c where c.id in (select id from ref) or c.parent_id in (select id from ref)),`}
+    page as (${page})
+    select ${shape.category === 'none' ? sql`null::int` : sql`(select count(*) from ref)::int`} as categories,
+      (select coalesce(sum(n.active_services), 0)::int from ${categoryServiceCounts} n${within}) as total,
+      coalesce((select json_agg(${listed} order by page.sort_value ${direction}, page.id ${direction})
+        from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json) as items`,
+  )
+}
+
+/**
+ * A search by relevance, shared by every such search: the CTEs `candidates` (at most `cap + 1`
+ * services of `filters` the GIN index yields for `query`, with the cheap rank, `ts_rank`) and
+ * `best` (the RERANKED best of them ranked again with the title's word similarity to `search`),
+ * and a page of them in the order every page of the search shares (re-ranked first, then the rest
+ * by cheap rank). Columns of a page: id, reranked, rank.
+ */
+export function searchRanking(filters: SQL, query: SQL, search: SQL, cap: number) {
+  const ctes = sql`candidates as (
+      select ${services.id} as id, ${services.title} as title, ts_rank(${services.searchVector}, ${query}) as cheap from ${services}
+      where ${filters} and ${services.searchVector} @@ ${query}
+      limit ${sql.raw(String(cap + 1))}),
+    best as (
+      select id, cheap + word_similarity(lower(${search}), lower(title)) as rank
+      from (select id, title, cheap from candidates order by cheap desc, id desc limit ${sql.raw(String(RERANKED))}) as top)`
+  const page = (offset: SQL, limit: SQL) => sql`select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank
+      from candidates left join best on best.id = candidates.id
+      order by reranked desc, rank desc, candidates.id desc
+      offset ${offset} limit ${limit}`
+  return { ctes, page }
+}
+
+/** The shape of a common search (a search alone, by relevance): its page and whether the corrected query joins in. */
+export interface CommonSearchShape {
+  paging: 'first' | 'offset'
+  rows: (typeof COMMON_LIST_ROWS)[number]
+  corrected: boolean
+}
+
+/** A common search's placeholders: the search, the corrected query when its shape joins it in, the offset on a page by offset. */
+/** Every shape of common search: one statement each. */
+export const commonSearchShapes = (): CommonSearchShape[] =>
+  (['first', 'offset'] as const).flatMap((paging) => COMMON_LIST_ROWS.flatMap((rows) => [false, true].map((corrected) => ({ paging, rows, corrected }))))
+
+export interface CommonSearchValues {
+  search: string
+  corrected?: string
+  offset?: number
+}
+
+/**
+ * A search with no other filter, by relevance, in one prepared statement per shape (2 kinds of
+ * page x 2 sizes x with or without the corrected query): the same bounded candidate set and
+ * re-ranking as `searchActive`, the page built as JSON by PostgreSQL, and the candidates counted
+ * (at most `cap + 1`).
+ */
+export function prepareCommonSearch(shape: CommonSearchShape, cap: number, views: ServiceViews) {
+  const p = placeholdersOf<CommonSearchValues>()
+  const search = sql`${p('search')}::text`
+  const typed = sql`websearch_to_tsquery('english', ${search})`
+  // A sub-select, so that the query is parsed once per execution: in the generic plan a prepared
+  // statement keeps, the function call itself would run again for every row it ranks or rechecks.
+  const query = sql`(select ${shape.corrected ? sql`${typed} || to_tsquery('english', ${p('corrected')}::text)` : typed})`
+  // Written out, not bound: a generic plan must see that only active, live services are wanted.
+  const ranking = searchRanking(sql`${services.status} = 'active' and ${services.deletedAt} is null`, query, search, cap)
+  // In a sub-select, as in the common lists: one plan serves every page.
+  const offset = shape.paging === 'offset' ? sql`(select ${p('offset')}::int)` : sql`0`
+  const listed = listedJsonSql(views)
+  const name = `catalogue_search_${shape.paging}_${shape.rows}${shape.corrected ? '_corrected' : ''}`
+  return preparedSql<CommonSearchValues, { total: number; items: ListedJson[] }>(
+    name,
+    sql`with ${ranking.ctes},
+    page as (${ranking.page(offset, sql.raw(String(shape.rows)))})
+    select (select count(*) from candidates)::int as total,
+      coalesce((select json_agg(${listed} order by page.reranked desc, page.rank desc, page.id desc)
+        from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json) as items`,
+  )
+}
+
+/** Lower-case words of a search, for the misspelling lexicon (at most eight, three letters or more). */
+export const searchWordsOf = (search: string): string[] =>
+  [...new Set(search.toLowerCase().split(/[^a-z0-9]+/))].filter((word) => word.length >= 3 && word.length <= 40).slice(0, 8)
