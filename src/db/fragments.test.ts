@@ -37,7 +37,7 @@ describe('SQL lent across modules, typed at the boundary', () => {
   })
 
   it('does not compile a borrower that reads a name the lender does not lend, or misses a placeholder', () => {
-    const statement = preparedSql<{ id: string; limit: number }, { one: number }>('fragments_types_only', sql`select 1 as one where ${sql.placeholder('id')}::uuid is not null limit ${sql.placeholder('limit')}::int`)
+    const statement = preparedSql<{ id: string; limit: number }, { one: number }>('test_fragments_types_only', sql`select 1 as one where ${sql.placeholder('id')}::uuid is not null limit ${sql.placeholder('limit')}::int`)
     const p = placeholdersOf<{ id: string; limit: number }>()
     // These functions are never called: they exist for the compiler (`npx tsc --noEmit` fails if an expected error is missing).
     const typeChecks = [
