@@ -25147,9 +25147,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
@@ -26842,9 +26847,14 @@ export interface operations {
                                      * @description UUIDv7 identifier.
                                      */
                                     id: string;
+                                    /** @description The original name, for display only. */
                                     filename: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
                                     size: number;
+                                    /** @description Detected from the bytes. */
                                     mimetype: string;
                                     /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
                                     url: string;
