@@ -21,5 +21,17 @@ export const ordersEvents = {
     Type.Object({ ...OrderData.properties, total: Type.Number(), platformFee: Type.Number(), sellerEarning: Type.Number(), automatic: Type.Boolean() }),
   ),
   orderCancelled: defineEvent('order.cancelled', 'An order was cancelled: its total went back to the buyer.', Type.Object({ ...OrderData.properties, total: Type.Number() })),
+  orderResolved: defineEvent(
+    'order.resolved',
+    'Staff settled a dispute by splitting the escrow: `refundAmount` went back to the buyer, `sellerAmount` to the seller and `fee` to the platform; `status` is completed when the seller got anything, cancelled otherwise.',
+    Type.Object({
+      ...OrderData.properties,
+      status: Type.Union([Type.Literal('completed'), Type.Literal('cancelled')]),
+      refundAmount: Type.Number(),
+      sellerAmount: Type.Number(),
+      fee: Type.Number(),
+      by: Uuid,
+    }),
+  ),
   orderDisputed: defineEvent('order.disputed', 'A party opened a dispute; staff with resolve_disputes decide it.', Type.Object({ ...OrderData.properties, reason: Type.String() })),
 }

@@ -1,5 +1,6 @@
 import { MINUTE } from '../../lib/clock.ts'
 import { defineModule } from '../../platform/module.ts'
+import { handleJob } from '../../platform/outbox/jobs.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { AuthService } from '../auth/auth.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
@@ -7,6 +8,7 @@ import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { WalletApi } from '../wallet/wallet.module.ts'
+import { ORDERS_JOBS } from './order-resolution.service.ts'
 import { ordersAdminRoutes } from './orders.admin.routes.ts'
 import { ordersErrors } from './orders.errors.ts'
 import { ordersEvents } from './orders.events.ts'
@@ -14,16 +16,18 @@ import { ordersRoutes } from './orders.routes.ts'
 import { createOrdersService } from './orders.service.ts'
 import { orderDeliveries, orders } from './orders.table.ts'
 
-/** Orders: placing into escrow, the status machine, deliveries, auto-completion, staff cancels and dispute resolutions. */
+/** Orders: placing into escrow, the status machine, deliveries, auto-completion, staff cancels and dispute resolutions (all-or-nothing or split). */
 export const ordersModule = defineModule({
   name: 'orders',
   needs: ['auth', 'catalogue', 'wallet', 'uploads', 'users', 'audit', 'messaging'],
   tables: { orders, orderDeliveries },
-  create: ({ config, db, clock, outbox }, deps: { auth: AuthService; catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService }) =>
+  create: ({ config, db, clock, outbox, mailer }, deps: { auth: AuthService; catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService }) =>
     createOrdersService({
       db,
       clock,
       outbox,
+      mailer,
+      appUrl: config.appUrl,
       sessions: deps.auth.sessionCheck,
       ledger: deps.wallet.ledger,
       catalogue: deps.catalogue,
@@ -38,6 +42,7 @@ export const ordersModule = defineModule({
     await app.register(ordersRoutes, { orders: api, tmpDir: config.tmpDir })
     await app.register(ordersAdminRoutes, { orders: api })
   },
+  jobs: (api) => [handleJob(ORDERS_JOBS.resolvedEmail, (payload) => api.sendResolvedEmail(payload))],
   periodic: (api) => [{ name: 'auto-complete-orders', everyMs: MINUTE, run: () => api.completeDueOrders() }],
   statistics: (api) => api.statistics,
   events: Object.values(ordersEvents),
