@@ -54,8 +54,8 @@ export const transitions: readonly Transition[] = [
   { from: 'delivered', to: 'disputed', by: 'seller', action: 'dispute', needsReason: true, effect: 'staff decide' },
   { from: 'disputed', to: 'completed', by: 'staff', permission: 'resolve_disputes', action: 'resolve_completed', effect: PAY },
   { from: 'disputed', to: 'cancelled', by: 'staff', permission: 'resolve_disputes', action: 'resolve_cancelled', effect: REFUND },
-  { from: 'disputed', to: 'completed', by: 'staff', permission: 'resolve_disputes', action: 'resolve_split', viaResolve: true, effect: SPLIT },
-  { from: 'disputed', to: 'cancelled', by: 'staff', permission: 'resolve_disputes', action: 'resolve_split', viaResolve: true, effect: `${SPLIT}, when the refund is the whole escrow` },
+  { from: 'disputed', to: 'completed', by: 'staff', permission: 'resolve_disputes', action: 'resolve_split', viaResolve: true, effect: `${SPLIT} (a refund less than the escrow)` },
+  { from: 'disputed', to: 'cancelled', by: 'staff', permission: 'resolve_disputes', action: 'resolve_split', viaResolve: true, effect: 'a `refundAmount` of the whole escrow: all of it to the buyer; emits `order.resolved`' },
   { from: 'pending', to: 'cancelled', by: 'staff', permission: 'manage_orders', action: 'cancel', effect: REFUND },
   { from: 'in_progress', to: 'cancelled', by: 'staff', permission: 'manage_orders', action: 'cancel', effect: REFUND },
 ]

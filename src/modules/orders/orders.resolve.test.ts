@@ -26,7 +26,7 @@ describe('POST /admin/orders/{orderId}/resolve', () => {
   afterAll(() => ctx.close())
 
   /** `token` null: no token at all. */
-  const resolve = (orderId: string, payload: unknown, token: string | null = arbiter.accessToken) =>
+  const resolve = (orderId: string, payload: object, token: string | null = arbiter.accessToken) =>
     request(ctx.app, { method: 'POST', url: `/admin/orders/${orderId}/resolve`, token: token ?? undefined, payload })
   const wallet = async (user: TestUser) => (await request(ctx.app, { method: 'GET', url: '/wallet', token: user.accessToken })).json().data as { balance: number; escrow: number }
   const revenue = () => createLedgerRepository(ctx.database.db).platformBalance('revenue')
@@ -119,7 +119,8 @@ describe('POST /admin/orders/{orderId}/resolve', () => {
       { action: 'resolve_split', status: 'cancelled', reasonRequired: false },
     ])
     const revenueBefore = await revenue()
-    expect((await moveOrder(ctx, arbiter.accessToken, placed.orderId, 'completed', 'The delivery matches the brief')).timeline.at(-1)).toMatchObject({ action: 'resolve_completed' })
+    const completed = await moveOrder(ctx, arbiter.accessToken, placed.orderId, 'completed', 'The delivery matches the brief')
+    expect((completed.timeline as unknown[]).at(-1)).toMatchObject({ action: 'resolve_completed' })
     await expectBalances(placed, revenueBefore, { buyer: 400, seller: 90, fee: 10 })
   })
 
