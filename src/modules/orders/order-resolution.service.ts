@@ -24,18 +24,18 @@ export const ORDERS_JOBS = {
 }
 
 /** What an order still holds in the buyer's escrow: all of it until it ends. */
-export const escrowOf = (row: Pick<OrderRow, 'totalCents'>): number => row.totalCents
+const escrowOf = (row: Pick<OrderRow, 'totalCents'>): number => row.totalCents
 
 /**
  * The platform's fee on what the seller keeps of a split: the order's own rate (its fee over its
  * total, fixed when it was placed), rounded half-up to the cent, so the whole escrow to the
  * seller costs exactly the fee a completion takes.
  */
-export const feeOnCents = (row: Pick<OrderRow, 'totalCents' | 'platformFeeCents'>, amountCents: number): number =>
+const feeOnCents = (row: Pick<OrderRow, 'totalCents' | 'platformFeeCents'>, amountCents: number): number =>
   Number((2n * BigInt(amountCents) * BigInt(row.platformFeeCents) + BigInt(row.totalCents)) / (2n * BigInt(row.totalCents)))
 
 /** How a split resolution divides an order's escrow, in cents. */
-export function splitOf(row: Pick<OrderRow, 'totalCents' | 'platformFeeCents'>, refundCents: number) {
+function splitOf(row: Pick<OrderRow, 'totalCents' | 'platformFeeCents'>, refundCents: number) {
   const rest = escrowOf(row) - refundCents
   const feeCents = feeOnCents(row, rest)
   return { refundCents, sellerCents: rest - feeCents, feeCents, to: rest > 0 ? ('completed' as const) : ('cancelled' as const) }
