@@ -1,8 +1,9 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { moveOrder, orderIn, type PlacedOrder } from '../../../test/factories/orders.ts'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { expectBooksBalance } from '../../../test/setup/ledger.ts'
+import { untilAQueryWaitsForALock } from '../../../test/setup/locks.ts'
 import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
 import { outboxJobs } from '../../platform/outbox/outbox.table.ts'
 import { auditLog } from '../audit/audit.table.ts'
@@ -183,5 +184,31 @@ describe('POST /admin/orders/{orderId}/resolve', () => {
       expect(await auditOf(placed.orderId)).toHaveLength(1)
       expect((await eventsOf(placed.orderId)).filter((event) => event.event === 'order.resolved')).toHaveLength(1)
     }
+  })
+
+  // PostgreSQL only: a second connection holds the order's row until both resolutions wait on it.
+  it.runIf(inject('pgTemplate') !== '')('two resolutions queued on the order’s lock: the first wins, the second is 422, the money moves once', async () => {
+    const placed = await orderIn(ctx, 'disputed')
+    const revenueBefore = await revenue()
+    let release: () => void = () => undefined
+    let locked: () => void = () => undefined
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const held = new Promise<void>((resolve) => (locked = resolve))
+    const holding = ctx.database.db.transaction(async (tx) => {
+      await tx.select().from(orders).where(eq(orders.id, placed.orderId)).for('update')
+      locked()
+      await released
+    })
+    await held
+    const answers = Promise.all([resolve(placed.orderId, { refundAmount: 40, note: NOTE }), resolve(placed.orderId, { refundAmount: 40, note: NOTE })])
+    await untilAQueryWaitsForALock(ctx.database.db)
+    release()
+    await holding
+    const [first, second] = await answers
+    expect([first.statusCode, second.statusCode].sort()).toEqual([200, 422])
+    expectError([first, second].find((answer) => answer.statusCode === 422)!, 422, 'INVALID_TRANSITION')
+    await expectBalances(placed, revenueBefore, { buyer: 440, seller: 54, fee: 6 })
+    expect((await moneyOf(placed.orderId)).map((move) => move.type).sort()).toEqual(['order_earning', 'order_earning', 'order_payment', 'order_refund'])
+    expect(await auditOf(placed.orderId)).toHaveLength(1)
   })
 })
