@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { moveOrder, orderIn, type PlacedOrder } from '../../../test/factories/orders.ts'
-import { createUser, type TestUser } from '../../../test/factories/users.ts'
+import { createSuperuser, createUser, type TestUser } from '../../../test/factories/users.ts'
 import { expectBooksBalance } from '../../../test/setup/ledger.ts'
 import { untilAQueryWaitsForALock } from '../../../test/setup/locks.ts'
 import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
@@ -76,6 +76,10 @@ describe('POST /admin/orders/{orderId}/resolve', () => {
     ])
     expect(events.at(-2)).toMatchObject({ event: 'order.status_changed', data: { from: 'disputed', to: 'completed', by: arbiter.user.id } })
     expect(events.map((event) => event.event)).not.toContain('order.completed')
+
+    const root = await createSuperuser(ctx)
+    const check = await request(ctx.app, { method: 'GET', url: '/admin/ledger/check', token: root.accessToken })
+    expect(check.json().data).toMatchObject({ ok: true, problems: [] })
 
     await drainOutbox()
     const buyerMail = ctx.mailer.sent.find((mail) => mail.to === placed.buyer.user.email && mail.subject.startsWith('Dispute resolved'))
