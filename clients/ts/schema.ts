@@ -1583,6 +1583,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/orders/{orderId}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve a dispute by splitting the escrow (resolve_disputes)
+         * @description A disputed order: `refundAmount` goes from escrow to the buyer’s wallet, the rest to the seller minus the platform fee on the rest (the order’s own fee rate, rounded half-up to the cent). The order ends `completed` when the seller gets anything, `cancelled` when the refund is the whole escrow. One transaction with the audit record, the timeline entry, the e-mails to both parties and the `order.resolved` event. A `refundAmount` above what the order holds in escrow is 400 on the field. The all-or-nothing resolutions stay `PUT /orders/{orderId}/status`.
+         */
+        post: operations["postAdminOrdersByOrderIdResolve"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/messages/conversations/{conversationId}/offers": {
         parameters: {
             query?: never;
@@ -2951,6 +2971,81 @@ export interface webhooks {
                             amount: number;
                             fee: number;
                             sellerEarning: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.resolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.resolved
+         * @description Staff settled a dispute by splitting the escrow: `refundAmount` went back to the buyer, `sellerAmount` to the seller and `fee` to the platform; `status` is completed when the seller got anything, cancelled otherwise.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.resolved";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            status: "completed" | "cancelled";
+                            refundAmount: number;
+                            sellerAmount: number;
+                            fee: number;
+                            /** Format: uuid */
+                            by: string;
                         };
                     };
                 };
@@ -22903,7 +22998,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -22953,9 +23048,9 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
@@ -23308,7 +23403,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -23358,9 +23453,9 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
@@ -23633,7 +23728,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -23683,9 +23778,9 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
@@ -23955,7 +24050,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -24005,9 +24100,9 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
@@ -24174,6 +24269,8 @@ export interface operations {
          *     | delivered | disputed | seller | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
          *     | disputed | completed | staff with resolve_disputes | `resolve_completed` | `PUT /orders/{id}/status` `completed` | escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed` |
          *     | disputed | cancelled | staff with resolve_disputes | `resolve_cancelled` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         *     | disputed | completed | staff with resolve_disputes | `resolve_split` | only through `POST /admin/orders/{id}/resolve`, with a `note` | `refundAmount` of the escrow to the buyer, the rest to the seller minus the fee on the rest; emits `order.resolved` (a refund less than the escrow) |
+         *     | disputed | cancelled | staff with resolve_disputes | `resolve_split` | only through `POST /admin/orders/{id}/resolve`, with a `note` | a `refundAmount` of the whole escrow: all of it to the buyer; emits `order.resolved` |
          *     | pending | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
          *     | in_progress | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
          */
@@ -24293,7 +24390,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -24343,9 +24440,9 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
@@ -24708,7 +24805,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -24758,9 +24855,9 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
@@ -25120,7 +25217,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -25170,9 +25267,9 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
@@ -25527,7 +25624,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -25577,9 +25674,9 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
@@ -25892,7 +25989,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -25942,9 +26039,426 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAdminOrdersByOrderIdResolve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "refundAmount": 40,
+                 *       "note": "The logo was delivered but without the source files the package promised: 40.00 goes back to the buyer, the rest to the seller."
+                 *     }
+                 */
+                "application/json": {
+                    /** @description What goes back to the buyer, from 0 to what the order holds in escrow (its total), at most two decimals. The rest goes to the seller minus the platform fee on the rest. */
+                    refundAmount: number;
+                    /** @description Why staff decided so; kept on the order’s `timeline`, in `statusReason` and in the audit log, and e-mailed to both parties. */
+                    note: string & unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer that named no service.
+                             */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer.
+                             */
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
+                            packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given with the latest move; null when it had none. */
+                            statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /** @description The original name, for display only. */
+                                    filename: string;
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
+                                    size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
@@ -26820,7 +27334,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -26870,9 +27384,9 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
@@ -31552,7 +32066,7 @@ export interface operations {
                     url: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created")[] | null;
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -32205,7 +32719,7 @@ export interface operations {
                     url?: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created")[] | null;
                     /** @description true enables a disabled endpoint again (its pending deliveries resume). */
                     enabled?: boolean;
                 };

@@ -273,6 +273,7 @@ describe('the request body examples of the OpenAPI document', () => {
       const order = await orderIn(ctx, 'in_progress')
       return { token: order.seller.accessToken, params: { orderId: order.orderId }, files: [pdfPart('files', 'tostadero-azul-logo.pdf'), pngPart('files', 'tostadero-azul-logo.png')] }
     },
+    'POST /api/v1/admin/orders/{orderId}/resolve': async () => ({ token: (await staff('resolve_disputes')).accessToken, params: { orderId: (await orderIn(ctx, 'disputed')).orderId } }),
     'POST /api/v1/admin/orders/{orderId}/cancel': async () => ({ token: (await staff('manage_orders')).accessToken, params: { orderId: (await orderIn(ctx, 'pending')).orderId } }),
     'POST /api/v1/orders/{orderId}/tip': async () => {
       const order = await orderIn(ctx, 'completed')

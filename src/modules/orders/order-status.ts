@@ -11,7 +11,7 @@ export const openStatuses: readonly OrderStatus[] = ['pending', 'in_progress', '
 export type MoveRole = 'buyer' | 'seller' | 'staff' | 'system'
 
 /** What a move is called in `allowedActions`. */
-export type OrderAction = 'accept' | 'cancel' | 'deliver' | 'request_revision' | 'complete' | 'dispute' | 'resolve_completed' | 'resolve_cancelled'
+export type OrderAction = 'accept' | 'cancel' | 'deliver' | 'request_revision' | 'complete' | 'dispute' | 'resolve_completed' | 'resolve_cancelled' | 'resolve_split'
 
 export interface Transition {
   from: OrderStatus
@@ -22,6 +22,8 @@ export interface Transition {
   permission?: Permission
   /** Only through `POST /orders/{id}/deliver` (message and files), never through the status route. */
   viaDeliver?: boolean
+  /** Only through `POST /admin/orders/{id}/resolve` (a refund amount and a note), never through the status route. */
+  viaResolve?: boolean
   /** The body must carry a `reason`. */
   needsReason?: boolean
   /** Only while the order has revisions left. */
@@ -32,6 +34,7 @@ export interface Transition {
 
 const REFUND = 'escrow refunded to the buyer'
 const PAY = 'escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed`'
+const SPLIT = '`refundAmount` of the escrow to the buyer, the rest to the seller minus the fee on the rest; emits `order.resolved`'
 
 /**
  * Every allowed move of an order, as data. The service decides with it, each order answer
@@ -51,6 +54,8 @@ export const transitions: readonly Transition[] = [
   { from: 'delivered', to: 'disputed', by: 'seller', action: 'dispute', needsReason: true, effect: 'staff decide' },
   { from: 'disputed', to: 'completed', by: 'staff', permission: 'resolve_disputes', action: 'resolve_completed', effect: PAY },
   { from: 'disputed', to: 'cancelled', by: 'staff', permission: 'resolve_disputes', action: 'resolve_cancelled', effect: REFUND },
+  { from: 'disputed', to: 'completed', by: 'staff', permission: 'resolve_disputes', action: 'resolve_split', viaResolve: true, effect: `${SPLIT} (a refund less than the escrow)` },
+  { from: 'disputed', to: 'cancelled', by: 'staff', permission: 'resolve_disputes', action: 'resolve_split', viaResolve: true, effect: 'a `refundAmount` of the whole escrow: all of it to the buyer; emits `order.resolved`' },
   { from: 'pending', to: 'cancelled', by: 'staff', permission: 'manage_orders', action: 'cancel', effect: REFUND },
   { from: 'in_progress', to: 'cancelled', by: 'staff', permission: 'manage_orders', action: 'cancel', effect: REFUND },
 ]
@@ -97,10 +102,10 @@ export type Decision =
  */
 export function decide(order: OrderFacts, actor: Actor, to: OrderStatus): Decision {
   const allowed = allowedMoves(order, actor)
-  const candidates = allowed.filter((transition) => transition.to === to && !transition.viaDeliver)
+  const candidates = allowed.filter((transition) => transition.to === to && !transition.viaDeliver && !transition.viaResolve)
   const chosen = candidates.find((transition) => transition.by !== 'staff') ?? candidates[0]
   if (chosen) return { ok: true, transition: chosen }
-  const staffMove = transitions.find((transition) => transition.from === order.status && transition.to === to && transition.by === 'staff')
+  const staffMove = transitions.find((transition) => transition.from === order.status && transition.to === to && transition.by === 'staff' && !transition.viaResolve)
   const forbidden = staffMove !== undefined && rolesOf(order, actor).includes('staff') && !can(actor, staffMove.permission!) && conditionsHold(order, staffMove)
   return { ok: false, forbidden, allowed }
 }
@@ -116,7 +121,7 @@ const who = (transition: Transition) =>
 export function transitionTable(): string {
   const rows = transitions.map((transition) => {
     const how = [
-      transition.viaDeliver ? 'only through `POST /orders/{id}/deliver`' : transition.by === 'system' ? '' : `\`PUT /orders/{id}/status\` \`${transition.to}\``,
+      transition.viaDeliver ? 'only through `POST /orders/{id}/deliver`' : transition.viaResolve ? 'only through `POST /admin/orders/{id}/resolve`, with a `note`' : transition.by === 'system' ? '' : `\`PUT /orders/{id}/status\` \`${transition.to}\``,
       transition.needsReason ? 'with a `reason`' : '',
       transition.needsRevisionLeft ? 'while revisions remain' : '',
     ]

@@ -17,7 +17,7 @@ export function invalidTransition(from: OrderStatus, to: OrderStatus | 'delivere
   return fail(
     ordersErrors.INVALID_TRANSITION,
     `A ${from} order cannot move to ${to}${hint}; ${may}`,
-    allowed.map((transition) => ({ field: 'status', message: transition.viaDeliver ? `${transition.to} (POST /orders/{orderId}/deliver)` : transition.to })),
+    allowed.map((transition) => ({ field: 'status', message: transition.viaDeliver ? `${transition.to} (POST /orders/{orderId}/deliver)` : transition.viaResolve ? `${transition.to} (POST /admin/orders/{orderId}/resolve)` : transition.to })),
   )
 }
 

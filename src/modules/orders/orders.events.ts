@@ -27,5 +27,17 @@ export const ordersEvents = {
     'The buyer tipped the seller of a completed order: the tip minus TIP_FEE_PERCENT went to the seller.',
     Type.Object({ ...OrderData.properties, amount: Type.Number(), fee: Type.Number(), sellerEarning: Type.Number() }),
   ),
+  orderResolved: defineEvent(
+    'order.resolved',
+    'Staff settled a dispute by splitting the escrow: `refundAmount` went back to the buyer, `sellerAmount` to the seller and `fee` to the platform; `status` is completed when the seller got anything, cancelled otherwise.',
+    Type.Object({
+      ...OrderData.properties,
+      status: Type.Union([Type.Literal('completed'), Type.Literal('cancelled')]),
+      refundAmount: Type.Number(),
+      sellerAmount: Type.Number(),
+      fee: Type.Number(),
+      by: Uuid,
+    }),
+  ),
   orderDisputed: defineEvent('order.disputed', 'A party opened a dispute; staff with resolve_disputes decide it.', Type.Object({ ...OrderData.properties, reason: Type.String() })),
 }

@@ -1,5 +1,6 @@
 import { DAY } from '../../lib/clock.ts'
 import { defineModule } from '../../platform/module.ts'
+import { handleJob } from '../../platform/outbox/jobs.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { AuthService } from '../auth/auth.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
@@ -12,6 +13,7 @@ import { createOrderAnswers } from './order-answers.service.ts'
 import { tipErrors } from './order-tips.errors.ts'
 import { orderTipsRoutes } from './order-tips.routes.ts'
 import { createOrderTips } from './order-tips.service.ts'
+import { ORDERS_JOBS } from './order-resolution.service.ts'
 import { ordersAdminRoutes } from './orders.admin.routes.ts'
 import { ordersErrors } from './orders.errors.ts'
 import { ordersEvents } from './orders.events.ts'
@@ -19,15 +21,15 @@ import { ordersRoutes } from './orders.routes.ts'
 import { createOrdersService } from './orders.service.ts'
 import { orderDeliveries, orders } from './orders.table.ts'
 
-/** Orders: placing into escrow, the status machine, deliveries, auto-completion, staff cancels and dispute resolutions. */
+/** Orders: placing into escrow, the status machine, deliveries, auto-completion, staff cancels and dispute resolutions (all-or-nothing or split). */
 export const ordersModule = defineModule({
   name: 'orders',
   needs: ['auth', 'catalogue', 'wallet', 'uploads', 'users', 'audit', 'messaging'],
   tables: { orders, orderDeliveries },
-  create: ({ config, db, clock, outbox }, deps: { auth: AuthService; catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService }) => {
+  create: ({ config, db, clock, outbox, mailer }, deps: { auth: AuthService; catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService }) => {
     const common = { db, clock, outbox, ledger: deps.wallet.ledger, catalogue: deps.catalogue, users: deps.users, uploads: deps.uploads, messaging: deps.messaging, platformFeeBasisPoints: config.orders.platformFeeBasisPoints, tipWindowMs: config.tips.windowMs }
     return {
-      ...createOrdersService({ ...common, sessions: deps.auth.sessionCheck, audit: deps.audit, autoCompleteAfterMs: config.orders.autoCompleteAfterMs }),
+      ...createOrdersService({ ...common, mailer, appUrl: config.appUrl, sessions: deps.auth.sessionCheck, audit: deps.audit, autoCompleteAfterMs: config.orders.autoCompleteAfterMs }),
       /** `POST /orders/{orderId}/tip`. */
       tips: createOrderTips({ ...common, answers: createOrderAnswers(common), feeBasisPoints: config.tips.feeBasisPoints }),
       /** For the offers module: the order of an accepted custom offer, in its transaction. */
@@ -39,6 +41,7 @@ export const ordersModule = defineModule({
     await app.register(orderTipsRoutes, { tips: api.tips, tipDays: config.tips.windowMs / DAY })
     await app.register(ordersAdminRoutes, { orders: api })
   },
+  jobs: (api) => [handleJob(ORDERS_JOBS.resolvedEmail, (payload) => api.sendResolvedEmail(payload))],
   periodic: (api, { config }) => [{ name: 'auto-complete-orders', everyMs: config.workerTickMs, run: () => api.completeDueOrders() }],
   statistics: (api) => api.statistics,
   events: Object.values(ordersEvents),

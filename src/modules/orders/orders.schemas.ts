@@ -1,5 +1,5 @@
 import { Type, type Static, type TInteger } from '@sinclair/typebox'
-import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { Amount, Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
 import { FileReference, TAG_RULES } from '../uploads/uploads.module.ts'
 import { UserSummary } from '../users/users.module.ts'
@@ -65,6 +65,32 @@ export const StaffCancelBody = Type.Object(
   { additionalProperties: false, examples: [{ reason: 'The seller closed their business and cannot deliver; the full amount goes back to the buyer.' }] },
 )
 
+/** Bounds a split's refund before the order is read; the order's escrow is the real limit, checked under its lock. */
+export const RESOLVE_REFUND_MAX = 1_000_000
+
+export const ResolveBody = Type.Object(
+  {
+    refundAmount: Amount({
+      minimum: 0,
+      maximum: RESOLVE_REFUND_MAX,
+      errorMessage: 'must be a number from 0 to what the order holds in escrow, with at most two decimals',
+      description: 'What goes back to the buyer, from 0 to what the order holds in escrow (its total), at most two decimals. The rest goes to the seller minus the platform fee on the rest.',
+    }),
+    note: Type.String({
+      minLength: 1,
+      maxLength: 1000,
+      pattern: '\\S',
+      errorMessage: 'must be 1 to 1000 characters',
+      description: 'Why staff decided so; kept on the order’s `timeline`, in `statusReason` and in the audit log, and e-mailed to both parties.',
+    }),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ refundAmount: 40, note: 'The logo was delivered but without the source files the package promised: 40.00 goes back to the buyer, the rest to the seller.' }],
+  },
+)
+export type ResolveBody = Static<typeof ResolveBody>
+
 /** A delivery's note, in characters. */
 export const MESSAGE_MAX = 1_000
 
@@ -100,7 +126,7 @@ export const StaffOrdersQuery = Type.Composite(
   { additionalProperties: false },
 )
 
-const OrderActionSchema = Type.String({ description: '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled` or `tip`.' })
+const OrderActionSchema = Type.String({ description: '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`.' })
 const Money = (description: string) => Type.Number({ description: `${description} Two decimals, in the platform currency.` })
 
 export const Order = Type.Object(
@@ -152,7 +178,7 @@ export const Order = Type.Object(
         status: StatusSchema,
         reasonRequired: Type.Boolean(),
       }),
-      { description: 'The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is.' },
+      { description: 'The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is.' },
     ),
     tip: Nullable(Money('The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one.')),
     completedAt: Nullable(Timestamp),

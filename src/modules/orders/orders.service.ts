@@ -4,6 +4,7 @@ import type { Clock } from '../../lib/clock.ts'
 import { notFound } from '../../lib/errors.ts'
 import { fromCents } from '../../lib/money.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
+import type { Mailer } from '../../platform/mail/mailer.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import { defineStats, readCounters } from '../../platform/statistics/statistics.ts'
 import type { AuditService } from '../audit/audit.module.ts'
@@ -17,6 +18,7 @@ import { createOrderAnswers, mayView } from './order-answers.service.ts'
 import { createOrderMoves } from './order-moves.service.ts'
 import { createOrderPlacement } from './order-placement.service.ts'
 import { createOrderProgress } from './order-progress.service.ts'
+import { createOrderResolution } from './order-resolution.service.ts'
 import { orderStatuses, type OrderStatus } from './order-status.ts'
 import { createOrdersRepository, type OrderFilter } from './orders.repository.ts'
 import { OrdersStats } from './orders.schemas.ts'
@@ -25,10 +27,13 @@ export interface OrdersDeps {
   db: Db
   clock: Clock
   outbox: Outbox
+  mailer: Mailer
+  /** Where the links in e-mails point. */
+  appUrl: string
   sessions: SessionCheck
   ledger: Pick<LedgerService, 'transfer' | 'book' | 'transferSqlWith'>
   catalogue: Pick<CatalogueService, 'offerSql' | 'lockOrderableSql' | 'pricedChoiceSql' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
-  users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql'>
+  users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql' | 'findAccountById'>
   audit: Pick<AuditService, 'record'>
   messaging: Pick<MessagingService, 'orderConversationCtes' | 'orderConversationValues' | 'conversationsOfOrders' | 'isOnline' | 'writeOrderNote' | 'publishMessage'>
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'registerAccessPolicy'>
@@ -65,6 +70,7 @@ export function createOrdersService(deps: OrdersDeps) {
   return {
     ...createOrderPlacement({ ...deps, answers }),
     ...createOrderProgress({ ...deps, moves }),
+    ...createOrderResolution({ ...deps, moves }),
     completeDueOrders: (limit?: number) => moves.completeDueOrders(limit),
 
     /** `GET /orders/{id}`: the parties and staff with view_orders; anyone else 404. */

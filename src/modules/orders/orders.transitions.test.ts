@@ -16,6 +16,8 @@ interface Move {
   action: string
   /** Made through `POST /orders/{id}/deliver`, never through the status route. */
   viaDeliver?: true
+  /** Made through `POST /admin/orders/{id}/resolve` (a split of the escrow), never through the status route. */
+  viaResolve?: true
 }
 
 /**
@@ -38,10 +40,12 @@ const expectedMoves: Move[] = [
   { from: 'delivered', to: 'disputed', by: 'seller', action: 'dispute' },
   { from: 'disputed', to: 'completed', by: 'staff', action: 'resolve_completed' },
   { from: 'disputed', to: 'cancelled', by: 'staff', action: 'resolve_cancelled' },
+  { from: 'disputed', to: 'completed', by: 'staff', action: 'resolve_split', viaResolve: true },
+  { from: 'disputed', to: 'cancelled', by: 'staff', action: 'resolve_split', viaResolve: true },
 ]
 
 const movesOf = (from: OrderStatus, role: Role) => expectedMoves.filter((move) => move.from === from && move.by === role)
-const allowedThroughStatusRoute = (from: OrderStatus, role: Role, to: OrderStatus) => movesOf(from, role).some((move) => move.to === to && !move.viaDeliver)
+const allowedThroughStatusRoute = (from: OrderStatus, role: Role, to: OrderStatus) => movesOf(from, role).some((move) => move.to === to && !move.viaDeliver && !move.viaResolve)
 
 /**
  * Every (from, to) pair for buyer, seller, stranger and staff: allowed pairs succeed (each on a
@@ -85,7 +89,9 @@ describe('PUT /orders/{id}/status: the transition table, move by move', () => {
             return
           }
           expectError(response, 422, 'INVALID_TRANSITION')
-          const expected = movesOf(from, role).map((move) => (move.viaDeliver ? `${move.to} (POST /orders/{orderId}/deliver)` : move.to))
+          const expected = movesOf(from, role).map((move) =>
+            move.viaDeliver ? `${move.to} (POST /orders/{orderId}/deliver)` : move.viaResolve ? `${move.to} (POST /admin/orders/{orderId}/resolve)` : move.to,
+          )
           expect(response.json<ErrorJson>().error.details.map((detail) => detail.message).sort()).toEqual(expected.sort())
           const after = await request(ctx.app, { method: 'GET', url: `/orders/${order.orderId}`, token: order.buyer.accessToken })
           expect(after.json().data.status).toBe(from)
