@@ -133,7 +133,7 @@ const BARE_CONVERSATION = `
   other as (select p.last_read_seq from conversation_participants p join c on c.id = p.conversation_id where p.user_id <> (select id from me))
   select (select count(*) from me)::int as live, json_build_object('success', true, 'data', json_build_object(
     'items', coalesce((select json_agg(json_build_object('id', m.id, 'conversationId', m.conversation_id, 'senderId', m.sender_id, 'content', m.content,
-        'attachment', null, 'isRead', m.seq <= case when m.sender_id = (select id from me) then (select last_read_seq from other) else c.last_seq end,
+        'attachment', null, 'offer', null, 'isRead', m.seq <= case when m.sender_id = (select id from me) then (select last_read_seq from other) else c.last_seq end,
         'createdAt', to_char(m.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by m.seq desc)
       from messages m where m.conversation_id = c.id and m.seq between c.oldest and c.last_seq), '[]'::json),
     'pagination', json_build_object('page', 1, 'limit', $6, 'total', c.last_seq, 'pages', ceil(c.last_seq / $6::numeric)::int,
