@@ -22977,7 +22977,7 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
                             /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
@@ -23055,6 +23055,8 @@ export interface operations {
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -23382,7 +23384,7 @@ export interface operations {
                                 price: number;
                                 /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                                 total: number;
-                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                                 platformFee: number;
                                 /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
                                 sellerEarning: number;
@@ -23460,6 +23462,8 @@ export interface operations {
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
+                                /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                                refunded: number;
                                 /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                                 tip: number | null;
                                 /**
@@ -23707,7 +23711,7 @@ export interface operations {
                                 price: number;
                                 /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                                 total: number;
-                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                                 platformFee: number;
                                 /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
                                 sellerEarning: number;
@@ -23785,6 +23789,8 @@ export interface operations {
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
+                                /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                                refunded: number;
                                 /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                                 tip: number | null;
                                 /**
@@ -24029,7 +24035,7 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
                             /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
@@ -24107,6 +24113,8 @@ export interface operations {
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -24369,7 +24377,7 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
                             /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
@@ -24447,6 +24455,8 @@ export interface operations {
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -24784,7 +24794,7 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
                             /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
@@ -24862,6 +24872,8 @@ export interface operations {
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -25196,7 +25208,7 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
                             /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
@@ -25274,6 +25286,8 @@ export interface operations {
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -25603,7 +25617,7 @@ export interface operations {
                                 price: number;
                                 /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                                 total: number;
-                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                                 platformFee: number;
                                 /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
                                 sellerEarning: number;
@@ -25681,6 +25695,8 @@ export interface operations {
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
+                                /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                                refunded: number;
                                 /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                                 tip: number | null;
                                 /**
@@ -25968,7 +25984,7 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
                             /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
@@ -26046,6 +26062,8 @@ export interface operations {
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -26385,7 +26403,7 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
                             /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
@@ -26463,6 +26481,8 @@ export interface operations {
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -27313,7 +27333,7 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
                             /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
@@ -27391,6 +27411,8 @@ export interface operations {
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
+                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**

@@ -10,7 +10,8 @@ import { createOrdersRepository } from './orders.repository.ts'
 import type { OrderDeliveryRow, OrderRow } from './orders.table.ts'
 
 /** The seller's share: the total minus the platform fee. */
-export const sellerEarningCents = (row: Pick<OrderRow, 'totalCents' | 'platformFeeCents'>): number => row.totalCents - row.platformFeeCents
+/** What the seller is (or was) paid: the total less what went back to the buyer and the platform's fee. */
+export const sellerEarningCents = (row: Pick<OrderRow, 'totalCents' | 'platformFeeCents' | 'refundedCents'>): number => row.totalCents - row.refundedCents - row.platformFeeCents
 
 /** Who may read an order: its two parties and staff with view_orders; everyone else gets 404. */
 export const mayView = (row: OrderRow, actor: Actor): boolean => row.buyerId === actor.id || row.sellerId === actor.id || can(actor, 'view_orders')
@@ -62,6 +63,7 @@ export function createOrderAnswers(deps: AnswerDeps) {
       price: fromCents(row.priceCents),
       total: fromCents(row.totalCents),
       platformFee: fromCents(row.platformFeeCents),
+      refunded: fromCents(row.refundedCents),
       sellerEarning: fromCents(sellerEarningCents(row)),
       deliveryDays: row.deliveryDays,
       dueAt: row.dueAt?.toISOString() ?? null,

@@ -82,6 +82,9 @@ export function createOrderResolution(deps: ResolutionDeps) {
     const updated = await createOrdersRepository(tx).update(row.id, {
       status: to,
       statusReason: note,
+      // The answer's figures follow the money: the seller's earning is the total less both.
+      refundedCents: split.refundCents,
+      platformFeeCents: split.feeCents,
       timeline,
       updatedAt: now,
       autoCompleteAt: null,

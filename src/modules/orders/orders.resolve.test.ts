@@ -55,6 +55,10 @@ describe('POST /admin/orders/{orderId}/resolve', () => {
     expect(resolved.statusCode, resolved.body).toBe(200)
     const order = resolved.json().data
     expect(order).toMatchObject({ id: placed.orderId, status: 'completed', statusReason: NOTE, completedAt: ctx.clock.now().toISOString(), cancelledAt: null, allowedActions: [] })
+    // The answer's figures are the money that moved, to the buyer read the same as to staff.
+    expect(order).toMatchObject({ total: 100, refunded: 40, platformFee: 6, sellerEarning: 54 })
+    const asBuyer = await request(ctx.app, { method: 'GET', url: `/orders/${placed.orderId}`, token: placed.buyer.accessToken })
+    expect(asBuyer.json().data).toMatchObject({ total: 100, refunded: 40, platformFee: 6, sellerEarning: 54 })
     expect(order.timeline.at(-1)).toEqual({ action: 'resolve_split', status: 'completed', by: 'staff', reason: NOTE, at: ctx.clock.now().toISOString() })
     // 400.00 left after paying 100.00, plus the 40.00 refund; the seller gets 60.00 minus 6.00.
     await expectBalances(placed, revenueBefore, { buyer: 440, seller: 54, fee: 6 })
@@ -100,7 +104,7 @@ describe('POST /admin/orders/{orderId}/resolve', () => {
   it('with a refund of 0 pays the seller as a completion would', async () => {
     const placed = await orderIn(ctx, 'disputed')
     const revenueBefore = await revenue()
-    expect((await resolve(placed.orderId, { refundAmount: 0, note: NOTE })).json().data).toMatchObject({ status: 'completed' })
+    expect((await resolve(placed.orderId, { refundAmount: 0, note: NOTE })).json().data).toMatchObject({ status: 'completed', refunded: 0, platformFee: 10, sellerEarning: 90 })
     await expectBalances(placed, revenueBefore, { buyer: 400, seller: 90, fee: 10 })
   })
 
@@ -108,7 +112,7 @@ describe('POST /admin/orders/{orderId}/resolve', () => {
     const placed = await orderIn(ctx, 'disputed')
     const revenueBefore = await revenue()
     const resolved = await resolve(placed.orderId, { refundAmount: 100, note: NOTE })
-    expect(resolved.json().data).toMatchObject({ status: 'cancelled', cancelledAt: ctx.clock.now().toISOString(), completedAt: null })
+    expect(resolved.json().data).toMatchObject({ status: 'cancelled', cancelledAt: ctx.clock.now().toISOString(), completedAt: null, refunded: 100, platformFee: 0, sellerEarning: 0 })
     await expectBalances(placed, revenueBefore, { buyer: 500, seller: 0, fee: 0 })
     expect((await moneyOf(placed.orderId)).map((move) => move.type).sort()).toEqual(['order_payment', 'order_refund'])
     expect((await eventsOf(placed.orderId)).find((event) => event.event === 'order.resolved')?.data).toMatchObject({ status: 'cancelled', refundAmount: 100, sellerAmount: 0, fee: 0 })

@@ -1,0 +1,2 @@
+ALTER TABLE "orders" ADD COLUMN "refunded_cents" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "orders" ADD CONSTRAINT "orders_refund_within_total" CHECK ("orders"."refunded_cents" >= 0 and "orders"."refunded_cents" + "orders"."platform_fee_cents" <= "orders"."total_cents");
