@@ -194,6 +194,29 @@ describe('the operator console in a browser', () => {
     expect(after.escrow).toBe(before.escrow - dispute.order.total)
   })
 
+  it('resolves a dispute with a split: the buyer gets the refund, the seller the rest less the fee on it', async () => {
+    // Made now, so it is the only order in dispute on the page (they share the factory's title).
+    const split = await orderIn(ctx, 'disputed')
+    const walletOf = async (user: TestUser) => (await request(ctx.app, { method: 'GET', url: '/wallet', token: user.accessToken })).json().data as { balance: number; escrow: number }
+    const [buyerBefore, sellerBefore] = [await walletOf(split.buyer), await walletOf(split.seller)]
+    await open('/orders', 'Orders and disputes')
+    const item = page.getByRole('listitem').filter({ hasText: split.order.serviceTitle as string })
+    await item.getByText(/disputed/).first().click()
+    await item.getByRole('button', { name: 'Split the escrow…' }).click()
+    await expectAccessible('orders-split')
+    await item.getByLabel(/Refund to the buyer/).fill('40')
+    await item.getByLabel('Note').fill('Half of the work was delivered as agreed.')
+    await item.getByRole('button', { name: 'Split the escrow', exact: true }).click()
+    await item.waitFor({ state: 'detached' })
+    const order = (await request(ctx.app, { method: 'GET', url: `/orders/${split.orderId}`, token: split.buyer.accessToken })).json().data
+    expect(order).toMatchObject({ status: 'completed', refunded: 40 })
+    const [buyerAfter, sellerAfter] = [await walletOf(split.buyer), await walletOf(split.seller)]
+    expect(buyerAfter.balance - buyerBefore.balance).toBeCloseTo(40, 2)
+    expect(buyerAfter.escrow).toBeCloseTo(buyerBefore.escrow - split.order.total, 2)
+    expect(sellerAfter.balance - sellerBefore.balance).toBeCloseTo(order.sellerEarning, 2)
+    expect(order.sellerEarning).toBeCloseTo(split.order.total - 40 - order.platformFee, 2)
+  })
+
   it('suspends a staff member with a reason, and their open console session ends', async () => {
     const theirs = await newPage(await browser.newContext())
     await theirs.goto(`${base}/console/`)

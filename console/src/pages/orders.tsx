@@ -1,13 +1,49 @@
 import { useQuery } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
-import { useState } from 'react'
+import { useId, useState, type FormEvent } from 'react'
 import { api, call, type Ok } from '../api.ts'
 import { Can, useSession } from '../session.tsx'
-import { Badge, ErrorText, Field, Loading, money, Pager, ReasonAction, useAction, when } from '../ui.tsx'
+import { ActionButton, Badge, ErrorText, Field, Loading, money, Pager, ReasonAction, useAction, when } from '../ui.tsx'
 
 type Order = Ok<'/api/v1/admin/orders', 'get'>['items'][number]
 const statuses = ['disputed', 'pending', 'in_progress', 'delivered', 'completed', 'cancelled'] as const
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * A split resolution: part of the escrow back to the buyer, the rest to the seller less the fee on
+ * it (`POST /admin/orders/{orderId}/resolve`). The API checks the amount against the escrow.
+ */
+function SplitAction({ order }: { order: Order }) {
+  const orderId = order.id
+  const [open, setOpen] = useState(false)
+  const amountId = useId()
+  const noteId = useId()
+  const split = useAction(
+    (body: { refundAmount: number; note: string }) => call(api.POST('/api/v1/admin/orders/{orderId}/resolve', { params: { path: { orderId } }, body })),
+    ['orders', 'stats', 'series'],
+  )
+  if (!open) return <ActionButton label="Split the escrow…" kind="danger" onClick={() => setOpen(true)} />
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget)
+    split.mutate({ refundAmount: Number(form.get('refundAmount')), note: (form.get('note') as string | null) ?? '' })
+  }
+  return (
+    <form className="reason" onSubmit={submit}>
+      <label htmlFor={amountId}>Refund to the buyer (of {money(order.total)})</label>
+      <input id={amountId} name="refundAmount" type="number" min={0} max={order.total} step={0.01} required autoFocus />
+      <label htmlFor={noteId}>Note</label>
+      <textarea id={noteId} name="note" required maxLength={1000} rows={2} />
+      <button type="submit" className="danger" disabled={split.isPending}>
+        Split the escrow
+      </button>
+      <button type="button" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      <ErrorText error={split.error} />
+    </form>
+  )
+}
 
 function OrderActions({ order }: { order: Order }) {
   const orderId = order.id
@@ -23,6 +59,7 @@ function OrderActions({ order }: { order: Order }) {
           <div className="actions" aria-label="Resolve the dispute">
             <ReasonAction label="Pay the seller in full" busy={resolve.isPending} error={resolve.error} onSubmit={(reason) => resolve.mutate({ status: 'completed', reason })} />
             <ReasonAction label="Refund the buyer in full" busy={resolve.isPending} error={resolve.error} onSubmit={(reason) => resolve.mutate({ status: 'cancelled', reason })} />
+            <SplitAction order={order} />
           </div>
         </Can>
       )}
