@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { fromCents, toCents } from './money.ts'
+import { basisPointsOfCents, fromCents, toCents } from './money.ts'
 
 describe('money', () => {
   it('converts two-decimal amounts to cents exactly, despite binary floating point', () => {
@@ -28,5 +28,13 @@ describe('money', () => {
   it('turns cents back into the same two-decimal number', () => {
     for (const cents of [1, 29, 999, 1999, 123_456, 5_000_000]) expect(toCents(fromCents(cents))).toBe(cents)
     expect(fromCents(1999)).toBe(19.99)
+  })
+
+  it('takes a share in basis points rounded half-up to the cent', () => {
+    expect(basisPointsOfCents(10_000, 1000)).toBe(1000)
+    expect(basisPointsOfCents(5, 1000)).toBe(1) // 0.5 cent rounds up
+    expect(basisPointsOfCents(4, 1000)).toBe(0) // 0.4 cent rounds down
+    expect(basisPointsOfCents(3335, 1000)).toBe(334)
+    expect(basisPointsOfCents(12_345, 0)).toBe(0)
   })
 })

@@ -24,3 +24,9 @@ export function toCents(amount: number): number | undefined {
 
 /** Integer cents as the API's two-decimal number. */
 export const fromCents = (cents: number): number => cents / 100
+
+/**
+ * A share of an amount in basis points (10 % = 1000), rounded half-up to the cent: the platform's
+ * fee on an order, a tip. Order placement computes the same in its statement.
+ */
+export const basisPointsOfCents = (cents: number, basisPoints: number): number => Math.floor((cents * basisPoints + 5000) / 10000)

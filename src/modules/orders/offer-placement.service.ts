@@ -4,13 +4,14 @@ import { tableRelation } from '../../db/fragments.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { DAY, type Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
-import { fromCents } from '../../lib/money.ts'
+import { basisPointsOfCents, fromCents } from '../../lib/money.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
 import { ordersEvents } from './orders.events.ts'
+import { createOrdersRepository } from './orders.repository.ts'
 import { orders, type OrderRow } from './orders.table.ts'
 
 /** What a custom offer fixed: the order copies it as an ordinary order copies its package. */
@@ -76,35 +77,32 @@ export function createOfferPlacement(deps: {
         description: `Order: ${terms.title}`,
         orderId: id,
       })
-      const [row] = await tx
-        .insert(orders)
-        .values({
-          id,
-          buyerId: terms.buyerId,
-          sellerId: terms.sellerId,
-          serviceId: terms.serviceId,
-          packageId: null,
-          offerId: terms.offerId,
-          serviceTitle: terms.title,
-          packageName: CUSTOM_OFFER_PACKAGE,
-          status: 'in_progress',
-          requirements: terms.description,
-          priceCents: terms.priceCents,
-          extras: [],
-          totalCents: terms.priceCents,
-          // The fee rounded half-up to the cent, as for every order.
-          platformFeeCents: Math.floor((terms.priceCents * platformFeeBasisPoints + 5000) / 10000),
-          deliveryDays: terms.deliveryDays,
-          revisionsLeft: terms.revisions,
-          timeline: [{ action: 'accept', status: 'in_progress', by: 'buyer', reason: null, at: now.toISOString() }],
-          dueAt: new Date(now.getTime() + terms.deliveryDays * DAY),
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning()
+      const row = await createOrdersRepository(tx).insert({
+        id,
+        buyerId: terms.buyerId,
+        sellerId: terms.sellerId,
+        serviceId: terms.serviceId,
+        packageId: null,
+        offerId: terms.offerId,
+        serviceTitle: terms.title,
+        packageName: CUSTOM_OFFER_PACKAGE,
+        status: 'in_progress',
+        requirements: terms.description,
+        priceCents: terms.priceCents,
+        extras: [],
+        totalCents: terms.priceCents,
+        // The fee rounded half-up to the cent, as for every order.
+        platformFeeCents: basisPointsOfCents(terms.priceCents, platformFeeBasisPoints),
+        deliveryDays: terms.deliveryDays,
+        revisionsLeft: terms.revisions,
+        timeline: [{ action: 'accept', status: 'in_progress', by: 'buyer', reason: null, at: now.toISOString() }],
+        dueAt: new Date(now.getTime() + terms.deliveryDays * DAY),
+        createdAt: now,
+        updatedAt: now,
+      })
       await openConversation(tx, { ...messaging.orderConversationValues(), orderId: id, buyerId: terms.buyerId, sellerId: terms.sellerId, createdAt: now.toISOString() })
       await emitEvent(outbox, tx, ordersEvents.orderCreated, { orderId: id, serviceId: terms.serviceId, buyerId: terms.buyerId, sellerId: terms.sellerId, total: fromCents(terms.priceCents) }, now)
-      return row!
+      return row
     },
   }
 }

@@ -2,7 +2,7 @@ import type { Actor } from '../../access/access.ts'
 import type { Db } from '../../db/client.ts'
 import { DAY, type Clock } from '../../lib/clock.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
-import { fromCents, toCents } from '../../lib/money.ts'
+import { basisPointsOfCents, fromCents, toCents } from '../../lib/money.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
@@ -47,7 +47,7 @@ export function createOrderTips(deps: {
         if (order.tipCents !== null) throw alreadyTipped()
         const now = clock.now()
         if (now.getTime() >= order.completedAt.getTime() + tipWindowMs) throw tipWindowClosed(Math.round((tipWindowMs / DAY) * 1000) / 1000)
-        const feeCents = Math.floor((amountCents * feeBasisPoints + 5000) / 10000)
+        const feeCents = basisPointsOfCents(amountCents, feeBasisPoints)
         const earningCents = amountCents - feeCents
         const buyerEscrow = { userId: order.buyerId, kind: 'escrow' } as const
         await ledger.transfer(tx, { from: { userId: order.buyerId, kind: 'available' }, to: buyerEscrow, amountCents, type: 'tip', description: `Tip: ${order.serviceTitle}`, orderId: order.id })

@@ -147,6 +147,12 @@ export function createOrdersRepository(db: Executor) {
       return row
     },
 
+    /** An order written in Node (one from a custom offer); package orders are placed by `preparePlacement`'s statement. */
+    async insert(values: NewOrderRow): Promise<OrderRow> {
+      const [row] = await db.insert(orders).values(values).returning()
+      return row!
+    },
+
     async update(id: string, patch: Partial<Omit<NewOrderRow, 'id' | 'buyerId' | 'sellerId' | 'serviceId' | 'createdAt'>>): Promise<OrderRow> {
       const [row] = await db.update(orders).set(patch).where(eq(orders.id, id)).returning()
       return row!
