@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { boolean, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
+import { boolean, check, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 
 export const users = pgTable(
   'users',
@@ -25,6 +25,10 @@ export const users = pgTable(
     /** Set while staff have suspended the account: every token, refresh and login is refused. */
     suspendedAt: timestamp('suspended_at', { withTimezone: true, mode: 'date' }),
     suspensionReason: text('suspension_reason'),
+    /** The seller level the worker last computed (docs/seller-levels.md); every seller starts at `new`. */
+    sellerLevel: text('seller_level', { enum: ['new', 'level_one', 'level_two', 'top_rated'] }).notNull().default('new'),
+    /** When the level was last evaluated; null until the first evaluation. */
+    levelEvaluatedAt: timestamp('level_evaluated_at', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
@@ -37,6 +41,7 @@ export const users = pgTable(
     index('users_suspended_idx')
       .on(table.suspendedAt)
       .where(sql`${table.suspendedAt} is not null`),
+    check('users_seller_level_check', sql`${table.sellerLevel} in ('new', 'level_one', 'level_two', 'top_rated')`),
     index('users_search_trgm_idx').using('gin', sql`(${table.email} || ' ' || ${table.username} || ' ' || ${table.fullName}) gin_trgm_ops`),
   ],
 )
