@@ -1235,7 +1235,7 @@ export interface paths {
         };
         /**
          * KYC submissions (view_kyc)
-         * @description Oldest first; filter by `status` (`pending_review` is the queue). Documents come with signed links that expire.
+         * @description Oldest first; filter by `status` (`pending_review` is the queue) and by `userId` (one person's whole KYC history). Documents come with signed links that expire.
          */
         get: operations["getAdminKyc"];
         put?: never;
@@ -1397,6 +1397,26 @@ export interface paths {
          * @description multipart/form-data with `conversationId`, one `file` (any type, at most 10 MB) and an optional `content` caption. The file is private to the participants; the answer carries a signed link to it.
          */
         post: operations["postMessagesFiles"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/orders/{orderId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An order's conversation, read-only (view_orders)
+         * @description The messages between the buyer and the seller of an order, newest first (default limit 50), paged with `page` or `cursor` like a participant reads them. Reading marks nothing read and tells nobody. Direct conversations are not open to staff. An unknown order is 404.
+         */
+        get: operations["getAdminOrdersByOrderIdMessages"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -20270,6 +20290,8 @@ export interface operations {
                 /** @description Items per page, at most 100. */
                 limit?: number;
                 status?: "pending_documents" | "pending_review" | "approved" | "rejected";
+                /** @description Only this person's submissions. */
+                userId?: string;
             };
             header?: never;
             path?: never;
@@ -22782,6 +22804,339 @@ export interface operations {
             };
             /** @description `RECIPIENT_UNAVAILABLE`: The other person’s account is suspended or deactivated: no message can be sent to it, in a new conversation or an existing one. Staff accounts can be written to. */
             422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAdminOrdersByOrderIdMessages: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100 (default 50). */
+                limit?: number;
+                /** @description Continue after this position: the `nextCursor` of the previous page. Takes precedence over `page`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                conversationId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                senderId: string;
+                                /** @description Empty for a file sent without a caption. */
+                                content: string;
+                                /** @description The participants may also fetch its path with their Bearer token. */
+                                attachment: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /** @description The original name, for display only. */
+                                    filename: string;
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
+                                    size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                } | null;
+                                /** @description The custom offer this message presents, as it stands now; null for an ordinary message. */
+                                offer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description The direct conversation the offer was made in.
+                                     */
+                                    conversationId: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description The seller who made the offer.
+                                     */
+                                    senderId: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description The buyer it is made to: the one who may accept or decline it.
+                                     */
+                                    recipientId: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description The seller’s service the offer is made under; null when it names none.
+                                     */
+                                    serviceId: string | null;
+                                    title: string;
+                                    description: string;
+                                    /** @description What the buyer pays into escrow on accepting. Two decimals, in the platform currency. */
+                                    price: number;
+                                    /**
+                                     * Format: int64
+                                     * @description The order is due this many days after the offer is accepted.
+                                     */
+                                    deliveryDays: number;
+                                    /** Format: int64 */
+                                    revisions: number;
+                                    /** @description `pending` until the recipient accepts or declines it, the sender withdraws it, or it expires. */
+                                    status: "pending" | "accepted" | "declined" | "withdrawn" | "expired";
+                                    /** @description The reason the recipient gave when declining, if any. */
+                                    declineReason: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    expiresAt: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description The order placed when the offer was accepted.
+                                     */
+                                    orderId: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it was accepted, declined, withdrawn or expired.
+                                     */
+                                    respondedAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                } | null;
+                                /** @description Whether the recipient has read it. */
+                                isRead: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                                /** @description Send as `cursor` for the next (older) page; null on the last page. */
+                                nextCursor: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
                 headers: {
                     /** @description Requests allowed in the current window. */
                     "X-RateLimit-Limit"?: number;

@@ -61,9 +61,9 @@ export function createKycReview(deps: ReviewDeps) {
   }
 
   return {
-    /** `GET /admin/kyc?status=` (view_kyc): oldest first, with personal details and signed document links. */
-    async listSubmissions(status: KycStatus | undefined, page: PageRequest) {
-      const { rows, total } = await createKycRepository(db).list(status, offsetOf(page), page.limit)
+    /** `GET /admin/kyc?status=&userId=` (view_kyc): oldest first, with personal details and signed document links. */
+    async listSubmissions(filter: { status?: KycStatus; userId?: string }, page: PageRequest) {
+      const { rows, total } = await createKycRepository(db).list(filter, offsetOf(page), page.limit)
       return toPage(await views.staffViews(db, rows), total, page)
     },
 

@@ -18,12 +18,12 @@ export const kycAdminRoutes: FastifyPluginAsyncTypebox<{ kyc: KycService }> = as
         tags,
         security,
         summary: 'KYC submissions (view_kyc)',
-        description: 'Oldest first; filter by `status` (`pending_review` is the queue). Documents come with signed links that expire.',
+        description: "Oldest first; filter by `status` (`pending_review` is the queue) and by `userId` (one person's whole KYC history). Documents come with signed links that expire.",
         querystring: StaffKycQuery,
         response: responses({ 200: Envelope(Page(KycSubmission)) }, 400, 401, 403),
       },
     },
-    async (request) => ok(await kyc.listSubmissions(request.query.status, request.query)),
+    async (request) => ok(await kyc.listSubmissions({ status: request.query.status, userId: request.query.userId }, request.query)),
   )
 
   app.get(

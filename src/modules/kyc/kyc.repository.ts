@@ -30,9 +30,9 @@ export function createKycRepository(db: Executor) {
       return row
     },
 
-    /** Staff queue: oldest first, so submissions are reviewed in order. */
-    async list(status: KycStatus | undefined, offset: number, limit: number): Promise<{ rows: KycSubmissionRow[]; total: number }> {
-      const where = status ? eq(kycSubmissions.status, status) : undefined
+    /** Staff queue: oldest first, so submissions are reviewed in order; optionally one person's history. */
+    async list(filter: { status?: KycStatus; userId?: string }, offset: number, limit: number): Promise<{ rows: KycSubmissionRow[]; total: number }> {
+      const where = and(filter.status ? eq(kycSubmissions.status, filter.status) : undefined, filter.userId ? eq(kycSubmissions.userId, filter.userId) : undefined)
       const [rows, [counted]] = await Promise.all([
         db.select().from(kycSubmissions).where(where).orderBy(asc(kycSubmissions.createdAt), asc(kycSubmissions.id)).offset(offset).limit(limit),
         db.select({ total: count() }).from(kycSubmissions).where(where),

@@ -300,6 +300,26 @@ describe('seller KYC', () => {
       expect(one.json().data).toMatchObject({ id: submissionId, personalDetails: PERSONAL_DETAILS })
     })
 
+    it("lists one person's whole history with userId, and nothing of anyone else", async () => {
+      const seller = await createUser(ctx)
+      const other = await createUser(ctx)
+      const first = await submitKyc(ctx.app, seller.accessToken)
+      expect((await reject(reviewer.accessToken, first, { reason: 'The photo is blurred.' })).statusCode).toBe(200)
+      const second = await submitKyc(ctx.app, seller.accessToken)
+      await submitKyc(ctx.app, other.accessToken)
+      const response = await staffList(viewer.accessToken, `?userId=${seller.user.id}`)
+      expect(response.statusCode).toBe(200)
+      const { items, pagination } = response.json().data
+      expect(items.map((item: { id: string; status: string }) => [item.id, item.status])).toEqual([
+        [first, 'rejected'],
+        [second, 'pending_review'],
+      ])
+      expect(pagination.total).toBe(2)
+      const pending = (await staffList(viewer.accessToken, `?userId=${seller.user.id}&status=rejected`)).json().data.items
+      expect(pending.map((item: { id: string }) => item.id)).toEqual([first])
+      expect((await staffList(viewer.accessToken, `?userId=${UNKNOWN_ID}`)).json().data.items).toEqual([])
+    })
+
     it('answers 401 without a token, 403 without view_kyc, 404 for an unknown or malformed id', async () => {
       expectError(await staffList(undefined), 401, 'UNAUTHENTICATED')
       expectError(await staffList(outsider.accessToken), 403, 'FORBIDDEN')
@@ -314,6 +334,7 @@ describe('seller KYC', () => {
       ['an unknown status', '?status=verified', 'status'],
       ['limit=0', '?limit=0', 'limit'],
       ['an unknown filter', '?country=GB', 'country'],
+      ['a userId that is not an id', '?userId=me', 'userId'],
     ])('refuses %s (400 naming it)', async (_label, query, field) => {
       expectError(await staffList(viewer.accessToken, query), 400, 'VALIDATION_ERROR', [field])
     })

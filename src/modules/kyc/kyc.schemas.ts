@@ -83,7 +83,13 @@ export const KycSubmission = Type.Object({
 export const KycSubmissionParams = IdParams('submissionId')
 
 export const StaffKycQuery = Type.Composite(
-  [PageQuery, Type.Object({ status: Type.Optional(Type.Union(kycStatuses.map((status) => Type.Literal(status)), { errorMessage: `must be one of ${kycStatuses.join(', ')}` })) })],
+  [
+    PageQuery,
+    Type.Object({
+      status: Type.Optional(Type.Union(kycStatuses.map((status) => Type.Literal(status)), { errorMessage: `must be one of ${kycStatuses.join(', ')}` })),
+      userId: Type.Optional(Type.String({ format: 'uuid', errorMessage: 'must be a user id', description: "Only this person's submissions." })),
+    }),
+  ],
   { additionalProperties: false },
 )
 

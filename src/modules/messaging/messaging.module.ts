@@ -3,6 +3,7 @@ import { handleJob } from '../../platform/outbox/jobs.ts'
 import type { AuthService } from '../auth/auth.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
+import { messagingAdminRoutes } from './messaging.admin.routes.ts'
 import { messagingErrors } from './messaging.errors.ts'
 import { messagingRoutes } from './messaging.routes.ts'
 import { createMessagingService, MESSAGING_JOBS } from './messaging.service.ts'
@@ -21,6 +22,7 @@ export const messagingModule = defineModule({
   },
   routes: (api, { config, realtime }) => async (app) => {
     await app.register(messagingRoutes, { messaging: api, realtime, maxSocketsPerUser: config.realtime.maxSocketsPerUser, tmpDir: config.tmpDir })
+    await app.register(messagingAdminRoutes, { messaging: api })
   },
   jobs: (api) => [handleJob(MESSAGING_JOBS.newMessageEmail, (payload) => api.sendNewMessageEmail(payload))],
   errors: messagingErrors,

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, inArray, lt, lte, ne, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
+import { and, asc, between, count, desc, eq, gt, inArray, lt, lte, ne, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { placeholdersOf, type TableRelation } from '../../db/fragments.ts'
 import { JsonText, jsonObjectSql } from '../../db/json-sql.ts'
@@ -338,6 +338,15 @@ export function createMessagingRepository(db: Executor) {
         .select()
         .from(conversationParticipants)
         .where(and(inArray(conversationParticipants.conversationId, conversationIds), ne(conversationParticipants.userId, userId)))
+    },
+
+    /** Messages numbered `oldest` to `newest` of a conversation, newest first (a page is a range of numbers). */
+    messagesBetween(conversationId: string, oldest: number, newest: number): Promise<MessageRow[]> {
+      return db
+        .select()
+        .from(messages)
+        .where(and(eq(messages.conversationId, conversationId), between(messages.seq, oldest, newest)))
+        .orderBy(desc(messages.seq))
     },
 
     /** The newest message of each conversation (by its number), for a list. */

@@ -9,6 +9,7 @@ import type { SessionCheck } from '../auth/auth.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { createConversationAccess } from './conversation-access.service.ts'
 import { createConversationReading } from './conversation-reading.service.ts'
+import { createStaffConversationReading } from './conversation-staff-reading.service.ts'
 import { createMessageEmails } from './message-emails.service.ts'
 import { createMessageSending } from './message-sending.service.ts'
 import { createMessagingRepository } from './messaging.repository.ts'
@@ -38,6 +39,7 @@ export function createMessagingService(deps: {
     ...createMessageSending({ ...deps, access }),
     ...createConversationReading({ ...deps, access }),
     ...createMessageEmails(deps),
+    ...createStaffConversationReading({ db: deps.db, access }),
 
     /** For the offers module: how messages find the offer they present. */
     registerOfferReader: access.registerOfferReader,
