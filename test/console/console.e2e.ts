@@ -8,6 +8,7 @@ import { DAY } from '../../src/lib/clock.ts'
 import { seedDemo } from '../../src/seed/demo.ts'
 import { orderIn, type PlacedOrder } from '../factories/orders.ts'
 import { passKyc, submitKyc } from '../factories/kyc.ts'
+import { sendMessage } from '../factories/messages.ts'
 import { createCategory, publishService } from '../factories/services.ts'
 import { createUser, DEFAULT_PASSWORD, type TestUser } from '../factories/users.ts'
 import { createTestApp, request, type TestContext } from '../setup/test-app.ts'
@@ -161,6 +162,12 @@ describe('the operator console in a browser', () => {
     await expectAccessible('kyc')
     const me = await request(ctx.app, { method: 'GET', url: '/users/me', token: kycUser.accessToken })
     expect(me.json().data.isKYCVerified).toBe(true)
+
+    // The person's page lists their KYC history with the decision.
+    await open(`/users/${kycUser.user.id}`, 'Ada Lovelace')
+    const kyc = page.getByRole('row').filter({ hasText: 'id card' })
+    await kyc.getByText('approved').waitFor()
+    await expectAccessible('user-kyc')
   })
 
   it('approves a payout, and checks the ledger', async () => {
@@ -181,7 +188,10 @@ describe('the operator console in a browser', () => {
     const before = await walletOf(dispute.buyer)
     await open('/orders', 'Orders and disputes')
     const item = page.getByRole('listitem').filter({ hasText: dispute.order.serviceTitle as string })
+    await sendMessage(ctx, dispute.buyer, { conversationId: dispute.order.conversationId as string }, 'Nothing arrived by the due date.')
     await item.getByText(/disputed/).first().click()
+    // The order's conversation is shown read-only beside the timeline.
+    await item.getByRole('region', { name: 'Conversation' }).getByText('Nothing arrived by the due date.').waitFor()
     await expectAccessible('orders')
     await item.getByRole('button', { name: 'Refund the buyer in full…' }).click()
     await item.getByLabel('Reason').fill('The seller did not deliver what was agreed.')

@@ -74,6 +74,70 @@ function OrderActions({ order }: { order: Order }) {
   )
 }
 
+/** An order of a list: its details (and their reads, such as the conversation) load when it is opened. */
+function OrderRow({ order }: { order: Order }) {
+  const [open, setOpen] = useState(false)
+  return (
+    <li>
+      <details onToggle={(event) => setOpen(event.currentTarget.open)}>
+        <summary>
+          <Badge value={order.status} /> {order.serviceTitle} ({order.packageName}), {money(order.total)}, placed {when(order.createdAt)}
+        </summary>
+        {open && <OrderDetails order={order} />}
+      </details>
+    </li>
+  )
+}
+
+/** The order's conversation, read-only, oldest of the page at the top; older pages through the API's cursor. */
+function Conversation({ order }: { order: Order }) {
+  const orderId = order.id
+  const [cursor, setCursor] = useState<string | undefined>(undefined)
+  const messages = useQuery({
+    queryKey: ['orders', orderId, 'messages', cursor],
+    queryFn: () => call(api.GET('/api/v1/admin/orders/{orderId}/messages', { params: { path: { orderId }, query: { limit: 20, ...(cursor && { cursor }) } } })),
+  })
+  const name = (senderId: string) => (senderId === order.buyer.id ? `${order.buyer.fullName} (buyer)` : senderId === order.seller.id ? `${order.seller.fullName} (seller)` : senderId)
+  if (messages.isPending) return <Loading what="the conversation" />
+  if (messages.isError) return <ErrorText error={messages.error} />
+  const { items, pagination } = messages.data
+  return (
+    <section aria-label="Conversation">
+      <h3>Conversation ({pagination.total} messages)</h3>
+      {items.length === 0 ? (
+        <p>No messages.</p>
+      ) : (
+        <ol className="timeline conversation">
+          {[...items].reverse().map((message) => (
+            <li key={message.id}>
+              {when(message.createdAt)}, {name(message.senderId)}: <span className="pre">{message.content}</span>
+              {message.attachment && (
+                <>
+                  {' '}
+                  <a href={message.attachment.url}>{message.attachment.filename}</a>
+                </>
+              )}
+              {message.offer && ` (offer: ${message.offer.title}, ${money(message.offer.price)}, ${message.offer.status})`}
+            </li>
+          ))}
+        </ol>
+      )}
+      <div className="actions">
+        {cursor !== undefined && (
+          <button type="button" onClick={() => setCursor(undefined)}>
+            Newest messages
+          </button>
+        )}
+        {pagination.nextCursor && (
+          <button type="button" onClick={() => setCursor(pagination.nextCursor ?? undefined)}>
+            Older messages
+          </button>
+        )}
+      </div>
+    </section>
+  )
+}
+
 function OrderDetails({ order }: { order: Order }) {
   const { can } = useSession()
   const person = (party: Order['buyer']) =>
@@ -135,6 +199,7 @@ function OrderDetails({ order }: { order: Order }) {
           </ul>
         </>
       )}
+      <Conversation order={order} />
       <OrderActions order={order} />
     </div>
   )
@@ -184,14 +249,7 @@ export function OrderList({ orders, error, pending }: { orders: Order[] | undefi
       {orders?.length === 0 && <p>No orders.</p>}
       <ul className="orders">
         {orders?.map((order) => (
-          <li key={order.id}>
-            <details>
-              <summary>
-                <Badge value={order.status} /> {order.serviceTitle} ({order.packageName}), {money(order.total)}, placed {when(order.createdAt)}
-              </summary>
-              <OrderDetails order={order} />
-            </details>
-          </li>
+          <OrderRow key={order.id} order={order} />
         ))}
       </ul>
     </>

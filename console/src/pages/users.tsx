@@ -187,6 +187,44 @@ function RolesEditor({ userId, current }: { userId: string; current: string[] })
   )
 }
 
+/** Every KYC submission of the person, oldest first, each opening the submission's page with its documents. */
+function KycHistory({ userId }: { userId: string }) {
+  const list = useQuery({ queryKey: ['kyc', 'of', userId], queryFn: () => call(api.GET('/api/v1/admin/kyc', { params: { query: { userId, limit: 20 } } })) })
+  if (list.error) return <ErrorText error={list.error} />
+  if (!list.data) return <Loading what="KYC submissions" />
+  if (list.data.items.length === 0) return <p>No KYC submission.</p>
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Submitted</th>
+          <th scope="col">Document</th>
+          <th scope="col">Status</th>
+          <th scope="col">Reviewed</th>
+          <th scope="col">Reason</th>
+        </tr>
+      </thead>
+      <tbody>
+        {list.data.items.map((submission) => (
+          <tr key={submission.id}>
+            <td>
+              <Link to="/kyc/$submissionId" params={{ submissionId: submission.id }}>
+                {when(submission.submittedAt ?? submission.createdAt)}
+              </Link>
+            </td>
+            <td>{submission.documentType?.replace(/_/g, ' ') ?? '—'}</td>
+            <td>
+              <Badge value={submission.status} />
+            </td>
+            <td>{when(submission.reviewedAt)}</td>
+            <td>{submission.rejectionReason ?? '—'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
 export function UserPage() {
   const params: { userId?: string } = useParams({ strict: false })
   const userId = params.userId ?? ''
@@ -268,6 +306,10 @@ export function UserPage() {
           {me.isSuperuser && <RolesEditor key={person.roles.map((role) => role.id).join()} userId={person.id} current={person.roles.map((role) => role.id)} />}
         </>
       )}
+      <Can permission="view_kyc">
+        <h2>KYC</h2>
+        <KycHistory userId={userId} />
+      </Can>
       <Can permission="view_orders">
         <h2>Purchases</h2>
         <OrderList orders={orders.data?.items} error={orders.error} pending={orders.isPending} />
