@@ -19,7 +19,6 @@ export const PROCESS_TESTS = [
 
 export default defineConfig({
   test: {
-    globalSetup: ['./test/setup/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -30,8 +29,9 @@ export default defineConfig({
     // and nothing in src/ keeps state at module level that a file could leave behind.
     isolate: false,
     projects: [
-      { extends: true, test: { name: 'suite', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: PROCESS_TESTS } },
-      { extends: true, test: { name: 'processes', include: PROCESS_TESTS } },
+      // The set-up (migrations, PgBouncer) is each project's own: at the root it would run once more.
+      { extends: true, test: { name: 'suite', globalSetup: ['./test/setup/global-setup.ts'], include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: PROCESS_TESTS } },
+      { extends: true, test: { name: 'processes', globalSetup: ['./test/setup/global-setup.ts'], include: PROCESS_TESTS } },
     ],
   },
 })

@@ -106,8 +106,8 @@ describe('docker-compose.yml', () => {
     expect(() => interpolate(read('docker-compose.yml'), {})).toThrow(/JWT_ACCESS_SECRET/)
   })
 
-  it('runs two API instances behind the proxy, a separate worker, PostgreSQL, Redis, MinIO and Mailpit', () => {
-    expect(Object.keys(services)).toEqual(expect.arrayContaining(['api1', 'api2', 'worker', 'proxy', 'postgres', 'redis', 'minio', 'mailpit']))
+  it('runs two API instances behind the proxy, a separate worker, PostgreSQL behind PgBouncer, Redis, MinIO and Mailpit', () => {
+    expect(Object.keys(services)).toEqual(expect.arrayContaining(['api1', 'api2', 'worker', 'proxy', 'postgres', 'pgbouncer', 'redis', 'minio', 'mailpit']))
     for (const [name, service] of Object.entries(services)) {
       expect(service.image ?? service.build, name).toBeDefined()
       for (const dependency of Object.keys(service.depends_on ?? {})) expect(Object.keys(services), `${name} depends on ${dependency}`).toContain(dependency)
@@ -123,12 +123,24 @@ describe('docker-compose.yml', () => {
       const environment = { ...services[name]!.environment, DATA_DIR: mkdtempSync(join(tmpdir(), 'compose-config-')) }
       const config = loadConfig(environment)
       expect(config.isProduction, name).toBe(true)
-      expect(config.database.kind).toBe('postgres')
+      expect(config.database).toMatchObject({ kind: 'postgres', url: 'postgres://marketplace:marketplace@pgbouncer:6432/marketplace' })
       expect(config.redisUrl).toBe('redis://redis:6379')
       expect(config.storage).toMatchObject({ kind: 's3', bucket: 'marketplace', endpoint: 'http://minio:9000', forcePathStyle: true })
       expect(config.mail.smtpUrl).toBe('smtp://mailpit:1025')
       expect(config.trustProxy).toBe(true)
     }
+  })
+
+  it('pools in transaction mode with prepared statements kept (PgBouncer 1.21+), for the database the apps name', () => {
+    const ini = read('deploy/pgbouncer.ini')
+    const setting = (name: string) => new RegExp(`^${name}\\s*=\\s*(.+)$`, 'm').exec(ini)?.[1]?.trim()
+    expect(setting('pool_mode')).toBe('transaction')
+    expect(Number(setting('max_prepared_statements'))).toBeGreaterThan(0)
+    expect(setting('listen_port')).toBe('6432')
+    expect(setting('marketplace')).toBe('host=postgres port=5432 dbname=marketplace')
+    const [major, minor] = /pgbouncer:v(\d+)\.(\d+)/.exec(services.pgbouncer!.image!)!.slice(1).map(Number)
+    expect(major! * 100 + minor!).toBeGreaterThanOrEqual(121)
+    expect(read('deploy/pgbouncer-userlist.txt')).toContain('"marketplace" "marketplace"')
   })
 
   it('balances the proxy over both API instances on the port the image listens on, checking /ready', () => {

@@ -5,7 +5,8 @@ import { ledgerTransactions } from '../../src/modules/wallet/ledger.table.ts'
 import { payouts } from '../../src/modules/wallet/payouts.table.ts'
 import { users } from '../../src/modules/users/users.table.ts'
 import { createUser } from '../factories/users.ts'
-import { crashServer, freePort } from '../setup/crash-server.ts'
+import { crashServer } from '../setup/crash-server.ts'
+import { freePort } from '../setup/ports.ts'
 
 const url = process.env.TEST_DATABASE_URL
 

@@ -5,7 +5,8 @@ import { orders } from '../../src/modules/orders/orders.table.ts'
 import { ledgerTransactions } from '../../src/modules/wallet/ledger.table.ts'
 import { makeOffer, offerParties } from '../factories/offers.ts'
 import { orderIn } from '../factories/orders.ts'
-import { crashServer, freePort } from '../setup/crash-server.ts'
+import { crashServer } from '../setup/crash-server.ts'
+import { freePort } from '../setup/ports.ts'
 
 const url = process.env.TEST_DATABASE_URL
 

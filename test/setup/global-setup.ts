@@ -6,11 +6,14 @@ import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { fromPglite, fromPool, pgliteExtensions } from '../../src/db/client.ts'
 import { runMigrations } from '../../src/db/migrate.ts'
+import { startPgBouncer } from './pgbouncer.ts'
 
 declare module 'vitest' {
   export interface ProvidedContext {
     pgliteDump: string
     pgTemplate: string
+    /** PgBouncer in front of TEST_DATABASE_URL's server, when the machine has one: test files connect through it. */
+    pgBouncerUrl: string
   }
 }
 
@@ -31,7 +34,11 @@ export default async function setup(project: TestProject) {
     await admin.query(`alter database ${template} is_template true`)
     project.provide('pgTemplate', template)
     project.provide('pgliteDump', '')
+    const bouncer = await startPgBouncer(url)
+    project.provide('pgBouncerUrl', bouncer?.url ?? '')
+    console.log(bouncer ? `PostgreSQL through PgBouncer (transaction mode) at ${bouncer.url}` : 'PostgreSQL directly (no PgBouncer 1.21+ found)')
     return async () => {
+      bouncer?.stop()
       const leftovers = await admin.query<{ datname: string }>(`select datname from pg_database where datname like $1`, [`mk_${process.pid}_%`])
       for (const { datname } of leftovers.rows) await admin.query(`drop database if exists ${datname} with (force)`)
       await admin.query(`alter database ${template} is_template false`)
@@ -49,6 +56,7 @@ export default async function setup(project: TestProject) {
   writeFileSync(file, Buffer.from(await dump.arrayBuffer()))
   project.provide('pgliteDump', file)
   project.provide('pgTemplate', '')
+  project.provide('pgBouncerUrl', '')
   return () => rmSync(dir, { recursive: true, force: true })
 }
 

@@ -50,7 +50,8 @@ export async function openTestDatabase(): Promise<{ database: Database; drop: ()
     const admin = new pg.Client({ connectionString: url })
     await admin.connect()
     await admin.query(`create database ${name} template ${template}`)
-    const pool = openPool(withDatabase(url, name), 5)
+    // Through PgBouncer when the run has one (admin statements above stay direct).
+    const pool = openPool(withDatabase(inject('pgBouncerUrl') || url, name), 5)
     // Dropping the database with (force) terminates connections that are still closing.
     const tolerateTermination = (error: Error & { code?: string }) => {
       if (error.code !== '57P01') throw error

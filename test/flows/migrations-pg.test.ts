@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { drizzle } from 'drizzle-orm/node-postgres'
+import { migrate } from 'drizzle-orm/node-postgres/migrator'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { withDatabase } from '../setup/global-setup.ts'
+import { fromPool, openPool } from '../../src/db/client.ts'
+import { migrationsFolder, runMigrations } from '../../src/db/migrate.ts'
+
+const url = process.env.TEST_DATABASE_URL
+const journal = JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string; when: number }[] }
+
+/**
+ * The PostgreSQL migration runner: one transaction under a transaction-scoped lock, so instances
+ * that start together (directly or through a pooler in transaction mode) migrate once, and its
+ * bookkeeping is the one Drizzle's own migrator reads.
+ */
+describe.skipIf(!url)('runMigrations on PostgreSQL', () => {
+  const name = `mk_migrate_${process.pid}_${Date.now()}`
+  let admin: pg.Client
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: url })
+    await admin.connect()
+    await admin.query(`create database ${name}`)
+  })
+  afterAll(async () => {
+    await admin.query(`drop database if exists ${name} with (force)`)
+    await admin.end()
+  })
+
+  it('applies every migration once when several instances start at the same time, and Drizzle agrees', async () => {
+    // Through PgBouncer in transaction mode when the run has one: the lock must hold there too.
+    const pools = [1, 2, 3].map(() => openPool(withDatabase(inject('pgBouncerUrl') || url!, name), 2))
+    try {
+      await Promise.all(pools.map((pool) => runMigrations(fromPool(pool))))
+      const applied = await pools[0]!.query<{ created_at: string }>('select created_at from drizzle.__drizzle_migrations order by id')
+      expect(applied.rows.map((row) => Number(row.created_at))).toEqual(journal.entries.map((entry) => entry.when))
+      // Drizzle's own migrator reads the same table and finds nothing left to do.
+      await migrate(drizzle(pools[0]!), { migrationsFolder })
+      await runMigrations(fromPool(pools[1]!))
+      expect((await pools[0]!.query('select count(*)::int as n from drizzle.__drizzle_migrations')).rows[0].n).toBe(journal.entries.length)
+      expect((await pools[0]!.query(`select to_regclass('public.orders') is not null as present`)).rows[0].present).toBe(true)
+    } finally {
+      await Promise.all(pools.map((pool) => pool.end()))
+    }
+  })
+
+  it('leaves nothing behind when a migration fails', async () => {
+    const other = `${name}_broken`
+    await admin.query(`create database ${other}`)
+    const pool = openPool(withDatabase(url!, other), 1)
+    try {
+      // A table the first migration creates already exists: that statement fails, and the whole run rolls back.
+      await pool.query('create table users (id int)')
+      await expect(runMigrations(fromPool(pool))).rejects.toThrow(/already exists/)
+      expect((await pool.query(`select to_regnamespace('drizzle') is null as absent`)).rows[0].absent).toBe(true)
+    } finally {
+      await pool.end()
+      await admin.query(`drop database if exists ${other} with (force)`)
+    }
+  })
+})
