@@ -41,8 +41,12 @@ export class MemoryMailer implements Mailer {
   }
 }
 
-/** A fresh database for one test file: a copy of the migrated one, on PGlite or PostgreSQL. */
-export async function openTestDatabase(): Promise<{ database: Database; drop: () => Promise<void> }> {
+/**
+ * A fresh database for one test file: a copy of the migrated one, on PGlite or PostgreSQL.
+ * `direct` connects past the run's PgBouncer, for a test that inspects a server session itself
+ * (its prepared statements and their plans): through the pooler, each query may find another.
+ */
+export async function openTestDatabase(options: { direct?: boolean } = {}): Promise<{ database: Database; drop: () => Promise<void> }> {
   const template = inject('pgTemplate')
   const url = process.env.TEST_DATABASE_URL
   if (template && url) {
@@ -51,7 +55,7 @@ export async function openTestDatabase(): Promise<{ database: Database; drop: ()
     await admin.connect()
     await admin.query(`create database ${name} template ${template}`)
     // Through PgBouncer when the run has one (admin statements above stay direct).
-    const pool = openPool(withDatabase(inject('pgBouncerUrl') || url, name), 5)
+    const pool = openPool(withDatabase((!options.direct && inject('pgBouncerUrl')) || url, name), 5)
     // Dropping the database with (force) terminates connections that are still closing.
     const tolerateTermination = (error: Error & { code?: string }) => {
       if (error.code !== '57P01') throw error

@@ -28,7 +28,7 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
   let client: pg.PoolClient
   let connection: Db
   beforeAll(async () => {
-    ;({ database, drop } = await openTestDatabase())
+    ;({ database, drop } = await openTestDatabase({ direct: true }))
     if (database.kind !== 'postgres') return
     client = await database.pool.connect()
     connection = drizzle(client)
