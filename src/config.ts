@@ -54,6 +54,7 @@ const EnvSchema = Type.Object({
   TIP_DAYS: Type.Number({ minimum: 0.0001, maximum: 365, default: 14 }),
   TIP_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 0 }),
   WORKER_TICK_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
+  NOTIFICATION_RETENTION_DAYS: Type.Number({ minimum: 0.001, maximum: 3650, default: 90 }),
   PAYMENTS_PROVIDER: Type.Union([Type.Literal('sandbox')], { default: 'sandbox' }),
   PAYMENTS_SANDBOX_ENABLED: Type.Optional(Bool),
   SUPERUSER_EMAIL: Type.Optional(Type.String()),
@@ -122,6 +123,8 @@ export interface Config {
   tips: { windowMs: number; feeBasisPoints: number }
   /** How often the worker runs its periodic checks (auto-completion, offer expiry). */
   workerTickMs: number
+  /** Notifications: how long they are kept before the worker deletes them. */
+  notifications: { retentionMs: number }
   /** Realtime sockets: how often each is pinged; one that missed the previous ping is dropped. */
   realtime: { heartbeatMs: number; maxSocketsPerUser: number }
   logLevel: Env['LOG_LEVEL']
@@ -240,6 +243,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000) },
     tips: { windowMs: Math.round(env.TIP_DAYS * 24 * 3600 * 1000), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
     workerTickMs: env.WORKER_TICK_SECONDS * 1000,
+    notifications: { retentionMs: Math.round(env.NOTIFICATION_RETENTION_DAYS * 24 * 3600 * 1000) },
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     webhooks: {
       url: env.WEBHOOK_URL,

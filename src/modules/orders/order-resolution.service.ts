@@ -10,6 +10,7 @@ import { defineJob } from '../../platform/outbox/jobs.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
 import { mayActOn, parties, type OrderMoves } from './order-moves.service.ts'
@@ -51,6 +52,7 @@ export interface ResolutionDeps {
   catalogue: Pick<CatalogueService, 'recordCompletedOrder'>
   audit: Pick<AuditService, 'record'>
   users: Pick<UsersService, 'findAccountById'>
+  notifications: Pick<NotificationsService, 'emailWanted'>
   moves: OrderMoves
 }
 
@@ -113,10 +115,11 @@ export function createOrderResolution(deps: ResolutionDeps) {
     resolveSplit: (actor: Actor, orderId: string, body: { refundAmount: number; note: string }) =>
       moves.changeOrder(actor, orderId, (row) => mayActOn(row, actor), (tx, row) => applySplit(tx, actor, row, body.refundAmount, body.note.trim())),
 
-    /** The e-mail job: each party learns what they receive and why; skipped for an account no longer active. */
+    /** The e-mail job: each party learns what they receive and why; skipped for an account no longer active, or one that switched these e-mails off. */
     async sendResolvedEmail(job: { orderId: string; recipientId: string; refundCents: number; sellerCents: number; note: string }): Promise<void> {
       const [order, recipient] = await Promise.all([createOrdersRepository(db).findById(job.orderId), users.findAccountById(db, job.recipientId)])
       if (!order || !recipient?.isActive) return
+      if (!(await deps.notifications.emailWanted(db, recipient.id, 'order.resolved'))) return
       const buyer = recipient.id === order.buyerId
       const yours = buyer ? job.refundCents : job.sellerCents
       const what = buyer ? `${money(yours)} was refunded to your wallet` : `${money(yours)} was paid to your wallet`

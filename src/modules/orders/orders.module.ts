@@ -5,6 +5,7 @@ import type { AuditService } from '../audit/audit.module.ts'
 import type { AuthService } from '../auth/auth.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { MessagingService } from '../messaging/messaging.module.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { WalletApi } from '../wallet/wallet.module.ts'
@@ -24,12 +25,12 @@ import { orderDeliveries, orders } from './orders.table.ts'
 /** Orders: placing into escrow, the status machine, deliveries, auto-completion, staff cancels and dispute resolutions (all-or-nothing or split). */
 export const ordersModule = defineModule({
   name: 'orders',
-  needs: ['auth', 'catalogue', 'wallet', 'uploads', 'users', 'audit', 'messaging'],
+  needs: ['auth', 'catalogue', 'wallet', 'uploads', 'users', 'audit', 'messaging', 'notifications'],
   tables: { orders, orderDeliveries },
-  create: ({ config, db, clock, outbox, mailer }, deps: { auth: AuthService; catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService }) => {
+  create: ({ config, db, clock, outbox, mailer }, deps: { auth: AuthService; catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService; notifications: NotificationsService }) => {
     const common = { db, clock, outbox, ledger: deps.wallet.ledger, catalogue: deps.catalogue, users: deps.users, uploads: deps.uploads, messaging: deps.messaging, platformFeeBasisPoints: config.orders.platformFeeBasisPoints, tipWindowMs: config.tips.windowMs }
     return {
-      ...createOrdersService({ ...common, mailer, appUrl: config.appUrl, sessions: deps.auth.sessionCheck, audit: deps.audit, autoCompleteAfterMs: config.orders.autoCompleteAfterMs }),
+      ...createOrdersService({ ...common, mailer, appUrl: config.appUrl, sessions: deps.auth.sessionCheck, audit: deps.audit, notifications: deps.notifications, autoCompleteAfterMs: config.orders.autoCompleteAfterMs }),
       /** `POST /orders/{orderId}/tip`. */
       tips: createOrderTips({ ...common, answers: createOrderAnswers(common), feeBasisPoints: config.tips.feeBasisPoints }),
       /** For the offers module: the order of an accepted custom offer, in its transaction. */

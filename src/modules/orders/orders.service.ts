@@ -12,6 +12,7 @@ import type { SessionCheck } from '../auth/auth.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
 import { createOrderAnswers, mayView } from './order-answers.service.ts'
@@ -35,6 +36,7 @@ export interface OrdersDeps {
   catalogue: Pick<CatalogueService, 'offerSql' | 'lockOrderableSql' | 'pricedChoiceSql' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
   users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql' | 'findAccountById'>
   audit: Pick<AuditService, 'record'>
+  notifications: Pick<NotificationsService, 'emailWanted'>
   messaging: Pick<MessagingService, 'orderConversationCtes' | 'orderConversationValues' | 'conversationsOfOrders' | 'isOnline' | 'writeOrderNote' | 'publishMessage'>
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'registerAccessPolicy'>
   /** The platform's share in basis points (10 % = 1000). */

@@ -34,6 +34,9 @@ export type PublicStatsProvider = (executor: Executor, userId: string) => Promis
 
 const NO_STATS: PublicStats = { servicesCount: 0, completedOrdersCount: 0, averageRating: 0, reviewsCount: 0 }
 
+/** How many of a person's notifications are unread, counted by the module that keeps them (notifications). */
+export type UnreadNotificationsCounter = (executor: Executor, userId: string) => Promise<number>
+
 export interface ProfileDeps {
   db: Db
   clock: Clock
@@ -48,12 +51,14 @@ export interface ProfileDeps {
 export function createProfiles(deps: ProfileDeps) {
   const { db, clock, uploads, portfolio, avatarsOf, describe } = deps
   let publicStats: PublicStatsProvider = async () => NO_STATS
+  let unreadNotifications: UnreadNotificationsCounter = async () => 0
 
   return {
-    async getProfile(actor: Actor): Promise<User & { permissions: Permission[] }> {
+    async getProfile(actor: Actor): Promise<User & { permissions: Permission[]; unreadNotifications: number }> {
       const row = await createUsersRepository(db).findById(actor.id)
       if (!row) throw notFound('User')
-      return { ...(await describe(db, row)), permissions: [...actor.permissions].sort() }
+      const [user, unread] = await Promise.all([describe(db, row), unreadNotifications(db, row.id)])
+      return { ...user, permissions: [...actor.permissions].sort(), unreadNotifications: unread }
     },
 
     /** What anyone may see. An inactive account has no public profile. */
@@ -78,6 +83,11 @@ export function createProfiles(deps: ProfileDeps) {
     /** Called once at start by the module that keeps profile statistics (users cannot call it: it needs users). */
     registerPublicStats(provider: PublicStatsProvider): void {
       publicStats = provider
+    },
+
+    /** Called once at start by the module that keeps notifications (users cannot call it: it needs users). */
+    registerUnreadNotifications(counter: UnreadNotificationsCounter): void {
+      unreadNotifications = counter
     },
 
     /** `POST /users/me/avatar`: stores the image as the avatar, replacing (and deleting) the old one. */

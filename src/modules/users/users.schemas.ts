@@ -53,7 +53,10 @@ export type Identity = Static<typeof Identity>
 
 export const Me = Type.Composite([
   User,
-  Type.Object({ permissions: Type.Array(Type.Union(permissions.map((value) => Type.Literal(value))), { description: 'What the caller may do in the admin area.' }) }),
+  Type.Object({
+    permissions: Type.Array(Type.Union(permissions.map((value) => Type.Literal(value))), { description: 'What the caller may do in the admin area.' }),
+    unreadNotifications: Type.Integer({ description: 'How many of your notifications are unread (`GET /notifications?unread=true`).' }),
+  }),
 ])
 
 export const UpdateMeBody = Type.Object(
