@@ -354,6 +354,15 @@ describe('tip and worker settings', () => {
   })
 })
 
+describe('notification settings', () => {
+  it('keeps notifications 90 days by default, reads fractions of a day, and refuses values out of range by name', () => {
+    expect(loadConfig({ DATA_DIR: dataDir }).notifications).toEqual({ retentionMs: 90 * 24 * 3600 * 1000 })
+    expect(loadConfig({ DATA_DIR: dataDir, NOTIFICATION_RETENTION_DAYS: '0.25' }).notifications).toEqual({ retentionMs: 6 * 3600 * 1000 })
+    expect(variablesOf(configError({ DATA_DIR: dataDir, NOTIFICATION_RETENTION_DAYS: '0' }))).toEqual(['NOTIFICATION_RETENTION_DAYS'])
+    expect(variablesOf(configError({ DATA_DIR: dataDir, NOTIFICATION_RETENTION_DAYS: 'forever' }))).toEqual(['NOTIFICATION_RETENTION_DAYS'])
+  })
+})
+
 describe('the first administrator (SUPERUSER_*)', () => {
   it('reads the e-mail, password and full name as given', () => {
     const config = loadConfig({ DATA_DIR: dataDir, SUPERUSER_EMAIL: 'root@example.test', SUPERUSER_PASSWORD: 'Sup3r-secret', SUPERUSER_FULL_NAME: 'Site Admin' })

@@ -351,6 +351,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your notifications
+         * @description Newest first. `unread=true` keeps those not read yet. Page with `page`, or pass the `nextCursor` of a page as `cursor` for the next one (steady while new ones arrive). Each new notification is also pushed to your open sockets (`GET /messages/ws`) as `{ type: "notification", data }`. Notifications older than NOTIFICATION_RETENTION_DAYS are deleted.
+         */
+        get: operations["getNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notifications/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark notifications read
+         * @description Send `ids` (up to 100 of yours) or `all: true`, not both. An id that is not one of your notifications answers 404 and nothing is marked. Marking a read one again changes nothing. Answers how many this marked and how many are still unread.
+         */
+        post: operations["postNotificationsRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/notification-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your notification settings
+         * @description For each kind of notification, whether it is e-mailed to you too. Security e-mails (activation, password reset, suspension) are always sent and not listed.
+         */
+        get: operations["getUsersMeNotificationSettings"];
+        /**
+         * Change your notification settings
+         * @description Names the kinds to change under `email`; the others keep their setting. A kind that is not listed, a security e-mail among them, is 400 on that field. Answers every setting.
+         */
+        put: operations["putUsersMeNotificationSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/audit": {
         parameters: {
             query?: never;
@@ -3566,6 +3630,134 @@ export interface webhooks {
                             sellerId: string;
                             /** Format: int32 */
                             rating: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.suspended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.suspended
+         * @description Staff suspended an account: it is locked out until the suspension ends.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "user.suspended";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            userId: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.unsuspended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.unsuspended
+         * @description Staff ended the suspension of an account: its owner may log in again.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "user.unsuspended";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            userId: string;
                         };
                     };
                 };
@@ -8447,6 +8639,11 @@ export interface operations {
                             updatedAt: string;
                             /** @description What the caller may do in the admin area. */
                             permissions: ("view_users" | "manage_users" | "view_services" | "approve_services" | "view_orders" | "manage_orders" | "resolve_disputes" | "view_kyc" | "manage_kyc" | "view_accounts" | "approve_withdrawals")[];
+                            /**
+                             * Format: int64
+                             * @description How many of your notifications are unread (`GET /notifications?unread=true`).
+                             */
+                            unreadNotifications: number;
                         };
                     };
                 };
@@ -9138,6 +9335,845 @@ export interface operations {
             };
             /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
             404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getNotifications: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100 (default 20). */
+                limit?: number;
+                /** @description Continue after this position: the `nextCursor` of the previous page. Takes precedence over `page`. */
+                cursor?: string;
+                /** @description `true`: only the notifications not read yet; `false` or absent: all of them. */
+                unread?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * @description What happened, as a dotted name (docs/notifications.md lists every kind and who hears of it).
+                                 * @example order.delivered
+                                 * @enum {string}
+                                 */
+                                kind: "order.placed" | "order.accepted" | "order.delivered" | "order.revision_requested" | "order.completed" | "order.cancelled" | "order.disputed" | "order.resolved" | "order.tipped" | "order.refunded" | "order.request_opened" | "order.request_accepted" | "order.request_declined" | "order.request_expired" | "offer.received" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.received" | "review.replied" | "message.received" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "service.approved" | "service.rejected" | "seller.level_changed" | "account.suspended" | "account.unsuspended";
+                                /** @description A short heading, e.g. "Order delivered". */
+                                title: string;
+                                /** @description One or two sentences saying what happened and what to do. */
+                                body: string;
+                                /** @description The object to open: an order, a conversation, a service, a payout, a KYC submission or a user. */
+                                link: {
+                                    /**
+                                     * @description What kind of object it concerns.
+                                     * @enum {string}
+                                     */
+                                    type: "order" | "conversation" | "service" | "payout" | "kyc_submission" | "user";
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description When the person marked it read; null while unread.
+                                 */
+                                readAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                                /** @description Send as `cursor` for the next (older) page; null on the last page. */
+                                nextCursor: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postNotificationsRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Up to 100 of your notifications to mark read. Send this or `all`. */
+                    ids?: string[];
+                    /**
+                     * @description `true` marks every one of your notifications read. Send this or `ids`.
+                     * @enum {boolean}
+                     */
+                    all?: true;
+                } & (unknown | unknown);
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: int64
+                             * @description How many notifications this request marked read (those read already are not counted).
+                             */
+                            updated: number;
+                            /**
+                             * Format: int64
+                             * @description How many of your notifications are still unread.
+                             */
+                            unread: number;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getUsersMeNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description Your notification settings (defaults in docs/notifications.md). */
+                        data: {
+                            /** @description For every kind of notification you may switch, whether it is e-mailed to you as well. Security e-mails (activation, password reset, suspension and its end) are always sent and not listed. */
+                            email: {
+                                /** @description Default off. */
+                                "order.placed": boolean;
+                                /** @description Default off. */
+                                "order.accepted": boolean;
+                                /** @description Default off. */
+                                "order.delivered": boolean;
+                                /** @description Default off. */
+                                "order.revision_requested": boolean;
+                                /** @description Default off. */
+                                "order.completed": boolean;
+                                /** @description Default off. */
+                                "order.cancelled": boolean;
+                                /** @description Default off. */
+                                "order.disputed": boolean;
+                                /** @description Default on. */
+                                "order.resolved": boolean;
+                                /** @description Default off. */
+                                "order.tipped": boolean;
+                                /** @description Default off. */
+                                "order.refunded": boolean;
+                                /** @description Default on. */
+                                "order.request_opened": boolean;
+                                /** @description Default on. */
+                                "order.request_accepted": boolean;
+                                /** @description Default on. */
+                                "order.request_declined": boolean;
+                                /** @description Default on. */
+                                "order.request_expired": boolean;
+                                /** @description Default on. */
+                                "offer.received": boolean;
+                                /** @description Default on. */
+                                "offer.accepted": boolean;
+                                /** @description Default on. */
+                                "offer.declined": boolean;
+                                /** @description Default on. */
+                                "offer.withdrawn": boolean;
+                                /** @description Default on. */
+                                "offer.expired": boolean;
+                                /** @description Default off. */
+                                "review.received": boolean;
+                                /** @description Default off. */
+                                "review.replied": boolean;
+                                /** @description Default on. */
+                                "message.received": boolean;
+                                /** @description Default off. */
+                                "payout.processed": boolean;
+                                /** @description Default off. */
+                                "payout.rejected": boolean;
+                                /** @description Default on. */
+                                "kyc.approved": boolean;
+                                /** @description Default on. */
+                                "kyc.rejected": boolean;
+                                /** @description Default off. */
+                                "service.approved": boolean;
+                                /** @description Default off. */
+                                "service.rejected": boolean;
+                                /** @description Default off. */
+                                "seller.level_changed": boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putUsersMeNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": {
+                 *         "message.received": false,
+                 *         "order.delivered": true
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The kinds to change, each `true` (e-mail me) or `false`; kinds not named keep their setting. A kind that is not listed (a security e-mail, or no kind at all) is refused. */
+                    email: {
+                        /** @description Default off. */
+                        "order.placed"?: boolean;
+                        /** @description Default off. */
+                        "order.accepted"?: boolean;
+                        /** @description Default off. */
+                        "order.delivered"?: boolean;
+                        /** @description Default off. */
+                        "order.revision_requested"?: boolean;
+                        /** @description Default off. */
+                        "order.completed"?: boolean;
+                        /** @description Default off. */
+                        "order.cancelled"?: boolean;
+                        /** @description Default off. */
+                        "order.disputed"?: boolean;
+                        /** @description Default on. */
+                        "order.resolved"?: boolean;
+                        /** @description Default off. */
+                        "order.tipped"?: boolean;
+                        /** @description Default off. */
+                        "order.refunded"?: boolean;
+                        /** @description Default on. */
+                        "order.request_opened"?: boolean;
+                        /** @description Default on. */
+                        "order.request_accepted"?: boolean;
+                        /** @description Default on. */
+                        "order.request_declined"?: boolean;
+                        /** @description Default on. */
+                        "order.request_expired"?: boolean;
+                        /** @description Default on. */
+                        "offer.received"?: boolean;
+                        /** @description Default on. */
+                        "offer.accepted"?: boolean;
+                        /** @description Default on. */
+                        "offer.declined"?: boolean;
+                        /** @description Default on. */
+                        "offer.withdrawn"?: boolean;
+                        /** @description Default on. */
+                        "offer.expired"?: boolean;
+                        /** @description Default off. */
+                        "review.received"?: boolean;
+                        /** @description Default off. */
+                        "review.replied"?: boolean;
+                        /** @description Default on. */
+                        "message.received"?: boolean;
+                        /** @description Default off. */
+                        "payout.processed"?: boolean;
+                        /** @description Default off. */
+                        "payout.rejected"?: boolean;
+                        /** @description Default on. */
+                        "kyc.approved"?: boolean;
+                        /** @description Default on. */
+                        "kyc.rejected"?: boolean;
+                        /** @description Default off. */
+                        "service.approved"?: boolean;
+                        /** @description Default off. */
+                        "service.rejected"?: boolean;
+                        /** @description Default off. */
+                        "seller.level_changed"?: boolean;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description Your notification settings (defaults in docs/notifications.md). */
+                        data: {
+                            /** @description For every kind of notification you may switch, whether it is e-mailed to you as well. Security e-mails (activation, password reset, suspension and its end) are always sent and not listed. */
+                            email: {
+                                /** @description Default off. */
+                                "order.placed": boolean;
+                                /** @description Default off. */
+                                "order.accepted": boolean;
+                                /** @description Default off. */
+                                "order.delivered": boolean;
+                                /** @description Default off. */
+                                "order.revision_requested": boolean;
+                                /** @description Default off. */
+                                "order.completed": boolean;
+                                /** @description Default off. */
+                                "order.cancelled": boolean;
+                                /** @description Default off. */
+                                "order.disputed": boolean;
+                                /** @description Default on. */
+                                "order.resolved": boolean;
+                                /** @description Default off. */
+                                "order.tipped": boolean;
+                                /** @description Default off. */
+                                "order.refunded": boolean;
+                                /** @description Default on. */
+                                "order.request_opened": boolean;
+                                /** @description Default on. */
+                                "order.request_accepted": boolean;
+                                /** @description Default on. */
+                                "order.request_declined": boolean;
+                                /** @description Default on. */
+                                "order.request_expired": boolean;
+                                /** @description Default on. */
+                                "offer.received": boolean;
+                                /** @description Default on. */
+                                "offer.accepted": boolean;
+                                /** @description Default on. */
+                                "offer.declined": boolean;
+                                /** @description Default on. */
+                                "offer.withdrawn": boolean;
+                                /** @description Default on. */
+                                "offer.expired": boolean;
+                                /** @description Default off. */
+                                "review.received": boolean;
+                                /** @description Default off. */
+                                "review.replied": boolean;
+                                /** @description Default on. */
+                                "message.received": boolean;
+                                /** @description Default off. */
+                                "payout.processed": boolean;
+                                /** @description Default off. */
+                                "payout.rejected": boolean;
+                                /** @description Default on. */
+                                "kyc.approved": boolean;
+                                /** @description Default on. */
+                                "kyc.rejected": boolean;
+                                /** @description Default off. */
+                                "service.approved": boolean;
+                                /** @description Default off. */
+                                "service.rejected": boolean;
+                                /** @description Default off. */
+                                "seller.level_changed": boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
                 headers: {
                     /** @description Requests allowed in the current window. */
                     "X-RateLimit-Limit"?: number;
@@ -32443,7 +33479,7 @@ export interface operations {
                     url: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "user.suspended" | "user.unsuspended")[] | null;
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -33096,7 +34132,7 @@ export interface operations {
                     url?: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "user.suspended" | "user.unsuspended")[] | null;
                     /** @description true enables a disabled endpoint again (its pending deliveries resume). */
                     enabled?: boolean;
                 };

@@ -133,6 +133,8 @@ describe('database functions and triggers', () => {
       'function marketplace_join_words': 'modules/catalogue/join-words.sql',
       'function event_log_append': 'platform/outbox/event-log-append.sql',
       'trigger outbox_jobs_event_log': 'platform/outbox/event-log-append.sql',
+      'function notifications_from_event': 'modules/notifications/notifications-from-events.sql',
+      'trigger outbox_jobs_notifications': 'modules/notifications/notifications-from-events.sql',
     })
   })
 

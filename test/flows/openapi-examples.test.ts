@@ -304,6 +304,16 @@ describe('the request body examples of the OpenAPI document', () => {
       return { token: order.seller.accessToken, params: { reviewId: review.id } }
     },
 
+    'POST /api/v1/notifications/read': async (example) => {
+      const caller = await user()
+      for (let n = 0; n < countOf(example.ids); n++) {
+        await ctx.database.db.transaction((tx) => ctx.app.container.notifications.notify(tx, { userId: caller.user.id, kind: 'kyc.approved', link: { type: 'kyc_submission', id: caller.user.id }, data: {} }))
+      }
+      if (!('ids' in example)) return { token: caller.accessToken }
+      const listed = await request(ctx.app, { method: 'GET', url: '/notifications', token: caller.accessToken })
+      return { token: caller.accessToken, real: { ids: (listed.json().data.items as { id: string }[]).map((item) => item.id) } }
+    },
+
     'POST /api/v1/wallet/payout': async (example) => ({ token: (await verifiedSeller(Number(example.amount) + 50)).accessToken }),
     'POST /api/v1/admin/payouts/{payoutId}/reject': async () => {
       const seller = await verifiedSeller(100)
