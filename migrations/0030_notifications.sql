@@ -70,14 +70,14 @@ BEGIN
       ('user.unsuspended', 'account.unsuspended', data->>'userId', 'user', data->>'userId')
   ), created AS (
     INSERT INTO notifications (id, user_id, kind, link_type, link_id, data, created_at)
-    SELECT gen_random_uuid(), users.id, rule.kind, rule.link_type, rule.link_id::uuid, data, NEW.created_at
+    SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing substring(int8send((extract(epoch from NEW.created_at) * 1000)::bigint) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid, users.id, rule.kind, rule.link_type, rule.link_id::uuid, data, NEW.created_at
     FROM rule JOIN users ON users.id = rule.recipient::uuid
     -- Never the person who acted: events that name their actor carry it in `by`.
     WHERE rule.event = NEW.payload->>'event' AND rule.kind IS NOT NULL AND rule.recipient IS DISTINCT FROM data->>'by'
     RETURNING id
   )
   INSERT INTO outbox_jobs (id, topic, payload, status, max_attempts, run_at, created_at)
-  SELECT gen_random_uuid(), 'notification.deliver', jsonb_build_object('notificationId', created.id), 'pending', 12, NEW.run_at, NEW.created_at
+  SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing substring(int8send((extract(epoch from NEW.created_at) * 1000)::bigint) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid, 'notification.deliver', jsonb_build_object('notificationId', created.id), 'pending', 12, NEW.run_at, NEW.created_at
   FROM created;
   RETURN NULL;
 END $function$;

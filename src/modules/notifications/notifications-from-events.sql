@@ -5,6 +5,7 @@
 -- an event no rule names makes no notification. A recipient who is no account makes none either.
 -- Each notification gets a `notification.deliver` job: the worker pushes it to the person's
 -- sockets and e-mails it when the kind is e-mailed (notification-kinds.ts renders the text).
+-- Ids are UUIDv7 like every id of the API: the event's time in the first 48 bits, version 7.
 CREATE OR REPLACE FUNCTION public.notifications_from_event()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -53,14 +54,14 @@ BEGIN
       ('user.unsuspended', 'account.unsuspended', data->>'userId', 'user', data->>'userId')
   ), created AS (
     INSERT INTO notifications (id, user_id, kind, link_type, link_id, data, created_at)
-    SELECT gen_random_uuid(), users.id, rule.kind, rule.link_type, rule.link_id::uuid, data, NEW.created_at
+    SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing substring(int8send((extract(epoch from NEW.created_at) * 1000)::bigint) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid, users.id, rule.kind, rule.link_type, rule.link_id::uuid, data, NEW.created_at
     FROM rule JOIN users ON users.id = rule.recipient::uuid
     -- Never the person who acted: events that name their actor carry it in `by`.
     WHERE rule.event = NEW.payload->>'event' AND rule.kind IS NOT NULL AND rule.recipient IS DISTINCT FROM data->>'by'
     RETURNING id
   )
   INSERT INTO outbox_jobs (id, topic, payload, status, max_attempts, run_at, created_at)
-  SELECT gen_random_uuid(), 'notification.deliver', jsonb_build_object('notificationId', created.id), 'pending', 12, NEW.run_at, NEW.created_at
+  SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid()) placing substring(int8send((extract(epoch from NEW.created_at) * 1000)::bigint) from 3) from 1 for 6), 52, 1), 53, 1), 'hex')::uuid, 'notification.deliver', jsonb_build_object('notificationId', created.id), 'pending', 12, NEW.run_at, NEW.created_at
   FROM created;
   RETURN NULL;
 END $function$;

@@ -335,5 +335,12 @@ describe('a notification for each person an event concerns, never for the one wh
       const rows = await ctx.database.db.select().from(notifications).where(eq(notifications.userId, seller.user.id))
       expect(rows.filter((row) => row.kind === 'order.placed').map((row) => row.linkId)).toEqual([orderId])
     })
+
+    it('gives notifications UUIDv7 ids that carry the time of their event, like every id of the API', async () => {
+      const { seller } = await placeOrder(ctx)
+      const [row] = await ctx.database.db.select().from(notifications).where(eq(notifications.userId, seller.user.id))
+      expect(row!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      expect(parseInt(row!.id.replaceAll('-', '').slice(0, 12), 16)).toBe(row!.createdAt.getTime())
+    })
   })
 })
