@@ -235,7 +235,9 @@ export function createOrdersRepository(db: Executor) {
      */
     async performanceOf(sellerIds: string[], since: Date): Promise<Map<string, SellerPerformance>> {
       if (sellerIds.length === 0) return new Map()
-      const firstDelivery = sql<string | null>`(select min(${orderDeliveries.createdAt}) from ${orderDeliveries} where ${orderDeliveries.orderId} = ${orders.id})`
+      // Written with its own alias: inside a selected field Drizzle leaves columns unqualified, and `id` would be the delivery's.
+      const delivery = sql.identifier('first_delivery')
+      const firstDelivery = sql<string | null>`(select min(${delivery}.created_at) from ${orderDeliveries} as ${delivery} where ${delivery}.order_id = ${orders}.id)`
       const sellerOrders = db
         .select({ sellerId: orders.sellerId, status: orders.status, completedAt: orders.completedAt, cancelledAt: orders.cancelledAt, dueAt: orders.dueAt, deliveredAt: firstDelivery.as('first_delivered_at') })
         .from(orders)
