@@ -108,14 +108,14 @@ async function checkLedger(config: Config): Promise<void> {
   })
 }
 
-/** Prints one line per change of level (`<userId> <from> -> <to>`), then how many sellers were evaluated and how many changed. */
+/** Prints one line per change of level (`<userId> <from> -> <to>`), then how many sellers were evaluated and how many levels changed. */
 async function evaluateLevels(config: Config): Promise<void> {
   await withDatabase(config, async (database) => {
     const { container, mailer } = containerFor(config, database)
     try {
       const { evaluated, changes } = await container.reviews.evaluateSellerLevels()
       for (const change of changes) console.log(`${change.userId} ${change.from} -> ${change.to}`)
-      console.log(`${evaluated} sellers evaluated, ${changes.length} changed`)
+      console.log(`sellers evaluated: ${evaluated}, levels changed: ${changes.length}`)
     } finally {
       mailer.close()
     }

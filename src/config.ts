@@ -171,34 +171,45 @@ const LEVEL_VARIABLES = {
   completionPercent: { name: 'SELLER_LEVEL_MIN_COMPLETION_PERCENT', max: 100, whole: false },
 } as const satisfies Record<keyof LevelThresholds, { name: keyof Env; max: number; whole: boolean }>
 
+const levelTriples = (env: Env) =>
+  (Object.entries(LEVEL_VARIABLES) as [keyof LevelThresholds, (typeof LEVEL_VARIABLES)[keyof LevelThresholds]][]).map(([key, variable]) => ({
+    key,
+    variable,
+    raw: env[variable.name],
+    values: env[variable.name].split(',').map(Number),
+  }))
+
 /**
- * The thresholds of the three levels from one variable per criterion (`10,50,100`: level_one,
- * level_two, top_rated). A level that asked less than the one below would be reached by skipping
- * it, so each triple must not decrease.
+ * What is wrong with the level thresholds (`10,50,100`: level_one, level_two, top_rated). A level
+ * that asked less than the one below would be reached by skipping it, so no triple may decrease.
  */
-function sellerLevelThresholds(env: Env, problems: string[]): Record<RankedSellerLevel, LevelThresholds> {
-  const values = {} as Record<keyof LevelThresholds, number[]>
-  for (const [key, variable] of Object.entries(LEVEL_VARIABLES) as [keyof LevelThresholds, (typeof LEVEL_VARIABLES)[keyof LevelThresholds]][]) {
-    const raw = env[variable.name]
-    const numbers = raw.split(',').map(Number)
-    values[key] = numbers
-    const why = numbers.some((value) => value > variable.max)
+function sellerLevelProblems(env: Env): string[] {
+  return levelTriples(env).flatMap(({ variable, raw, values }) => {
+    // A malformed triple was reported by its pattern.
+    if (values.length !== 3 || values.some(Number.isNaN)) return []
+    const why = values.some((value) => value > variable.max)
       ? `each value at most ${variable.max}`
-      : variable.whole && numbers.some((value) => !Number.isInteger(value))
+      : variable.whole && values.some((value) => !Number.isInteger(value))
         ? 'whole numbers'
-        : numbers.some((value, index) => index > 0 && value < numbers[index - 1]!)
+        : values.some((value, index) => index > 0 && value < values[index - 1]!)
           ? 'level_one, level_two, top_rated, each at least the one before'
           : undefined
-    if (why) problems.push(`${variable.name}: must be ${why} (got ${JSON.stringify(raw)})`)
-  }
-  const levelAt = (index: number): LevelThresholds => ({
-    accountDays: values.accountDays[index]!,
-    completedOrders: values.completedOrders[index]!,
-    rating: values.rating[index]!,
-    onTimePercent: values.onTimePercent[index]!,
-    completionPercent: values.completionPercent[index]!,
+    return why ? [`${variable.name}: must be ${why} (got ${JSON.stringify(raw)})`] : []
   })
-  return { level_one: levelAt(0), level_two: levelAt(1), top_rated: levelAt(2) }
+}
+
+/** The review window and the seller level settings, from variables already checked. */
+function reviewSettings(env: Env): Pick<Config, 'reviews' | 'sellerLevels'> {
+  const triples = levelTriples(env)
+  const levelAt = (index: number) => Object.fromEntries(triples.map(({ key, values }) => [key, values[index]!])) as unknown as LevelThresholds
+  return {
+    reviews: { windowMs: Math.round(env.REVIEW_WINDOW_DAYS * DAY_MS) },
+    sellerLevels: {
+      evaluationMs: Math.round(env.SELLER_LEVEL_EVALUATION_HOURS * 3600 * 1000),
+      windowMs: Math.round(env.SELLER_LEVEL_WINDOW_DAYS * DAY_MS),
+      thresholds: { level_one: levelAt(0), level_two: levelAt(1), top_rated: levelAt(2) },
+    },
+  }
 }
 
 export class ConfigError extends Error {
@@ -252,9 +263,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (env.FILE_SIGNING_SECRET && [env.JWT_ACCESS_SECRET, env.JWT_REFRESH_SECRET].includes(env.FILE_SIGNING_SECRET)) {
     problems.push('FILE_SIGNING_SECRET: must differ from the JWT secrets')
   }
-  problems.push(...superuserProblems(env))
-  // Only once the triples match their pattern: a malformed one was reported above.
-  const levelThresholds = problems.some((problem) => problem.startsWith('SELLER_LEVEL_MIN_')) ? undefined : sellerLevelThresholds(env, problems)
+  problems.push(...superuserProblems(env), ...sellerLevelProblems(env))
   if (problems.length > 0) throw new ConfigError(problems)
 
   const isProduction = env.NODE_ENV === 'production'
@@ -309,8 +318,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000) },
     tips: { windowMs: Math.round(env.TIP_DAYS * 24 * 3600 * 1000), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
     workerTickMs: env.WORKER_TICK_SECONDS * 1000,
-    reviews: { windowMs: Math.round(env.REVIEW_WINDOW_DAYS * DAY_MS) },
-    sellerLevels: { evaluationMs: Math.round(env.SELLER_LEVEL_EVALUATION_HOURS * 3600 * 1000), windowMs: Math.round(env.SELLER_LEVEL_WINDOW_DAYS * DAY_MS), thresholds: levelThresholds! },
+    ...reviewSettings(env),
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     webhooks: {
       url: env.WEBHOOK_URL,

@@ -4,7 +4,8 @@ import { emitEvent } from '../../platform/outbox/events.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import { reviewsEvents } from './reviews.events.ts'
-import { createReviewsRepository, type Rating } from './reviews.repository.ts'
+import { createRatingsRepository, type Rating } from './ratings.repository.ts'
+import { createReviewsRepository } from './reviews.repository.ts'
 import type { ReviewRow } from './reviews.table.ts'
 
 export interface ReviewPublicationDeps {
@@ -29,15 +30,15 @@ export function createReviewPublication(deps: ReviewPublicationDeps) {
    * second changes nothing and counts nothing: each review is counted and announced once.
    */
   async function publishReview(tx: Tx, row: ReviewRow, at: Date): Promise<ReviewRow> {
-    const reviews = createReviewsRepository(tx)
-    const published = await reviews.markPublished(row.id, at)
+    const published = await createReviewsRepository(tx).markPublished(row.id, at)
     if (!published) return row
     const rating = published.rating as Rating
+    const ratings = createRatingsRepository(tx)
     if (published.authorRole === 'buyer') {
       if (published.serviceId !== null) await catalogue.recordRating(tx, published.serviceId, rating)
-      await reviews.addSellerRating(published.subjectId, rating)
+      await ratings.addSellerRating(published.subjectId, rating)
     } else {
-      await reviews.addBuyerRating(published.subjectId, rating)
+      await ratings.addBuyerRating(published.subjectId, rating)
     }
     await emitEvent(outbox, tx, reviewsEvents.reviewPublished, { reviewId: published.id, orderId: published.orderId, authorId: published.reviewerId, subjectId: published.subjectId }, at)
     return published

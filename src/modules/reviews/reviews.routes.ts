@@ -1,11 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, IdParams, Page, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, IdParams, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { reviewsErrors } from './reviews.errors.ts'
-import { CreateReviewBody, OrderReviews, ReplyBody, Review, ReviewAsSeen, ServiceReviewsQuery, UserReviewsQuery, UserStats } from './reviews.schemas.ts'
+import { reviewListsRoutes } from './review-lists.routes.ts'
+import { CreateReviewBody, OrderReviews, ReplyBody, Review, ReviewAsSeen } from './reviews.schemas.ts'
 import type { ReviewsService } from './reviews.service.ts'
 import type { UserStats as UserStatsService } from './user-stats.service.ts'
 
+/** Writing, answering and reading reviews; the public lists and the statistics are registered from `review-lists.routes.ts`. */
 const tags = ['reviews']
 const security = [{ bearerAuth: [] }]
 
@@ -75,48 +77,5 @@ export const reviewsRoutes: FastifyPluginAsyncTypebox<{ reviews: ReviewsService;
     async (request) => ok(await reviews.orderReviews(actorOf(request), request.params.orderId)),
   )
 
-  app.get(
-    '/services/:serviceId/reviews',
-    {
-      schema: {
-        tags,
-        summary: 'Reviews of a service',
-        description: 'The buyers’ public reviews, newest public first, 10 per page by default. A service that is not active is 404 except to its owner and staff with view_services.',
-        params: IdParams('serviceId'),
-        querystring: ServiceReviewsQuery,
-        response: responses({ 200: Envelope(Page(Review)) }, 400, 404),
-      },
-    },
-    async (request) => ok(await reviews.listServiceReviews(request.session?.actor ?? null, request.params.serviceId, request.query)),
-  )
-
-  app.get(
-    '/users/:userId/reviews',
-    {
-      schema: {
-        tags: ['users'],
-        summary: 'Reviews a user received',
-        description: 'The public reviews a user received as seller (`role=seller`, the default: from buyers) or as buyer (`role=buyer`: from sellers), newest public first, 10 per page by default. Inactive or unknown users are 404.',
-        params: IdParams('userId'),
-        querystring: UserReviewsQuery,
-        response: responses({ 200: Envelope(Page(Review)) }, 400, 404),
-      },
-    },
-    async (request) => ok(await reviews.listUserReviews(request.params.userId, request.query)),
-  )
-
-  app.get(
-    '/users/:userId/stats',
-    {
-      schema: {
-        tags: ['users'],
-        summary: 'Extended statistics of a user',
-        description:
-          'The user as a seller: services (`totalServices` not deleted, `activeServices`), orders (`totalOrders` in any status), `completionRate` (completed over completed and cancelled, in percent; 0 when none ended), `onTimeDeliveryRate` (first delivered by the due time over delivered, in percent; 0 when none was delivered), public ratings and their distribution, the seller level and when it was last evaluated. Inactive or unknown users are 404.',
-        params: IdParams('userId'),
-        response: responses({ 200: Envelope(UserStats) }, 404),
-      },
-    },
-    async (request) => ok(await stats.statsOf(request.params.userId)),
-  )
+  await app.register(reviewListsRoutes, { reviews, stats })
 }

@@ -75,7 +75,7 @@ describe('blind reviews and their window', () => {
     const late = await orderIn(ctx, 'completed')
     const { id } = (await review(order.buyer.accessToken, { orderId: order.orderId, rating: 4 })).json().data
     const completedAt = await completedAtOf(order.orderId)
-    const { worker, reviews: api } = ctx.app.container
+    const { reviews: api } = ctx.app.container
 
     ctx.clock.set(new Date(completedAt.getTime() + DAY / 2 - SECOND))
     await renewSessions(ctx, order.buyer, order.seller, late.buyer, late.seller)

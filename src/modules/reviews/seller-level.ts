@@ -2,7 +2,7 @@ import { rankedSellerLevels, type LevelThresholds, type RankedSellerLevel } from
 import { DAY } from '../../lib/clock.ts'
 import type { OrderFigures, SellerPerformance } from '../orders/orders.module.ts'
 import type { SellerLevel } from '../users/users.module.ts'
-import type { RatingTotals } from './reviews.repository.ts'
+import type { RatingTotals } from './ratings.repository.ts'
 
 /** A seller's record as the levels read it (docs/seller-levels.md). Rates in percent and the rating with two decimals, as profiles show them. */
 export interface SellerFigures {

@@ -6,7 +6,7 @@ import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { OrdersService, SellerPerformance } from '../orders/orders.module.ts'
 import type { SellerLevel, UsersService } from '../users/users.module.ts'
 import { reviewsEvents } from './reviews.events.ts'
-import { createReviewsRepository } from './reviews.repository.ts'
+import { createRatingsRepository } from './ratings.repository.ts'
 import { decideLevel, type SellerRecord } from './seller-level.ts'
 
 export interface LevelChange {
@@ -53,8 +53,8 @@ export function createSellerLevels(deps: SellerLevelsDeps) {
   async function evaluateBatch(accounts: Candidate[], now: Date): Promise<{ evaluated: number; changes: LevelChange[] }> {
     const ids = accounts.map((account) => account.id)
     const since = new Date(now.getTime() - settings.windowMs)
-    const reviews = createReviewsRepository(db)
-    const [performances, lifetime, recent] = await Promise.all([orders.sellerPerformance(db, ids, since), reviews.sellerTotalsOf(ids), reviews.recentSellerTotalsOf(ids, since)])
+    const ratings = createRatingsRepository(db)
+    const [performances, lifetime, recent] = await Promise.all([orders.sellerPerformance(db, ids, since), ratings.sellerTotalsOf(ids), ratings.recentSellerTotalsOf(ids, since)])
     const unchanged: string[] = []
     const changes: LevelChange[] = []
     let evaluated = 0

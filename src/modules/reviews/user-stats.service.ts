@@ -5,7 +5,7 @@ import { fromCents } from '../../lib/money.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { OrdersService } from '../orders/orders.module.ts'
 import type { UsersService } from '../users/users.module.ts'
-import { createReviewsRepository } from './reviews.repository.ts'
+import { createRatingsRepository } from './ratings.repository.ts'
 
 const twoDecimals = (value: number) => Math.round(value * 100) / 100
 const averageOf = (sum: number, count: number) => (count === 0 ? 0 : twoDecimals(sum / count))
@@ -25,7 +25,7 @@ export function createUserStats(deps: {
   const { db, clock, catalogue, orders, users } = deps
 
   async function ratingsOf(executor: Executor, userId: string) {
-    const row = await createReviewsRepository(executor).sellerRatingsOf(userId)
+    const row = await createRatingsRepository(executor).sellerRatingsOf(userId)
     const count = row?.reviewsCount ?? 0
     return {
       count,
@@ -41,7 +41,7 @@ export function createUserStats(deps: {
         catalogue.sellerServiceFigures(executor, userId),
         orders.sellerOrderCounts(executor, userId),
         ratingsOf(executor, userId),
-        createReviewsRepository(executor).buyerRatingsOf(userId),
+        createRatingsRepository(executor).buyerRatingsOf(userId),
       ])
       return {
         stats: { servicesCount: services.active, completedOrdersCount: ordersByStatus.get('completed') ?? 0, averageRating: ratings.average, reviewsCount: ratings.count },
