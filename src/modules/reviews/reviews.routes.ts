@@ -7,10 +7,10 @@ import { CreateReviewBody, OrderReviews, ReplyBody, Review, ReviewAsSeen } from 
 import type { ReviewsService } from './reviews.service.ts'
 import type { UserStats as UserStatsService } from './user-stats.service.ts'
 
-/** Writing, answering and reading reviews; the public lists and the statistics are registered from `review-lists.routes.ts`. */
 const tags = ['reviews']
 const security = [{ bearerAuth: [] }]
 
+/** Writing, answering and reading reviews; the public lists and the statistics are registered from `review-lists.routes.ts`. */
 export const reviewsRoutes: FastifyPluginAsyncTypebox<{ reviews: ReviewsService; stats: UserStatsService; windowDays: number }> = async (app, { reviews, stats, windowDays }) => {
   const blind = `Both reviews of an order stay hidden until both parties have written theirs or ${windowDays} days (REVIEW_WINDOW_DAYS) have passed since it completed; until then only the author sees a review whole, the other party sees that it exists, and it counts in no average.`
 
