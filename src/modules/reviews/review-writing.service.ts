@@ -76,9 +76,9 @@ export function createReviewWriting(deps: ReviewWritingDeps) {
           { reviewId: review.id, orderId: order.id, serviceId: order.serviceId, sellerId: order.sellerId, authorId: actor.id, subjectId: review.subjectId, rating: input.rating },
           now,
         )
-        // Both parties have now written theirs: neither has to wait for the window.
-        const other = written.find((candidate) => candidate.publishedAt === null)
         if (written.length === 0) return review
+        // Both parties have now written theirs: neither review waits for the window.
+        const other = written.find((candidate) => candidate.publishedAt === null)
         if (other) await publication.publishReview(tx, other, now)
         return publication.publishReview(tx, review, now)
       })
