@@ -27,6 +27,7 @@ Commands:
       [--services N]         instead, top up to N generated active services for benchmarks
   worker                     run the background worker alone (PostgreSQL only)
   ledger:check               check that the books balance; exits 1 when they do not
+  levels:evaluate            evaluate every seller's level now and print each change
 `
 
 async function withDatabase<T>(config: Config, run: (database: Database) => Promise<T>): Promise<T> {
@@ -109,6 +110,20 @@ async function checkLedger(config: Config): Promise<void> {
   })
 }
 
+/** Prints one line per change of level (`<userId> <from> -> <to>`), then how many sellers were evaluated and how many levels changed. */
+async function evaluateLevels(config: Config): Promise<void> {
+  await withDatabase(config, async (database) => {
+    const { container, mailer } = containerFor(config, database)
+    try {
+      const { evaluated, changes } = await container.reviews.evaluateSellerLevels()
+      for (const change of changes) console.log(`${change.userId} ${change.from} -> ${change.to}`)
+      console.log(`sellers evaluated: ${evaluated}, levels changed: ${changes.length}`)
+    } finally {
+      mailer.close()
+    }
+  })
+}
+
 async function runWorker(config: Config): Promise<void> {
   if (config.database.kind === 'pglite') {
     throw new Error('The standalone worker needs PostgreSQL (DATABASE_URL): the embedded database belongs to the API process, whose worker runs in-process.')
@@ -146,6 +161,8 @@ async function main(argv: string[]): Promise<void> {
       return seed(loadConfig(), rest)
     case 'ledger:check':
       return checkLedger(loadConfig())
+    case 'levels:evaluate':
+      return evaluateLevels(loadConfig())
     case 'worker':
       return runWorker(loadConfig())
     default:

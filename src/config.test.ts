@@ -363,6 +363,44 @@ describe('notification settings', () => {
   })
 })
 
+describe('review window and seller levels', () => {
+  it('defaults to a 10-day review window, a daily evaluation over 60 days and the documented thresholds; reads fractions', () => {
+    const defaults = loadConfig({ DATA_DIR: dataDir })
+    expect(defaults.reviews).toEqual({ windowMs: 10 * 24 * 3600 * 1000 })
+    expect(defaults.sellerLevels).toEqual({
+      evaluationMs: 24 * 3600 * 1000,
+      windowMs: 60 * 24 * 3600 * 1000,
+      thresholds: {
+        level_one: { accountDays: 60, completedOrders: 10, rating: 4.7, onTimePercent: 90, completionPercent: 90 },
+        level_two: { accountDays: 120, completedOrders: 50, rating: 4.7, onTimePercent: 90, completionPercent: 90 },
+        top_rated: { accountDays: 180, completedOrders: 100, rating: 4.8, onTimePercent: 95, completionPercent: 95 },
+      },
+    })
+    const short = loadConfig({ DATA_DIR: dataDir, REVIEW_WINDOW_DAYS: '0.001', SELLER_LEVEL_EVALUATION_HOURS: '0.5', SELLER_LEVEL_WINDOW_DAYS: '30.5', SELLER_LEVEL_MIN_RATING: '4,4.25,4.9' })
+    expect(short.reviews.windowMs).toBe(86_400)
+    expect(short.sellerLevels).toMatchObject({ evaluationMs: 1_800_000, windowMs: 30.5 * 24 * 3600 * 1000 })
+    expect([short.sellerLevels.thresholds.level_one.rating, short.sellerLevels.thresholds.level_two.rating, short.sellerLevels.thresholds.top_rated.rating]).toEqual([4, 4.25, 4.9])
+  })
+
+  it('refuses windows out of range, a triple that is malformed, above its maximum, fractional where orders are counted, or decreasing, each by name', () => {
+    expect(variablesOf(configError({ DATA_DIR: dataDir, REVIEW_WINDOW_DAYS: '0', SELLER_LEVEL_EVALUATION_HOURS: '0', SELLER_LEVEL_WINDOW_DAYS: 'sixty' }))).toEqual([
+      'REVIEW_WINDOW_DAYS',
+      'SELLER_LEVEL_EVALUATION_HOURS',
+      'SELLER_LEVEL_WINDOW_DAYS',
+    ])
+    expect(variablesOf(configError({ DATA_DIR: dataDir, SELLER_LEVEL_MIN_RATING: '4.7,4.8' }))).toEqual(['SELLER_LEVEL_MIN_RATING'])
+    const problems = configError({
+      DATA_DIR: dataDir,
+      SELLER_LEVEL_MIN_RATING: '4,5,5.5',
+      SELLER_LEVEL_MIN_ON_TIME_PERCENT: '90,101,101',
+      SELLER_LEVEL_MIN_COMPLETED_ORDERS: '10,50.5,100',
+      SELLER_LEVEL_MIN_ACCOUNT_DAYS: '60,30,180',
+    })
+    expect(variablesOf(problems)).toEqual(['SELLER_LEVEL_MIN_ACCOUNT_DAYS', 'SELLER_LEVEL_MIN_COMPLETED_ORDERS', 'SELLER_LEVEL_MIN_ON_TIME_PERCENT', 'SELLER_LEVEL_MIN_RATING'])
+    expect(problems.problems.find((problem) => problem.startsWith('SELLER_LEVEL_MIN_ACCOUNT_DAYS'))).toContain('each at least the one before')
+  })
+})
+
 describe('the first administrator (SUPERUSER_*)', () => {
   it('reads the e-mail, password and full name as given', () => {
     const config = loadConfig({ DATA_DIR: dataDir, SUPERUSER_EMAIL: 'root@example.test', SUPERUSER_PASSWORD: 'Sup3r-secret', SUPERUSER_FULL_NAME: 'Site Admin' })

@@ -6,9 +6,12 @@ import { Value } from '@sinclair/typebox/value'
 import { defaultHashConcurrency } from './lib/passwords.ts'
 import { Email, FullName, Password } from './modules/users/account-fields.ts'
 
+const DAY_MS = 24 * 3600 * 1000
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Url = (protocols: string) => Type.String({ pattern: `^(${protocols})://\\S+$` })
 const Count = (fallback: number) => Type.Integer({ minimum: 1, maximum: 1_000_000, default: fallback })
+/** Three numbers, for level_one, level_two and top_rated: `60,120,180`. */
+const LevelTriple = (fallback: string) => Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?,[0-9]+(\\.[0-9]+)?,[0-9]+(\\.[0-9]+)?$', default: fallback })
 
 /** Every environment variable the service reads, with its default. The only reader of process.env. */
 const EnvSchema = Type.Object({
@@ -55,6 +58,14 @@ const EnvSchema = Type.Object({
   TIP_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 0 }),
   WORKER_TICK_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
   NOTIFICATION_RETENTION_DAYS: Type.Number({ minimum: 0.001, maximum: 3650, default: 90 }),
+  REVIEW_WINDOW_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 10 }),
+  SELLER_LEVEL_EVALUATION_HOURS: Type.Number({ minimum: 0.001, maximum: 8760, default: 24 }),
+  SELLER_LEVEL_WINDOW_DAYS: Type.Number({ minimum: 0.001, maximum: 3650, default: 60 }),
+  SELLER_LEVEL_MIN_ACCOUNT_DAYS: LevelTriple('60,120,180'),
+  SELLER_LEVEL_MIN_COMPLETED_ORDERS: LevelTriple('10,50,100'),
+  SELLER_LEVEL_MIN_RATING: LevelTriple('4.7,4.7,4.8'),
+  SELLER_LEVEL_MIN_ON_TIME_PERCENT: LevelTriple('90,90,95'),
+  SELLER_LEVEL_MIN_COMPLETION_PERCENT: LevelTriple('90,90,95'),
   PAYMENTS_PROVIDER: Type.Union([Type.Literal('sandbox')], { default: 'sandbox' }),
   PAYMENTS_SANDBOX_ENABLED: Type.Optional(Bool),
   SUPERUSER_EMAIL: Type.Optional(Type.String()),
@@ -121,10 +132,14 @@ export interface Config {
   orders: { platformFeeBasisPoints: number; autoCompleteAfterMs: number }
   /** Tips on completed orders: how long after completion the buyer may tip, and the platform's share in basis points. */
   tips: { windowMs: number; feeBasisPoints: number }
-  /** How often the worker runs its periodic checks (auto-completion, offer expiry). */
+  /** How often the worker runs its periodic checks (auto-completion, offer expiry, review publication). */
   workerTickMs: number
   /** Notifications: how long they are kept before the worker deletes them. */
   notifications: { retentionMs: number }
+  /** Two-way reviews: how long after an order's completion its parties may review it; the reviews stay hidden until both are in or this has passed. */
+  reviews: { windowMs: number }
+  /** Seller levels (docs/seller-levels.md): how often the worker evaluates them, the span of the recent figures, and what each level needs. */
+  sellerLevels: { evaluationMs: number; windowMs: number; thresholds: Record<RankedSellerLevel, LevelThresholds> }
   /** Realtime sockets: how often each is pinged; one that missed the previous ping is dropped. */
   realtime: { heartbeatMs: number; maxSocketsPerUser: number }
   logLevel: Env['LOG_LEVEL']
@@ -135,6 +150,69 @@ export interface Config {
    * (README "The first administrator"); also the fallbacks for `cli create-superuser`'s flags.
    */
   superuser: { email?: string; password?: string; fullName?: string }
+}
+
+/** The levels above `new`, lowest first. */
+export const rankedSellerLevels = ['level_one', 'level_two', 'top_rated'] as const
+export type RankedSellerLevel = (typeof rankedSellerLevels)[number]
+
+/** What a seller needs to hold a level; each figure is at least the one of the level below. */
+export interface LevelThresholds {
+  accountDays: number
+  completedOrders: number
+  /** Average rating, 1 to 5. */
+  rating: number
+  onTimePercent: number
+  completionPercent: number
+}
+
+const LEVEL_VARIABLES = {
+  accountDays: { name: 'SELLER_LEVEL_MIN_ACCOUNT_DAYS', max: 3650, whole: false },
+  completedOrders: { name: 'SELLER_LEVEL_MIN_COMPLETED_ORDERS', max: 1_000_000, whole: true },
+  rating: { name: 'SELLER_LEVEL_MIN_RATING', max: 5, whole: false },
+  onTimePercent: { name: 'SELLER_LEVEL_MIN_ON_TIME_PERCENT', max: 100, whole: false },
+  completionPercent: { name: 'SELLER_LEVEL_MIN_COMPLETION_PERCENT', max: 100, whole: false },
+} as const satisfies Record<keyof LevelThresholds, { name: keyof Env; max: number; whole: boolean }>
+
+const levelTriples = (env: Env) =>
+  (Object.entries(LEVEL_VARIABLES) as [keyof LevelThresholds, (typeof LEVEL_VARIABLES)[keyof LevelThresholds]][]).map(([key, variable]) => ({
+    key,
+    variable,
+    raw: env[variable.name],
+    values: env[variable.name].split(',').map(Number),
+  }))
+
+/**
+ * What is wrong with the level thresholds (`10,50,100`: level_one, level_two, top_rated). A level
+ * that asked less than the one below would be reached by skipping it, so no triple may decrease.
+ */
+function sellerLevelProblems(env: Env): string[] {
+  return levelTriples(env).flatMap(({ variable, raw, values }) => {
+    // A malformed triple was reported by its pattern.
+    if (values.length !== 3 || values.some(Number.isNaN)) return []
+    const why = values.some((value) => value > variable.max)
+      ? `each value at most ${variable.max}`
+      : variable.whole && values.some((value) => !Number.isInteger(value))
+        ? 'whole numbers'
+        : values.some((value, index) => index > 0 && value < values[index - 1]!)
+          ? 'level_one, level_two, top_rated, each at least the one before'
+          : undefined
+    return why ? [`${variable.name}: must be ${why} (got ${JSON.stringify(raw)})`] : []
+  })
+}
+
+/** The review window and the seller level settings, from variables already checked. */
+function reviewSettings(env: Env): Pick<Config, 'reviews' | 'sellerLevels'> {
+  const triples = levelTriples(env)
+  const levelAt = (index: number) => Object.fromEntries(triples.map(({ key, values }) => [key, values[index]!])) as unknown as LevelThresholds
+  return {
+    reviews: { windowMs: Math.round(env.REVIEW_WINDOW_DAYS * DAY_MS) },
+    sellerLevels: {
+      evaluationMs: Math.round(env.SELLER_LEVEL_EVALUATION_HOURS * 3600 * 1000),
+      windowMs: Math.round(env.SELLER_LEVEL_WINDOW_DAYS * DAY_MS),
+      thresholds: { level_one: levelAt(0), level_two: levelAt(1), top_rated: levelAt(2) },
+    },
+  }
 }
 
 export class ConfigError extends Error {
@@ -188,7 +266,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (env.FILE_SIGNING_SECRET && [env.JWT_ACCESS_SECRET, env.JWT_REFRESH_SECRET].includes(env.FILE_SIGNING_SECRET)) {
     problems.push('FILE_SIGNING_SECRET: must differ from the JWT secrets')
   }
-  problems.push(...superuserProblems(env))
+  problems.push(...superuserProblems(env), ...sellerLevelProblems(env))
   if (problems.length > 0) throw new ConfigError(problems)
 
   const isProduction = env.NODE_ENV === 'production'
@@ -244,6 +322,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     tips: { windowMs: Math.round(env.TIP_DAYS * 24 * 3600 * 1000), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
     workerTickMs: env.WORKER_TICK_SECONDS * 1000,
     notifications: { retentionMs: Math.round(env.NOTIFICATION_RETENTION_DAYS * 24 * 3600 * 1000) },
+    ...reviewSettings(env),
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     webhooks: {
       url: env.WEBHOOK_URL,

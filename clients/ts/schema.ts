@@ -1797,8 +1797,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Review a completed order (buyer)
-         * @description Once per order. The rating joins the service's and the seller's averages at once. Another user's order is 404.
+         * Review a completed order (its buyer or its seller, once each)
+         * @description The buyer rates the seller and the service (`criteria` optional); the seller rates the buyer with `rating` and `comment` (`criteria` from the seller is 400 on `criteria`). Both reviews of an order stay hidden until both parties have written theirs or 10 days (REVIEW_WINDOW_DAYS) have passed since it completed; until then only the author sees a review whole, the other party sees that it exists, and it counts in no average. After that no review of the order is accepted (422 `REVIEW_WINDOW_CLOSED`). Another user's order is 404.
          */
         post: operations["postReviews"];
         delete?: never;
@@ -1817,10 +1817,50 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Reply to a review (the reviewed seller, once)
-         * @description Anyone but the seller of the reviewed order gets 404.
+         * Reply to a review (the party it is about, once)
+         * @description The seller answers a buyer’s review, the buyer a seller’s, once the review is public (422 `REVIEW_HIDDEN` before). Anyone else gets 404.
          */
         post: operations["postReviewsByReviewIdReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reviews/{reviewId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A review
+         * @description Anyone may read a public review. Both reviews of an order stay hidden until both parties have written theirs or 10 days (REVIEW_WINDOW_DAYS) have passed since it completed; until then only the author sees a review whole, the other party sees that it exists, and it counts in no average. A hidden review is 404 to anyone but the order's two parties.
+         */
+        get: operations["getReviewsByReviewId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The reviews of an order (its parties)
+         * @description The buyer's and the seller's review as the caller may see them, until when the order may be reviewed, and whether the caller may review it now. Both reviews of an order stay hidden until both parties have written theirs or 10 days (REVIEW_WINDOW_DAYS) have passed since it completed; until then only the author sees a review whole, the other party sees that it exists, and it counts in no average. Anyone but the order's buyer and seller gets 404.
+         */
+        get: operations["getOrdersByOrderIdReviews"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1836,9 +1876,29 @@ export interface paths {
         };
         /**
          * Reviews of a service
-         * @description Newest first, 10 per page by default. A service that is not active is 404 except to its owner and staff with view_services.
+         * @description The buyers’ public reviews, newest public first, 10 per page by default. A service that is not active is 404 except to its owner and staff with view_services.
          */
         get: operations["getServicesByServiceIdReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{userId}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reviews a user received
+         * @description The public reviews a user received as seller (`role=seller`, the default: from buyers) or as buyer (`role=buyer`: from sellers), newest public first, 10 per page by default. Inactive or unknown users are 404.
+         */
+        get: operations["getUsersByUserIdReviews"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1856,7 +1916,7 @@ export interface paths {
         };
         /**
          * Extended statistics of a user
-         * @description The user as a seller: services (`totalServices` not deleted, `activeServices`), orders (`totalOrders` in any status), `completionRate` (completed over completed and cancelled, in percent; 0 when none ended), ratings and their distribution. Inactive or unknown users are 404.
+         * @description The user as a seller: services (`totalServices` not deleted, `activeServices`), orders (`totalOrders` in any status), `completionRate` (completed over completed and cancelled, in percent; 0 when none ended), `onTimeDeliveryRate` (first delivered by the due time over delivered, in percent; 0 when none was delivered), public ratings and their distribution, the seller level and when it was last evaluated. Inactive or unknown users are 404.
          */
         get: operations["getUsersByUserIdStats"];
         put?: never;
@@ -3590,7 +3650,7 @@ export interface webhooks {
         put?: never;
         /**
          * review.created
-         * @description A buyer reviewed a completed order.
+         * @description A party reviewed a completed order: the buyer the seller (`subjectId` is `sellerId`), or the seller the buyer. The review stays hidden until `review.published`.
          *
          *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
          */
@@ -3626,10 +3686,225 @@ export interface webhooks {
                             /** Format: uuid */
                             orderId: string;
                             serviceId: string | null;
-                            /** Format: uuid */
+                            /**
+                             * Format: uuid
+                             * @description The order’s seller, whoever wrote the review.
+                             */
                             sellerId: string;
+                            /** Format: uuid */
+                            authorId: string;
+                            /** Format: uuid */
+                            subjectId: string;
                             /** Format: int32 */
                             rating: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * review.published
+         * @description A review became public: both parties of the order reviewed it, or REVIEW_WINDOW_DAYS passed since it completed. From now on it counts in the averages.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "review.published";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            reviewId: string;
+                            /** Format: uuid */
+                            orderId: string;
+                            /** Format: uuid */
+                            authorId: string;
+                            /** Format: uuid */
+                            subjectId: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.replied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * review.replied
+         * @description The party a public review is about replied to it (`subjectId` replied to `authorId`’s review).
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "review.replied";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            reviewId: string;
+                            /** Format: uuid */
+                            orderId: string;
+                            /** Format: uuid */
+                            authorId: string;
+                            /** Format: uuid */
+                            subjectId: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "seller.level_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * seller.level_changed
+         * @description The seller level evaluation moved a seller to another level (docs/seller-levels.md).
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "seller.level_changed";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            userId: string;
+                            /** @enum {string} */
+                            from: "new" | "level_one" | "level_two" | "top_rated";
+                            /** @enum {string} */
+                            to: "new" | "level_one" | "level_two" | "top_rated";
                         };
                     };
                 };
@@ -9312,6 +9587,11 @@ export interface operations {
                                     description: string;
                                 }[];
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             /** @description The public profile’s statistics: active services, orders completed as seller, average rating and reviews (`GET /users/{userId}/stats` has the extended record). */
                             stats: {
                                 /**
@@ -9324,11 +9604,21 @@ export interface operations {
                                  * @description Orders completed as seller.
                                  */
                                 completedOrdersCount: number;
-                                /** @description Average rating of the reviews of the user’s services, two decimals; 0 without reviews. */
+                                /** @description Average rating of the public reviews buyers gave the user as seller, two decimals; 0 without reviews. */
                                 averageRating: number;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Public reviews buyers gave the user as seller.
+                                 */
                                 reviewsCount: number;
                             };
+                            /** @description Average rating of the public reviews sellers gave the user as buyer, two decimals; 0 without any. */
+                            buyerRating: number;
+                            /**
+                             * Format: int64
+                             * @description Public reviews sellers gave the user as buyer.
+                             */
+                            buyerReviewsCount: number;
                         };
                     };
                 };
@@ -29580,20 +29870,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The buyer rates the seller and the service (with optional `criteria`); the seller rates the buyer with `rating` and `comment` only. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "orderId": "0196b576-4b4e-7eba-998b-6c91910e2ad5",
-                 *       "rating": 5,
-                 *       "comment": "María understood our roastery at once. Three strong concepts, quick revisions and files ready for print.",
-                 *       "criteria": {
-                 *         "communication": 5,
-                 *         "quality": 5,
-                 *         "delivery": 4
-                 *       }
-                 *     }
-                 */
                 "application/json": {
                     /** Format: uuid */
                     orderId: string;
@@ -29604,7 +29883,7 @@ export interface operations {
                     rating: number;
                     /** @description At most 2,000 characters. */
                     comment?: string;
-                    /** @description Optional; when sent, all three scores. */
+                    /** @description The buyer’s review only (from the seller: 400 on `criteria`); optional, and when sent all three scores. */
                     criteria?: {
                         /**
                          * Format: int32
@@ -29643,7 +29922,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        /** @description A buyer’s review of a completed order. */
+                        /** @description A review of a completed order, as its author sees it, or anyone once it is public. */
                         data: {
                             /**
                              * Format: uuid
@@ -29657,11 +29936,22 @@ export interface operations {
                             orderId: string;
                             /**
                              * Format: uuid
-                             * @description The service reviewed; null for an order from a custom offer that named none (the review counts for the seller).
+                             * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
                              */
                             serviceId: string | null;
+                            /**
+                             * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                             * @enum {string}
+                             */
+                            authorRole: "buyer" | "seller";
+                            /**
+                             * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                             * @enum {string}
+                             */
+                            status: "published" | "hidden";
                             /** Format: int64 */
                             rating: number;
+                            /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
                             criteria: {
                                 /** Format: int64 */
                                 communication: number;
@@ -29671,7 +29961,7 @@ export interface operations {
                                 delivery: number;
                             } | null;
                             comment: string;
-                            /** @description The buyer’s public fields. */
+                            /** @description The author’s public fields. */
                             reviewer: {
                                 /**
                                  * Format: uuid
@@ -29682,6 +29972,18 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /** @description The public fields of the party reviewed. */
+                            subject: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /** @description The reviewed party’s one answer. */
                             reply: {
                                 text: string;
                                 /**
@@ -29695,6 +29997,11 @@ export interface operations {
                              * @description ISO 8601, UTC.
                              */
                             createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it became public; null while hidden.
+                             */
+                            publishedAt: string | null;
                         };
                     };
                 };
@@ -29792,7 +30099,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_REVIEWABLE`: Only the buyer reviews an order, and only once it is completed. `ALREADY_REVIEWED`: The order already has its review. */
+            /** @description `NOT_REVIEWABLE`: Only a completed order can be reviewed, by its buyer or its seller. `ALREADY_REVIEWED`: The caller already reviewed this order: each party reviews it once. `REVIEW_WINDOW_CLOSED`: More than REVIEW_WINDOW_DAYS have passed since the order completed: its reviews are closed. */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -29910,7 +30217,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        /** @description A buyer’s review of a completed order. */
+                        /** @description A review of a completed order, as its author sees it, or anyone once it is public. */
                         data: {
                             /**
                              * Format: uuid
@@ -29924,11 +30231,22 @@ export interface operations {
                             orderId: string;
                             /**
                              * Format: uuid
-                             * @description The service reviewed; null for an order from a custom offer that named none (the review counts for the seller).
+                             * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
                              */
                             serviceId: string | null;
+                            /**
+                             * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                             * @enum {string}
+                             */
+                            authorRole: "buyer" | "seller";
+                            /**
+                             * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                             * @enum {string}
+                             */
+                            status: "published" | "hidden";
                             /** Format: int64 */
                             rating: number;
+                            /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
                             criteria: {
                                 /** Format: int64 */
                                 communication: number;
@@ -29938,7 +30256,7 @@ export interface operations {
                                 delivery: number;
                             } | null;
                             comment: string;
-                            /** @description The buyer’s public fields. */
+                            /** @description The author’s public fields. */
                             reviewer: {
                                 /**
                                  * Format: uuid
@@ -29949,6 +30267,18 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /** @description The public fields of the party reviewed. */
+                            subject: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /** @description The reviewed party’s one answer. */
                             reply: {
                                 text: string;
                                 /**
@@ -29962,6 +30292,11 @@ export interface operations {
                              * @description ISO 8601, UTC.
                              */
                             createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it became public; null while hidden.
+                             */
+                            publishedAt: string | null;
                         };
                     };
                 };
@@ -30059,8 +30394,642 @@ export interface operations {
                     };
                 };
             };
-            /** @description `ALREADY_REPLIED`: The seller already replied to this review. */
+            /** @description `REVIEW_HIDDEN`: The review is not public yet (both parties have not reviewed and the window is open): it can be answered once it is. `ALREADY_REPLIED`: The review already has its reply. */
             422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getReviewsByReviewId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                reviewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            orderId: string;
+                            /**
+                             * Format: uuid
+                             * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
+                             */
+                            serviceId: string | null;
+                            /**
+                             * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                             * @enum {string}
+                             */
+                            authorRole: "buyer" | "seller";
+                            /**
+                             * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                             * @enum {string}
+                             */
+                            status: "published" | "hidden";
+                            /** Format: int64 */
+                            rating: number;
+                            /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
+                            criteria: {
+                                /** Format: int64 */
+                                communication: number;
+                                /** Format: int64 */
+                                quality: number;
+                                /** Format: int64 */
+                                delivery: number;
+                            } | null;
+                            comment: string;
+                            /** @description The author’s public fields. */
+                            reviewer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /** @description The public fields of the party reviewed. */
+                            subject: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /** @description The reviewed party’s one answer. */
+                            reply: {
+                                text: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it became public; null while hidden.
+                             */
+                            publishedAt: string | null;
+                        } | {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            orderId: string;
+                            /**
+                             * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                             * @enum {string}
+                             */
+                            authorRole: "buyer" | "seller";
+                            /** @enum {string} */
+                            status: "hidden";
+                            /** @description The author’s public fields. */
+                            reviewer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /** @description The public fields of the party reviewed. */
+                            subject: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getOrdersByOrderIdReviews: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description The reviews of an order as one of its parties sees them. */
+                        data: {
+                            buyerReview: ({
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
+                                 */
+                                serviceId: string | null;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /**
+                                 * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                                 * @enum {string}
+                                 */
+                                status: "published" | "hidden";
+                                /** Format: int64 */
+                                rating: number;
+                                /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
+                                criteria: {
+                                    /** Format: int64 */
+                                    communication: number;
+                                    /** Format: int64 */
+                                    quality: number;
+                                    /** Format: int64 */
+                                    delivery: number;
+                                } | null;
+                                comment: string;
+                                /** @description The author’s public fields. */
+                                reviewer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The reviewed party’s one answer. */
+                                reply: {
+                                    text: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it became public; null while hidden.
+                                 */
+                                publishedAt: string | null;
+                            } | {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /** @enum {string} */
+                                status: "hidden";
+                                /** @description The author’s public fields. */
+                                reviewer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }) | null;
+                            sellerReview: ({
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
+                                 */
+                                serviceId: string | null;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /**
+                                 * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                                 * @enum {string}
+                                 */
+                                status: "published" | "hidden";
+                                /** Format: int64 */
+                                rating: number;
+                                /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
+                                criteria: {
+                                    /** Format: int64 */
+                                    communication: number;
+                                    /** Format: int64 */
+                                    quality: number;
+                                    /** Format: int64 */
+                                    delivery: number;
+                                } | null;
+                                comment: string;
+                                /** @description The author’s public fields. */
+                                reviewer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The reviewed party’s one answer. */
+                                reply: {
+                                    text: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it became public; null while hidden.
+                                 */
+                                publishedAt: string | null;
+                            } | {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /** @enum {string} */
+                                status: "hidden";
+                                /** @description The author’s public fields. */
+                                reviewer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }) | null;
+                            /**
+                             * Format: date-time
+                             * @description Until when the order may be reviewed (its completion plus REVIEW_WINDOW_DAYS); null while it is not completed.
+                             */
+                            windowClosesAt: string | null;
+                            /** @description Whether the caller may review the order now. */
+                            canReview: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
                 headers: {
                     /** @description Requests allowed in the current window. */
                     "X-RateLimit-Limit"?: number;
@@ -30184,11 +31153,22 @@ export interface operations {
                                 orderId: string;
                                 /**
                                  * Format: uuid
-                                 * @description The service reviewed; null for an order from a custom offer that named none (the review counts for the seller).
+                                 * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
                                  */
                                 serviceId: string | null;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /**
+                                 * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                                 * @enum {string}
+                                 */
+                                status: "published" | "hidden";
                                 /** Format: int64 */
                                 rating: number;
+                                /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
                                 criteria: {
                                     /** Format: int64 */
                                     communication: number;
@@ -30198,7 +31178,7 @@ export interface operations {
                                     delivery: number;
                                 } | null;
                                 comment: string;
-                                /** @description The buyer’s public fields. */
+                                /** @description The author’s public fields. */
                                 reviewer: {
                                     /**
                                      * Format: uuid
@@ -30209,6 +31189,18 @@ export interface operations {
                                     username: string;
                                     avatar: string | null;
                                 };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The reviewed party’s one answer. */
                                 reply: {
                                     text: string;
                                     /**
@@ -30222,6 +31214,252 @@ export interface operations {
                                  * @description ISO 8601, UTC.
                                  */
                                 createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it became public; null while hidden.
+                                 */
+                                publishedAt: string | null;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getUsersByUserIdReviews: {
+        parameters: {
+            query?: {
+                /** @description `seller` (default): the reviews buyers gave the user as seller; `buyer`: the reviews sellers gave the user as buyer. */
+                role?: "seller" | "buyer";
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page: 10 by default, at most 100. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
+                                 */
+                                serviceId: string | null;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /**
+                                 * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                                 * @enum {string}
+                                 */
+                                status: "published" | "hidden";
+                                /** Format: int64 */
+                                rating: number;
+                                /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
+                                criteria: {
+                                    /** Format: int64 */
+                                    communication: number;
+                                    /** Format: int64 */
+                                    quality: number;
+                                    /** Format: int64 */
+                                    delivery: number;
+                                } | null;
+                                comment: string;
+                                /** @description The author’s public fields. */
+                                reviewer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The reviewed party’s one answer. */
+                                reply: {
+                                    text: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it became public; null while hidden.
+                                 */
+                                publishedAt: string | null;
                             }[];
                             pagination: {
                                 /** Format: int64 */
@@ -30396,7 +31634,12 @@ export interface operations {
                             completedOrders: number;
                             /** @description completed / (completed + cancelled) x 100, two decimals; 0 when no order has ended. */
                             completionRate: number;
-                            /** Format: int64 */
+                            /** @description Orders first delivered on or before their due time over orders delivered, x 100, two decimals; 0 when none was delivered. An order in dispute counts in neither until staff resolve it. */
+                            onTimeDeliveryRate: number;
+                            /**
+                             * Format: int64
+                             * @description Public reviews buyers gave the user as seller.
+                             */
                             totalReviews: number;
                             /** @description Average rating, two decimals; 0 without reviews. */
                             averageRating: number;
@@ -30423,6 +31666,16 @@ export interface operations {
                              */
                             lastLogin: string | null;
                             isKYCVerified: boolean;
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
+                            /**
+                             * Format: date-time
+                             * @description When the seller level was last evaluated; null before the first evaluation.
+                             */
+                            levelEvaluatedAt: string | null;
                         };
                     };
                 };
@@ -33479,7 +34732,7 @@ export interface operations {
                     url: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "user.suspended" | "user.unsuspended")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "review.published" | "review.replied" | "seller.level_changed" | "user.suspended" | "user.unsuspended")[] | null;
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -34132,7 +35385,7 @@ export interface operations {
                     url?: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "user.suspended" | "user.unsuspended")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "review.published" | "review.replied" | "seller.level_changed" | "user.suspended" | "user.unsuspended")[] | null;
                     /** @description true enables a disabled endpoint again (its pending deliveries resume). */
                     enabled?: boolean;
                 };

@@ -294,13 +294,16 @@ describe('the request body examples of the OpenAPI document', () => {
         },
       ]),
     ),
-    'POST /api/v1/reviews': async () => {
+    // The example with criteria is the buyer's review; the one without, the seller's review of the buyer.
+    'POST /api/v1/reviews': async (example) => {
       const order = await orderIn(ctx, 'completed')
-      return { token: order.buyer.accessToken, real: { orderId: order.orderId } }
+      return { token: ('criteria' in example ? order.buyer : order.seller).accessToken, real: { orderId: order.orderId } }
     },
     'POST /api/v1/reviews/{reviewId}/reply': async () => {
       const order = await orderIn(ctx, 'completed')
       const review = await created(order.buyer.accessToken, '/reviews', { orderId: order.orderId, rating: 5 })
+      // The seller's review makes the buyer's public, which the seller may then answer.
+      await created(order.seller.accessToken, '/reviews', { orderId: order.orderId, rating: 5 })
       return { token: order.seller.accessToken, params: { reviewId: review.id } }
     },
 

@@ -72,7 +72,7 @@ export const notificationKinds = {
     email: 'generic',
     render: (data) => text('New review', typeof data.rating === 'number' ? `You received a review of an order: ${plural(data.rating, 'star')}.` : 'You received a review of an order.'),
   },
-  'review.replied': { email: 'generic', render: () => text('Reply to your review', 'The seller replied to your review.') },
+  'review.replied': { email: 'generic', render: () => text('Reply to your review', 'The person you reviewed replied to your review.') },
   'message.received': { email: 'own', render: (data) => text('New message', typeof data.preview === 'string' && data.preview !== '' ? data.preview : 'You received a file.') },
   'payout.processed': { email: 'generic', render: (data, money) => text('Payout sent', `Your payout of ${money(data.amount)} was sent.`) },
   'payout.rejected': { email: 'generic', render: (data, money) => text('Payout rejected', `Your payout of ${money(data.amount)} was rejected: the amount is back in your available balance.`) },

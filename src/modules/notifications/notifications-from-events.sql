@@ -40,7 +40,6 @@ BEGIN
       ('offer.declined', 'offer.declined', data->>'senderId', 'conversation', data->>'conversationId'),
       ('offer.withdrawn', 'offer.withdrawn', data->>'recipientId', 'conversation', data->>'conversationId'),
       ('offer.expired', 'offer.expired', data->>'senderId', 'conversation', data->>'conversationId'),
-      ('review.created', 'review.received', data->>'sellerId', 'order', data->>'orderId'),
       ('review.published', 'review.received', data->>'subjectId', 'order', data->>'orderId'),
       ('review.replied', 'review.replied', data->>'authorId', 'order', data->>'orderId'),
       ('payout.processed', 'payout.processed', data->>'userId', 'payout', data->>'payoutId'),

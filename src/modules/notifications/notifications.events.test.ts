@@ -108,8 +108,12 @@ describe('a notification for each person an event concerns, never for the one wh
       expect(await fresh(seller)).toMatchObject([{ kind: 'order.tipped', body: 'The buyer tipped you 10.00 USD; 10.00 USD is in your wallet.' }])
       const review = await request(ctx.app, { method: 'POST', url: '/reviews', token: buyer.accessToken, payload: { orderId, rating: 5, comment: 'Lovely work' } })
       expect(review.statusCode, review.body).toBe(201)
-      expect(await fresh(seller)).toMatchObject([{ kind: 'review.received', body: 'You received a review of an order: 5 stars.', link: { type: 'order', id: orderId } }])
-      expect(await freshKinds(buyer)).toEqual([])
+      // Reviews are blind until both parties wrote theirs: nobody hears of the first one yet.
+      expect(await freshKinds(seller)).toEqual([])
+      const back = await request(ctx.app, { method: 'POST', url: '/reviews', token: seller.accessToken, payload: { orderId, rating: 4, comment: 'Clear brief' } })
+      expect(back.statusCode, back.body).toBe(201)
+      expect(await fresh(seller)).toMatchObject([{ kind: 'review.received', link: { type: 'order', id: orderId } }])
+      expect(await fresh(buyer)).toMatchObject([{ kind: 'review.received', link: { type: 'order', id: orderId } }])
     })
 
     it('tells both parties when an order completes by itself, nobody having acted', async () => {
@@ -300,7 +304,7 @@ describe('a notification for each person an event concerns, never for the one wh
       })
       expect(await fresh(buyer)).toMatchObject([
         { kind: 'order.refunded', body: 'Staff refunded 12.50 USD of the order to the buyer.', link: { type: 'order', id: orderId } },
-        { kind: 'review.replied', body: 'The seller replied to your review.', link: { type: 'order', id: orderId } },
+        { kind: 'review.replied', body: 'The person you reviewed replied to your review.', link: { type: 'order', id: orderId } },
       ])
       expect(await fresh(seller)).toMatchObject([
         { kind: 'order.refunded', link: { type: 'order', id: orderId } },

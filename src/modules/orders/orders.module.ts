@@ -53,5 +53,6 @@ export type OrdersApi = ReturnType<(typeof ordersModule)['create']>
 export type { OrdersService } from './orders.service.ts'
 export type { OfferTerms } from './offer-placement.service.ts'
 export type { OrderRow } from './orders.table.ts'
+export type { OrderFigures, SellerPerformance } from './orders.repository.ts'
 export type { OrderStatus } from './order-status.ts'
 export { Order } from './orders.schemas.ts'

@@ -21,7 +21,7 @@ import { createOrderPlacement } from './order-placement.service.ts'
 import { createOrderProgress } from './order-progress.service.ts'
 import { createOrderResolution } from './order-resolution.service.ts'
 import { orderStatuses, type OrderStatus } from './order-status.ts'
-import { createOrdersRepository, type OrderFilter } from './orders.repository.ts'
+import { createOrdersRepository, sellerPerformanceOf, type OrderFilter } from './orders.repository.ts'
 import { OrdersStats } from './orders.schemas.ts'
 
 export interface OrdersDeps {
@@ -89,9 +89,14 @@ export function createOrdersService(deps: OrdersDeps) {
 
     /** For reviews: the order under a row lock, in the caller's transaction. */
     lockOrder: (tx: Tx, orderId: string) => createOrdersRepository(tx).lockById(orderId),
+    /** For reviews: the order's row, to check who its parties are and when it completed. */
+    findOrder: (executor: Executor, orderId: string) => createOrdersRepository(executor).findById(orderId),
 
     /** For statistics: a seller's orders counted by status. */
     sellerOrderCounts: (executor: Executor, sellerId: string) => createOrdersRepository(executor).countBySellerAndStatus(sellerId),
+
+    /** For statistics and seller levels: each seller's completed, cancelled, delivered and on-time orders, lifetime and since `since` (a seller without orders is absent). */
+    sellerPerformance: (executor: Executor, sellerIds: string[], since: Date) => sellerPerformanceOf(executor, sellerIds, since),
 
     /** The orders section of `GET /admin/stats`: counters kept by a trigger on orders (migration 0016). */
     statistics: defineStats('orders', OrdersStats, async (executor) => {
