@@ -241,11 +241,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     currency: env.CURRENCY,
     minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
     ledgerPlatformSubAccounts: env.LEDGER_PLATFORM_SUB_ACCOUNTS,
-    orders: {
-      platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100),
-      autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000),
-      requestExpiresAfterMs: Math.round(env.ORDER_REQUEST_DAYS * 24 * 3600 * 1000),
-    },
+    orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000), requestExpiresAfterMs: Math.round(env.ORDER_REQUEST_DAYS * 24 * 3600 * 1000) },
     tips: { windowMs: Math.round(env.TIP_DAYS * 24 * 3600 * 1000), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
     workerTickMs: env.WORKER_TICK_SECONDS * 1000,
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },

@@ -22,6 +22,13 @@ export const mayView = (row: OrderRow, actor: Actor): boolean => row.buyerId ===
 export const mayTip = (row: OrderRow, viewer: Actor, now: Date, windowMs: number): boolean =>
   row.buyerId === viewer.id && row.status === 'completed' && row.tipCents === null && row.completedAt !== null && now.getTime() < row.completedAt.getTime() + windowMs
 
+/** The viewer's moves of the moment: the table's, the request moves (opening one needs its reason; answering or withdrawing one takes none), and a tip. */
+const allowedActionsOf = (row: OrderRow, open: OrderRequestRow | undefined, viewer: Actor, canTip: boolean) => [
+  ...allowedMoves(row, viewer).map((move) => ({ action: move.action, status: move.to, reasonRequired: move.needsReason ?? false })),
+  ...requestMoves(row, open, viewer).map((move) => ({ ...move, reasonRequired: !move.action.endsWith('_request') })),
+  ...(canTip ? [{ action: 'tip', status: row.status, reasonRequired: false }] : []),
+]
+
 export interface AnswerDeps {
   clock: Clock
   /** How long after completion the buyer may tip. */
@@ -90,12 +97,7 @@ export function createOrderAnswers(deps: AnswerDeps) {
           createdAt: delivery.createdAt.toISOString(),
         })),
       autoCompleteAt: row.status === 'delivered' ? (row.autoCompleteAt?.toISOString() ?? null) : null,
-      allowedActions: [
-        ...allowedMoves(row, viewer).map((move) => ({ action: move.action, status: move.to, reasonRequired: move.needsReason ?? false })),
-        // Opening a request needs its reason; answering or withdrawing one takes none.
-        ...requestMoves(row, open, viewer).map((move) => ({ ...move, reasonRequired: !move.action.endsWith('_request') })),
-        ...(mayTip(row, viewer, now, tipWindowMs) ? [{ action: 'tip', status: row.status, reasonRequired: false }] : []),
-      ],
+      allowedActions: allowedActionsOf(row, open, viewer, mayTip(row, viewer, now, tipWindowMs)),
       requests: requests.map(requestAnswer),
       tip: row.tipCents === null ? null : fromCents(row.tipCents),
       completedAt: row.completedAt?.toISOString() ?? null,

@@ -56,6 +56,44 @@ function refusal(order: OrderRow, party: Party | undefined, kind: RequestKind): 
   return `A ${order.status} order takes no ${kind.type} request: only a ${kind.while.join(', ')} one`
 }
 
+/** What accepting the request does to the locked order; the request is already closed as accepted. */
+async function applyAccepted(deps: Pick<RequestsDeps, 'clock' | 'ledger' | 'moves'>, tx: Tx, order: OrderRow, request: OrderRequestRow, party: Party, actorId: string): Promise<OrderRow> {
+  const now = deps.clock.now()
+  const orders = createOrdersRepository(tx)
+  if (request.type === 'cancellation') return deps.moves.applyMove(tx, order, requestAcceptance(order.status, party)!, actorId, request.reason)
+  if (request.type === 'extension') return orders.update(order.id, { dueAt: new Date((order.dueAt ?? now).getTime() + request.days! * DAY), updatedAt: now })
+  const amountCents = request.amountCents!
+  await deps.ledger.transfer(tx, {
+    from: { userId: order.buyerId, kind: 'escrow' },
+    to: { userId: order.buyerId, kind: 'available' },
+    amountCents,
+    type: 'order_partial_refund',
+    description: `Partial refund: ${order.serviceTitle}`,
+    orderId: order.id,
+  })
+  // The fee follows what is left, at the rate fixed when the order was placed (kept in placement_fee_cents from now on).
+  return orders.update(order.id, {
+    refundedCents: order.refundedCents + amountCents,
+    placementFeeCents: order.placementFeeCents ?? order.platformFeeCents,
+    platformFeeCents: feeOnCents(order, escrowLeftCents(order) - amountCents),
+    updatedAt: now,
+  })
+}
+
+/** The worker's half of a request's news: the e-mail to one party, skipped for an account no longer active. */
+function createRequestMailing(deps: Pick<RequestsDeps, 'db' | 'mailer' | 'users' | 'appUrl'>) {
+  const { db, mailer, users, appUrl } = deps
+  return {
+    async sendRequestEmail(job: { requestId: string; recipientId: string; news: RequestNews }): Promise<void> {
+      const request = await createOrderRequestsRepository(db).findById(job.requestId)
+      if (!request) return
+      const [order, recipient] = await Promise.all([createOrdersRepository(db).findById(request.orderId), users.findAccountById(db, job.recipientId)])
+      if (!order || !recipient?.isActive || recipient.suspendedAt !== null) return
+      await mailer.send(requestEmail(recipient, order, request, job.news, `${appUrl}/orders/${order.id}`))
+    },
+  }
+}
+
 /**
  * The resolution center (docs/orders.md): requests between the parties of an order, each made,
  * answered and settled under the order's row lock, so of two answers at once one wins and the
@@ -64,31 +102,7 @@ function refusal(order: OrderRow, party: Party | undefined, kind: RequestKind): 
  * partial refund moves money out of escrow at once.
  */
 export function createOrderRequests(deps: RequestsDeps) {
-  const { db, clock, outbox, mailer, ledger, users, moves, requestExpiresAfterMs } = deps
-
-  /** What accepting the request does to the locked order; the request is already closed as accepted. */
-  async function applyAccepted(tx: Tx, order: OrderRow, request: OrderRequestRow, party: Party, actorId: string): Promise<OrderRow> {
-    const now = clock.now()
-    const orders = createOrdersRepository(tx)
-    if (request.type === 'cancellation') return moves.applyMove(tx, order, requestAcceptance(order.status, party)!, actorId, request.reason)
-    if (request.type === 'extension') return orders.update(order.id, { dueAt: new Date((order.dueAt ?? now).getTime() + request.days! * DAY), updatedAt: now })
-    const amountCents = request.amountCents!
-    await ledger.transfer(tx, {
-      from: { userId: order.buyerId, kind: 'escrow' },
-      to: { userId: order.buyerId, kind: 'available' },
-      amountCents,
-      type: 'order_partial_refund',
-      description: `Partial refund: ${order.serviceTitle}`,
-      orderId: order.id,
-    })
-    // The fee follows what is left, at the rate fixed when the order was placed (kept in placement_fee_cents from now on).
-    return orders.update(order.id, {
-      refundedCents: order.refundedCents + amountCents,
-      placementFeeCents: order.placementFeeCents ?? order.platformFeeCents,
-      platformFeeCents: feeOnCents(order, escrowLeftCents(order) - amountCents),
-      updatedAt: now,
-    })
-  }
+  const { db, clock, outbox, moves, requestExpiresAfterMs } = deps
 
   /** Accept, decline or withdraw the order's request `requestId`: the other party answers, its author withdraws, while it is open. */
   const answer = (actor: Actor, orderId: string, requestId: string, verb: Answer) =>
@@ -110,7 +124,7 @@ export function createOrderRequests(deps: RequestsDeps) {
         const now = clock.now()
         const status = verb === 'accept' ? 'accepted' : verb === 'decline' ? 'declined' : 'withdrawn'
         const closed = (await requests.closeOpen(order.id, { status, respondedAt: now }))!
-        const updated = verb === 'accept' ? await applyAccepted(tx, order, closed, party, actor.id) : order
+        const updated = verb === 'accept' ? await applyAccepted(deps, tx, order, closed, party, actor.id) : order
         await recordRequestNews(outbox, tx, updated, closed, status, now)
         return updated
       },
@@ -184,14 +198,7 @@ export function createOrderRequests(deps: RequestsDeps) {
       return settled
     },
 
-    /** The e-mail job: one party learns a request's news; skipped for an account no longer active. */
-    async sendRequestEmail(job: { requestId: string; recipientId: string; news: RequestNews }): Promise<void> {
-      const request = await createOrderRequestsRepository(db).findById(job.requestId)
-      if (!request) return
-      const [order, recipient] = await Promise.all([createOrdersRepository(db).findById(request.orderId), users.findAccountById(db, job.recipientId)])
-      if (!order || !recipient?.isActive || recipient.suspendedAt !== null) return
-      await mailer.send(requestEmail(recipient, order, request, job.news, `${deps.appUrl}/orders/${order.id}`))
-    },
+    ...createRequestMailing(deps),
   }
 }
 
