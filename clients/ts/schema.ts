@@ -26684,23 +26684,31 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description `cancellation` takes `reason`; `extension` takes `reason` and `days`; `partial_refund` takes `reason` and `amount`. Kinds: cancellation, extension, partial_refund. */
         requestBody: {
             content: {
                 "application/json": {
-                    /**
-                     * @description `cancellation` (either party, while pending, in progress or delivered), `extension` of the due date (the seller, while in progress) or `partial_refund` (the seller, while in progress or delivered).
-                     * @enum {string}
-                     */
-                    type: "cancellation" | "extension" | "partial_refund";
+                    /** @enum {string} */
+                    type: "cancellation";
+                    /** @description Why you ask, 10 to 1000 characters; the other party reads it on the order and in the e-mail. */
+                    reason: string & unknown;
+                } | {
+                    /** @enum {string} */
+                    type: "extension";
                     /** @description Why you ask, 10 to 1000 characters; the other party reads it on the order and in the e-mail. */
                     reason: string & unknown;
                     /**
                      * Format: int32
-                     * @description An extension only (required there): how many days later the order is due, 1 to 30.
+                     * @description How many days later the order is due, 1 to 30.
                      */
-                    days?: number;
-                    /** @description A partial refund only (required there): what goes back to the buyer at once, more than 0 and less than what the order still holds in escrow, at most two decimals. */
-                    amount?: number;
+                    days: number;
+                } | {
+                    /** @enum {string} */
+                    type: "partial_refund";
+                    /** @description Why you ask, 10 to 1000 characters; the other party reads it on the order and in the e-mail. */
+                    reason: string & unknown;
+                    /** @description What goes back to the buyer at once: more than 0 and less than what the order still holds in escrow (its total less what was refunded before), at most two decimals. */
+                    amount: number;
                 };
             };
         };
