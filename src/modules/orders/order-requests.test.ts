@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm'
+import { asc, eq } from 'drizzle-orm'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { answerRequest, openRequest, sendRequest } from '../../../test/factories/requests.ts'
 import { deliver, moveOrder, orderIn, type PlacedOrder } from '../../../test/factories/orders.ts'
@@ -30,7 +30,8 @@ describe('order requests', () => {
   const wallet = async (user: TestUser) => (await request(ctx.app, { method: 'GET', url: '/wallet', token: user.accessToken })).json().data as { balance: number; escrow: number }
   const rowsOf = (orderId: string) => ctx.database.db.select().from(orderRequests).where(eq(orderRequests.orderId, orderId))
   const moneyOf = async (orderId: string) => (await ctx.database.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.orderId, orderId))).map((move) => move.type).sort()
-  const jobsOf = async () => (await ctx.database.db.select().from(outboxJobs)).map((row) => ({ topic: row.topic, payload: row.payload as Record<string, unknown> & { data?: { orderId?: string } } }))
+  // Ids are UUIDv7, so by id is the order they were written in.
+  const jobsOf = async () => (await ctx.database.db.select().from(outboxJobs).orderBy(asc(outboxJobs.id))).map((row) => ({ topic: row.topic, payload: row.payload as Record<string, unknown> & { data?: { orderId?: string } } }))
   const eventsOf = async (orderId: string) =>
     (await jobsOf()).filter((job) => job.topic === 'event' && job.payload.data?.orderId === orderId).map((job) => job.payload as { event: string; data: Record<string, unknown> })
   const mailJobsOf = async (requestId: string) =>
