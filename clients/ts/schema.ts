@@ -2887,7 +2887,7 @@ export interface webhooks {
         put?: never;
         /**
          * order.completed
-         * @description An order completed: the seller was paid its total minus the platform fee.
+         * @description An order completed: the seller was paid what was left in escrow (the total, less partial refunds accepted before) minus the platform fee on it; `sellerEarning` and `platformFee` are what moved.
          *
          *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
          */
@@ -2960,7 +2960,7 @@ export interface webhooks {
         put?: never;
         /**
          * order.cancelled
-         * @description An order was cancelled: its total went back to the buyer.
+         * @description An order was cancelled: what it still held in escrow went back to the buyer (its `total`, less partial refunds accepted before).
          *
          *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
          */
@@ -29108,7 +29108,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description What goes back to the buyer, from 0 to what the order holds in escrow (its total), at most two decimals. The rest goes to the seller minus the platform fee on the rest. */
+                    /** @description What goes back to the buyer, from 0 to what the order holds in escrow (its total less any partial refund accepted before), at most two decimals. The rest goes to the seller minus the platform fee on the rest. */
                     refundAmount: number;
                     /** @description Why staff decided so; kept on the order’s `timeline`, in `statusReason` and in the audit log, and e-mailed to both parties. */
                     note: string & unknown;

@@ -27,10 +27,10 @@ export const ordersEvents = {
   orderDelivered: defineEvent('order.delivered', 'The seller delivered (or redelivered) an order.', Type.Object({ ...OrderData.properties, deliveryId: Uuid })),
   orderCompleted: defineEvent(
     'order.completed',
-    'An order completed: the seller was paid its total minus the platform fee.',
+    'An order completed: the seller was paid what was left in escrow (the total, less partial refunds accepted before) minus the platform fee on it; `sellerEarning` and `platformFee` are what moved.',
     Type.Object({ ...OrderData.properties, total: Type.Number(), platformFee: Type.Number(), sellerEarning: Type.Number(), automatic: Type.Boolean() }),
   ),
-  orderCancelled: defineEvent('order.cancelled', 'An order was cancelled: its total went back to the buyer.', Type.Object({ ...OrderData.properties, total: Type.Number() })),
+  orderCancelled: defineEvent('order.cancelled', 'An order was cancelled: what it still held in escrow went back to the buyer (its `total`, less partial refunds accepted before).', Type.Object({ ...OrderData.properties, total: Type.Number() })),
   orderTipped: defineEvent(
     'order.tipped',
     'The buyer tipped the seller of a completed order: the tip minus TIP_FEE_PERCENT went to the seller.',

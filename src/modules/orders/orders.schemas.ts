@@ -75,7 +75,7 @@ export const ResolveBody = Type.Object(
       minimum: 0,
       maximum: RESOLVE_REFUND_MAX,
       errorMessage: 'must be a number from 0 to what the order holds in escrow, with at most two decimals',
-      description: 'What goes back to the buyer, from 0 to what the order holds in escrow (its total), at most two decimals. The rest goes to the seller minus the platform fee on the rest.',
+      description: 'What goes back to the buyer, from 0 to what the order holds in escrow (its total less any partial refund accepted before), at most two decimals. The rest goes to the seller minus the platform fee on the rest.',
     }),
     note: Type.String({
       minLength: 1,
