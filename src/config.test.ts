@@ -334,10 +334,14 @@ describe('loadConfig webhooks', () => {
 })
 
 describe('order settings', () => {
-  it('defaults to a 10 % fee and 3 days, reads decimals, and refuses values out of range by name', () => {
-    expect(loadConfig({ DATA_DIR: dataDir }).orders).toEqual({ platformFeeBasisPoints: 1000, autoCompleteAfterMs: 3 * 24 * 3600 * 1000 })
-    expect(loadConfig({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: '2.5', ORDER_AUTO_COMPLETE_DAYS: '0.5' }).orders).toEqual({ platformFeeBasisPoints: 250, autoCompleteAfterMs: 12 * 3600 * 1000 })
-    expect(variablesOf(configError({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: '101', ORDER_AUTO_COMPLETE_DAYS: '0' }))).toEqual(['ORDER_AUTO_COMPLETE_DAYS', 'PLATFORM_FEE_PERCENT'])
+  it('defaults to a 10 % fee, 3 days to auto-complete and 2 to answer a request, reads decimals, and refuses values out of range by name', () => {
+    expect(loadConfig({ DATA_DIR: dataDir }).orders).toEqual({ platformFeeBasisPoints: 1000, autoCompleteAfterMs: 3 * 24 * 3600 * 1000, requestExpiresAfterMs: 2 * 24 * 3600 * 1000 })
+    expect(loadConfig({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: '2.5', ORDER_AUTO_COMPLETE_DAYS: '0.5', ORDER_REQUEST_DAYS: '0.001' }).orders).toEqual({
+      platformFeeBasisPoints: 250,
+      autoCompleteAfterMs: 12 * 3600 * 1000,
+      requestExpiresAfterMs: 86_400,
+    })
+    expect(variablesOf(configError({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: '101', ORDER_AUTO_COMPLETE_DAYS: '0', ORDER_REQUEST_DAYS: '0.0009' }))).toEqual(['ORDER_AUTO_COMPLETE_DAYS', 'ORDER_REQUEST_DAYS', 'PLATFORM_FEE_PERCENT'])
     expect(variablesOf(configError({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: 'ten' }))).toEqual(['PLATFORM_FEE_PERCENT'])
   })
 })

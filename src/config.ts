@@ -54,6 +54,7 @@ const EnvSchema = Type.Object({
   LEDGER_PLATFORM_SUB_ACCOUNTS: Type.Integer({ minimum: 1, maximum: 1024, default: 16 }),
   PLATFORM_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 10 }),
   ORDER_AUTO_COMPLETE_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 3 }),
+  ORDER_REQUEST_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 2 }),
   TIP_DAYS: Type.Number({ minimum: 0.0001, maximum: 365, default: 14 }),
   TIP_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 0 }),
   WORKER_TICK_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
@@ -128,11 +129,14 @@ export interface Config {
    * whether destinations in private networks are allowed (outside production by default).
    */
   webhooks: { url: string | undefined; secret: string | undefined; allowPrivateNetworks: boolean }
-  /** Orders: the platform's share of a completed order in basis points (10 % = 1000), and how long after the latest delivery an undecided order completes by itself. */
-  orders: { platformFeeBasisPoints: number; autoCompleteAfterMs: number }
+  /**
+   * Orders: the platform's share of a completed order in basis points (10 % = 1000), how long after the latest delivery an undecided
+   * order completes by itself, and how long a request between the parties stays open unanswered.
+   */
+  orders: { platformFeeBasisPoints: number; autoCompleteAfterMs: number; requestExpiresAfterMs: number }
   /** Tips on completed orders: how long after completion the buyer may tip, and the platform's share in basis points. */
   tips: { windowMs: number; feeBasisPoints: number }
-  /** How often the worker runs its periodic checks (auto-completion, offer expiry, review publication). */
+  /** How often the worker runs its periodic checks (auto-completion, offer expiry, unanswered order requests, review publication). */
   workerTickMs: number
   /** Notifications: how long they are kept before the worker deletes them. */
   notifications: { retentionMs: number }
@@ -318,7 +322,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     currency: env.CURRENCY,
     minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
     ledgerPlatformSubAccounts: env.LEDGER_PLATFORM_SUB_ACCOUNTS,
-    orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000) },
+    orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000), requestExpiresAfterMs: Math.round(env.ORDER_REQUEST_DAYS * 24 * 3600 * 1000) },
     tips: { windowMs: Math.round(env.TIP_DAYS * 24 * 3600 * 1000), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
     workerTickMs: env.WORKER_TICK_SECONDS * 1000,
     notifications: { retentionMs: Math.round(env.NOTIFICATION_RETENTION_DAYS * 24 * 3600 * 1000) },

@@ -1627,6 +1627,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orders/{orderId}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the other party of an order (cancel, more time, a partial refund)
+         * @description `cancellation`: either party, while the order is pending, in progress or delivered; accepted, the order is cancelled and what is still in escrow goes back to the buyer. `extension`: the seller, while in progress, with `days` (1 to 30); accepted, `dueAt` moves that many days later. `partial_refund`: the seller, while in progress or delivered, with `amount` (less than what the order still holds in escrow, 400 on `amount` otherwise); accepted, it goes back to the buyer’s wallet at once and completion pays the seller what is left minus the fee on it. A field of another kind is 400 on that field. Anyone else, or another status, is 422 INVALID_TRANSITION; one request is open at a time (422 REQUEST_OPEN). Unanswered within ORDER_REQUEST_DAYS (now 2), a cancellation request is accepted by the system and any other request expires. Any other move of the order ends an open request as `expired`. Both parties are e-mailed each outcome. Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404, as for a request id that is not one of the order’s.
+         */
+        post: operations["postOrdersByOrderIdRequests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}/requests/{requestId}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a request (the other party)
+         * @description While the request is open (422 INVALID_TRANSITION otherwise, or for the wrong party). Applies it in the same transaction (the order cancelled and refunded, its due date moved, or the partial refund paid) and answers the order with its `requests`. Of an accept and a decline at the same moment, one wins and the other is 422. Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404, as for a request id that is not one of the order’s.
+         */
+        post: operations["postOrdersByOrderIdRequestsByRequestIdAccept"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}/requests/{requestId}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline a request (the other party)
+         * @description While the request is open (422 INVALID_TRANSITION otherwise, or for the wrong party). Nothing else changes; answers the order with its `requests`. Of an accept and a decline at the same moment, one wins and the other is 422. Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404, as for a request id that is not one of the order’s.
+         */
+        post: operations["postOrdersByOrderIdRequestsByRequestIdDecline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}/requests/{requestId}/withdraw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw your request (its author)
+         * @description While the request is open (422 INVALID_TRANSITION otherwise, or for the wrong party). Nothing else changes; answers the order with its `requests`. Of an accept and a decline at the same moment, one wins and the other is 422. Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404, as for a request id that is not one of the order’s.
+         */
+        post: operations["postOrdersByOrderIdRequestsByRequestIdWithdraw"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/orders": {
         parameters: {
             query?: never;
@@ -2931,7 +3011,7 @@ export interface webhooks {
         put?: never;
         /**
          * order.completed
-         * @description An order completed: the seller was paid its total minus the platform fee.
+         * @description An order completed: the seller was paid what was left in escrow (the total, less partial refunds accepted before) minus the platform fee on it; `sellerEarning` and `platformFee` are what moved.
          *
          *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
          */
@@ -3004,7 +3084,7 @@ export interface webhooks {
         put?: never;
         /**
          * order.cancelled
-         * @description An order was cancelled: its total went back to the buyer.
+         * @description An order was cancelled: what it still held in escrow went back to the buyer (its `total`, less partial refunds accepted before).
          *
          *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
          */
@@ -3260,6 +3340,406 @@ export interface webhooks {
                             /** Format: uuid */
                             sellerId: string;
                             reason: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.request_opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.request_opened
+         * @description A party of an order asked the other for a cancellation or more time, or the seller offered a partial refund; the other party accepts or declines it within ORDER_REQUEST_DAYS.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.request_opened";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: uuid */
+                            requestId: string;
+                            type: "cancellation" | "extension" | "partial_refund";
+                            requestedBy: "buyer" | "seller";
+                            /**
+                             * Format: int64
+                             * @description An extension’s days.
+                             */
+                            days?: number;
+                            /** @description A partial refund’s amount. */
+                            amount?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.request_accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.request_accepted
+         * @description A request was accepted and applied: by the other party, or by the system for a cancellation nobody answered within ORDER_REQUEST_DAYS (then `order.status_changed` says `by: system`).
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.request_accepted";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: uuid */
+                            requestId: string;
+                            type: "cancellation" | "extension" | "partial_refund";
+                            requestedBy: "buyer" | "seller";
+                            /**
+                             * Format: int64
+                             * @description An extension’s days.
+                             */
+                            days?: number;
+                            /** @description A partial refund’s amount. */
+                            amount?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.request_declined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.request_declined
+         * @description The other party declined a request; nothing changed.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.request_declined";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: uuid */
+                            requestId: string;
+                            type: "cancellation" | "extension" | "partial_refund";
+                            requestedBy: "buyer" | "seller";
+                            /**
+                             * Format: int64
+                             * @description An extension’s days.
+                             */
+                            days?: number;
+                            /** @description A partial refund’s amount. */
+                            amount?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.request_withdrawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.request_withdrawn
+         * @description The party who made a request withdrew it before it was answered.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.request_withdrawn";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: uuid */
+                            requestId: string;
+                            type: "cancellation" | "extension" | "partial_refund";
+                            requestedBy: "buyer" | "seller";
+                            /**
+                             * Format: int64
+                             * @description An extension’s days.
+                             */
+                            days?: number;
+                            /** @description A partial refund’s amount. */
+                            amount?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.request_expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.request_expired
+         * @description A request ended unanswered: ORDER_REQUEST_DAYS passed (a cancellation is accepted instead), or another move of the order (a delivery, a dispute, a completion, a cancellation) ended it.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.request_expired";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: uuid */
+                            requestId: string;
+                            type: "cancellation" | "extension" | "partial_refund";
+                            requestedBy: "buyer" | "seller";
+                            /**
+                             * Format: int64
+                             * @description An extension’s days.
+                             */
+                            days?: number;
+                            /** @description A partial refund’s amount. */
+                            amount?: number;
                         };
                     };
                 };
@@ -9747,7 +10227,7 @@ export interface operations {
                                  * @example order.delivered
                                  * @enum {string}
                                  */
-                                kind: "order.placed" | "order.accepted" | "order.delivered" | "order.revision_requested" | "order.completed" | "order.cancelled" | "order.disputed" | "order.resolved" | "order.tipped" | "order.refunded" | "order.request_opened" | "order.request_accepted" | "order.request_declined" | "order.request_expired" | "offer.received" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.received" | "review.replied" | "message.received" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "service.approved" | "service.rejected" | "seller.level_changed" | "account.suspended" | "account.unsuspended";
+                                kind: "order.placed" | "order.accepted" | "order.delivered" | "order.revision_requested" | "order.completed" | "order.cancelled" | "order.disputed" | "order.resolved" | "order.tipped" | "order.refunded" | "order.request_opened" | "order.request_accepted" | "order.request_declined" | "order.request_withdrawn" | "order.request_expired" | "offer.received" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.received" | "review.replied" | "message.received" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "service.approved" | "service.rejected" | "seller.level_changed" | "account.suspended" | "account.unsuspended";
                                 /** @description A short heading, e.g. "Order delivered". */
                                 title: string;
                                 /** @description One or two sentences saying what happened and what to do. */
@@ -10151,6 +10631,8 @@ export interface operations {
                                 /** @description Default on. */
                                 "order.request_declined": boolean;
                                 /** @description Default on. */
+                                "order.request_withdrawn": boolean;
+                                /** @description Default on. */
                                 "order.request_expired": boolean;
                                 /** @description Default on. */
                                 "offer.received": boolean;
@@ -10311,6 +10793,8 @@ export interface operations {
                         /** @description Default on. */
                         "order.request_declined"?: boolean;
                         /** @description Default on. */
+                        "order.request_withdrawn"?: boolean;
+                        /** @description Default on. */
                         "order.request_expired"?: boolean;
                         /** @description Default on. */
                         "offer.received"?: boolean;
@@ -10394,6 +10878,8 @@ export interface operations {
                                 "order.request_accepted": boolean;
                                 /** @description Default on. */
                                 "order.request_declined": boolean;
+                                /** @description Default on. */
+                                "order.request_withdrawn": boolean;
                                 /** @description Default on. */
                                 "order.request_expired": boolean;
                                 /** @description Default on. */
@@ -18536,7 +19022,7 @@ export interface operations {
                                  */
                                 id: string;
                                 /** @description What moved the money. */
-                                type: "deposit" | "order_payment" | "order_refund" | "order_earning" | "payout" | "payout_reversal" | "adjustment" | "tip" | "tip_earning";
+                                type: "deposit" | "order_payment" | "order_refund" | "order_earning" | "payout" | "payout_reversal" | "adjustment" | "tip" | "tip_earning" | "order_partial_refund";
                                 /** @description Signed: positive when money came in. Two decimals, in the platform currency. */
                                 amount: number;
                                 /** @description The available balance right after this movement. Two decimals, in the platform currency. */
@@ -24658,9 +25144,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -24679,7 +25165,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -24729,15 +25215,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -25065,9 +25596,9 @@ export interface operations {
                                 price: number;
                                 /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                                 total: number;
-                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                                 platformFee: number;
-                                /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                                /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                                 sellerEarning: number;
                                 /**
                                  * Format: int64
@@ -25086,7 +25617,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -25136,15 +25667,60 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
-                                /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                                /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                                 refunded: number;
+                                /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                                requests: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    orderId: string;
+                                    /** @enum {string} */
+                                    type: "cancellation" | "extension" | "partial_refund";
+                                    /**
+                                     * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                     * @enum {string}
+                                     */
+                                    status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                    /** @enum {string} */
+                                    requestedBy: "buyer" | "seller";
+                                    reason: string;
+                                    /**
+                                     * Format: int64
+                                     * @description An extension’s days; null for the other kinds.
+                                     */
+                                    days: number | null;
+                                    /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                    amount: number | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                     */
+                                    expiresAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it stopped being open.
+                                     */
+                                    respondedAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                }[];
                                 /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                                 tip: number | null;
                                 /**
@@ -25392,9 +25968,9 @@ export interface operations {
                                 price: number;
                                 /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                                 total: number;
-                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                                 platformFee: number;
-                                /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                                /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                                 sellerEarning: number;
                                 /**
                                  * Format: int64
@@ -25413,7 +25989,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -25463,15 +26039,60 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
-                                /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                                /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                                 refunded: number;
+                                /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                                requests: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    orderId: string;
+                                    /** @enum {string} */
+                                    type: "cancellation" | "extension" | "partial_refund";
+                                    /**
+                                     * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                     * @enum {string}
+                                     */
+                                    status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                    /** @enum {string} */
+                                    requestedBy: "buyer" | "seller";
+                                    reason: string;
+                                    /**
+                                     * Format: int64
+                                     * @description An extension’s days; null for the other kinds.
+                                     */
+                                    days: number | null;
+                                    /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                    amount: number | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                     */
+                                    expiresAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it stopped being open.
+                                     */
+                                    respondedAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                }[];
                                 /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                                 tip: number | null;
                                 /**
@@ -25716,9 +26337,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -25737,7 +26358,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -25787,15 +26408,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -25946,22 +26612,31 @@ export interface operations {
          *     | from | to | who | action | how | effect |
          *     |---|---|---|---|---|---|
          *     | pending | in_progress | seller | `accept` | `PUT /orders/{id}/status` `in_progress` | due date = now + delivery days (package and extras) |
-         *     | pending | cancelled | buyer | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
-         *     | pending | cancelled | seller | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         *     | pending | cancelled | buyer | `cancel` | `PUT /orders/{id}/status` `cancelled` | what is still in escrow refunded to the buyer |
+         *     | pending | cancelled | seller | `cancel` | `PUT /orders/{id}/status` `cancelled` | what is still in escrow refunded to the buyer |
          *     | in_progress | delivered | seller | `deliver` | only through `POST /orders/{id}/deliver` | delivery recorded; auto-complete after ORDER_AUTO_COMPLETE_DAYS |
          *     | delivered | in_progress | buyer | `request_revision` | `PUT /orders/{id}/status` `in_progress`, while revisions remain | a revision is used |
-         *     | delivered | completed | buyer | `complete` | `PUT /orders/{id}/status` `completed` | escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed` |
-         *     | delivered | completed | the system (worker) | `complete` | - | ORDER_AUTO_COMPLETE_DAYS after the latest delivery: escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed` |
+         *     | delivered | completed | buyer | `complete` | `PUT /orders/{id}/status` `completed` | what is still in escrow to the seller minus the fee on it (PLATFORM_FEE_PERCENT) to the platform; emits `order.completed` |
+         *     | delivered | completed | the system (worker) | `complete` | - | ORDER_AUTO_COMPLETE_DAYS after the latest delivery: what is still in escrow to the seller minus the fee on it (PLATFORM_FEE_PERCENT) to the platform; emits `order.completed` |
          *     | in_progress | disputed | buyer | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
          *     | in_progress | disputed | seller | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
          *     | delivered | disputed | buyer | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
          *     | delivered | disputed | seller | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
-         *     | disputed | completed | staff with resolve_disputes | `resolve_completed` | `PUT /orders/{id}/status` `completed` | escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed` |
-         *     | disputed | cancelled | staff with resolve_disputes | `resolve_cancelled` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         *     | disputed | completed | staff with resolve_disputes | `resolve_completed` | `PUT /orders/{id}/status` `completed` | what is still in escrow to the seller minus the fee on it (PLATFORM_FEE_PERCENT) to the platform; emits `order.completed` |
+         *     | disputed | cancelled | staff with resolve_disputes | `resolve_cancelled` | `PUT /orders/{id}/status` `cancelled` | what is still in escrow refunded to the buyer |
          *     | disputed | completed | staff with resolve_disputes | `resolve_split` | only through `POST /admin/orders/{id}/resolve`, with a `note` | `refundAmount` of the escrow to the buyer, the rest to the seller minus the fee on the rest; emits `order.resolved` (a refund less than the escrow) |
          *     | disputed | cancelled | staff with resolve_disputes | `resolve_split` | only through `POST /admin/orders/{id}/resolve`, with a `note` | a `refundAmount` of the whole escrow: all of it to the buyer; emits `order.resolved` |
-         *     | pending | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
-         *     | in_progress | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         *     | pending | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | what is still in escrow refunded to the buyer |
+         *     | in_progress | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | what is still in escrow refunded to the buyer |
+         *     | pending | cancelled | seller | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the buyer’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | pending | cancelled | buyer | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the seller’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | pending | cancelled | the system (worker) | `accept_request` | - | a cancellation request nobody answered within ORDER_REQUEST_DAYS; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | in_progress | cancelled | seller | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the buyer’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | in_progress | cancelled | buyer | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the seller’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | in_progress | cancelled | the system (worker) | `accept_request` | - | a cancellation request nobody answered within ORDER_REQUEST_DAYS; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | delivered | cancelled | seller | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the buyer’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | delivered | cancelled | buyer | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the seller’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | delivered | cancelled | the system (worker) | `accept_request` | - | a cancellation request nobody answered within ORDER_REQUEST_DAYS; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
          */
         requestBody: {
             content: {
@@ -26058,9 +26733,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -26079,7 +26754,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -26129,15 +26804,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -26288,7 +27008,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -26475,9 +27195,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -26496,7 +27216,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -26546,15 +27266,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -26705,7 +27470,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -26889,9 +27654,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -26910,7 +27675,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -26960,15 +27725,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -27196,6 +28006,1555 @@ export interface operations {
             };
         };
     };
+    postOrdersByOrderIdRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        /** @description `cancellation` takes `reason`; `extension` takes `reason` and `days`; `partial_refund` takes `reason` and `amount`. Kinds: cancellation, extension, partial_refund. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "cancellation";
+                    /** @description Why you ask, 10 to 1000 characters; the other party reads it on the order and in the e-mail. */
+                    reason: string & unknown;
+                } | {
+                    /** @enum {string} */
+                    type: "extension";
+                    /** @description Why you ask, 10 to 1000 characters; the other party reads it on the order and in the e-mail. */
+                    reason: string & unknown;
+                    /**
+                     * Format: int32
+                     * @description How many days later the order is due, 1 to 30.
+                     */
+                    days: number;
+                } | {
+                    /** @enum {string} */
+                    type: "partial_refund";
+                    /** @description Why you ask, 10 to 1000 characters; the other party reads it on the order and in the e-mail. */
+                    reason: string & unknown;
+                    /** @description What goes back to the buyer at once: more than 0 and less than what the order still holds in escrow (its total less what was refunded before), at most two decimals. */
+                    amount: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description A request between the parties of an order (the resolution center). */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            orderId: string;
+                            /** @enum {string} */
+                            type: "cancellation" | "extension" | "partial_refund";
+                            /**
+                             * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                             * @enum {string}
+                             */
+                            status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                            /** @enum {string} */
+                            requestedBy: "buyer" | "seller";
+                            reason: string;
+                            /**
+                             * Format: int64
+                             * @description An extension’s days; null for the other kinds.
+                             */
+                            days: number | null;
+                            /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                            amount: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                             */
+                            expiresAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it stopped being open.
+                             */
+                            respondedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). `REQUEST_OPEN`: The order has an open request: it is accepted, declined, withdrawn or expires before another is made. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOrdersByOrderIdRequestsByRequestIdAccept: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+                /** @description UUIDv7 identifier. */
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer that named no service.
+                             */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer.
+                             */
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
+                            packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given with the latest move; null when it had none. */
+                            statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /** @description The original name, for display only. */
+                                    filename: string;
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
+                                    size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOrdersByOrderIdRequestsByRequestIdDecline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+                /** @description UUIDv7 identifier. */
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer that named no service.
+                             */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer.
+                             */
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
+                            packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given with the latest move; null when it had none. */
+                            statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /** @description The original name, for display only. */
+                                    filename: string;
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
+                                    size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOrdersByOrderIdRequestsByRequestIdWithdraw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+                /** @description UUIDv7 identifier. */
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer that named no service.
+                             */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer.
+                             */
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
+                            packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given with the latest move; null when it had none. */
+                            statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /** @description The original name, for display only. */
+                                    filename: string;
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
+                                    size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getAdminOrders: {
         parameters: {
             query?: {
@@ -27298,9 +29657,9 @@ export interface operations {
                                 price: number;
                                 /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                                 total: number;
-                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                                 platformFee: number;
-                                /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                                /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                                 sellerEarning: number;
                                 /**
                                  * Format: int64
@@ -27319,7 +29678,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -27369,15 +29728,60 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
-                                /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                                /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                                 refunded: number;
+                                /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                                requests: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    orderId: string;
+                                    /** @enum {string} */
+                                    type: "cancellation" | "extension" | "partial_refund";
+                                    /**
+                                     * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                     * @enum {string}
+                                     */
+                                    status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                    /** @enum {string} */
+                                    requestedBy: "buyer" | "seller";
+                                    reason: string;
+                                    /**
+                                     * Format: int64
+                                     * @description An extension’s days; null for the other kinds.
+                                     */
+                                    days: number | null;
+                                    /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                    amount: number | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                     */
+                                    expiresAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it stopped being open.
+                                     */
+                                    respondedAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                }[];
                                 /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                                 tip: number | null;
                                 /**
@@ -27665,9 +30069,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -27686,7 +30090,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -27736,15 +30140,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -27895,7 +30344,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -27991,7 +30440,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description What goes back to the buyer, from 0 to what the order holds in escrow (its total), at most two decimals. The rest goes to the seller minus the platform fee on the rest. */
+                    /** @description What goes back to the buyer, from 0 to what the order holds in escrow (its total less any partial refund accepted before), at most two decimals. The rest goes to the seller minus the platform fee on the rest. */
                     refundAmount: number;
                     /** @description Why staff decided so; kept on the order’s `timeline`, in `statusReason` and in the audit log, and e-mailed to both parties. */
                     note: string & unknown;
@@ -28084,9 +30533,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -28105,7 +30554,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -28155,15 +30604,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -28314,7 +30808,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -29014,9 +31508,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -29035,7 +31529,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -29085,15 +31579,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -34126,7 +36665,7 @@ export interface operations {
                                     /** Format: int64 */
                                     disputed: number;
                                 };
-                                /** @description The totals of completed orders: what buyers paid for work they accepted. Two decimals, in the platform currency. */
+                                /** @description What buyers paid for the work of completed orders: their totals less what went back to the buyer (partial refunds, a split resolution’s refund). Two decimals, in the platform currency. */
                                 grossVolume: number;
                             };
                             webhooks: {
@@ -34732,7 +37271,7 @@ export interface operations {
                     url: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "review.published" | "review.replied" | "seller.level_changed" | "user.suspended" | "user.unsuspended")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "order.request_opened" | "order.request_accepted" | "order.request_declined" | "order.request_withdrawn" | "order.request_expired" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "review.published" | "review.replied" | "seller.level_changed" | "user.suspended" | "user.unsuspended")[] | null;
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -35385,7 +37924,7 @@ export interface operations {
                     url?: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "review.published" | "review.replied" | "seller.level_changed" | "user.suspended" | "user.unsuspended")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "order.request_opened" | "order.request_accepted" | "order.request_declined" | "order.request_withdrawn" | "order.request_expired" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "review.published" | "review.replied" | "seller.level_changed" | "user.suspended" | "user.unsuspended")[] | null;
                     /** @description true enables a disabled endpoint again (its pending deliveries resume). */
                     enabled?: boolean;
                 };

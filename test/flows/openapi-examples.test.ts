@@ -18,6 +18,7 @@ import { kycStep1, passKyc, submitKyc } from '../factories/kyc.ts'
 import { sendMessage } from '../factories/messages.ts'
 import { makeOffer, offerParties } from '../factories/offers.ts'
 import { createActiveService, createFundedBuyer, orderIn } from '../factories/orders.ts'
+import { openRequest } from '../factories/requests.ts'
 import { createCategory, publishService } from '../factories/services.ts'
 import { createSuperuser, createUser, unique, type TestUser } from '../factories/users.ts'
 import { createTestApp, request, type TestContext } from '../setup/test-app.ts'
@@ -275,6 +276,21 @@ describe('the request body examples of the OpenAPI document', () => {
     },
     'POST /api/v1/admin/orders/{orderId}/resolve': async () => ({ token: (await staff('resolve_disputes')).accessToken, params: { orderId: (await orderIn(ctx, 'disputed')).orderId } }),
     'POST /api/v1/admin/orders/{orderId}/cancel': async () => ({ token: (await staff('manage_orders')).accessToken, params: { orderId: (await orderIn(ctx, 'pending')).orderId } }),
+    // The seller asks for time or offers a refund; the buyer asks to cancel.
+    'POST /api/v1/orders/{orderId}/requests': async (example) => {
+      const order = await orderIn(ctx, 'in_progress')
+      return { token: (example.type === 'cancellation' ? order.buyer : order.seller).accessToken, params: { orderId: order.orderId } }
+    },
+    ...Object.fromEntries(
+      (['accept', 'decline', 'withdraw'] as const).map((move) => [
+        `POST /api/v1/orders/{orderId}/requests/{requestId}/${move}`,
+        async () => {
+          const order = await orderIn(ctx, 'in_progress')
+          const asked = await openRequest(ctx, order.buyer.accessToken, order.orderId, { type: 'cancellation' })
+          return { token: (move === 'withdraw' ? order.buyer : order.seller).accessToken, params: { orderId: order.orderId, requestId: asked.id } }
+        },
+      ]),
+    ),
     'POST /api/v1/orders/{orderId}/tip': async () => {
       const order = await orderIn(ctx, 'completed')
       return { token: order.buyer.accessToken, params: { orderId: order.orderId } }

@@ -26,12 +26,13 @@ interface KindRule {
 const text = (title: string, body: string): Text => ({ title, body })
 const plural = (count: unknown, unit: string) => `${String(count)} ${unit}${count === 1 ? '' : 's'}`
 
-/** An order request as its notification names it: its type in words, with its days or amount. */
+/** An order request as its notification names it: its type in words with its article, and its days or amount. */
 function requestOf(data: Data, money: (amount: unknown) => string): string {
   const what = (typeof data.type === 'string' ? data.type : 'change').replace(/_/g, ' ')
-  if (typeof data.days === 'number') return `${what} (${plural(data.days, 'day')})`
-  if (typeof data.amount === 'number') return `${what} (${money(data.amount)})`
-  return what
+  const named = `${/^[aeiou]/.test(what) ? 'an' : 'a'} ${what}`
+  if (typeof data.days === 'number') return `${named} (${plural(data.days, 'day')})`
+  if (typeof data.amount === 'number') return `${named} (${money(data.amount)})`
+  return named
 }
 
 const levelName = (level: unknown) => String(level).replace(/_/g, ' ')
@@ -53,10 +54,11 @@ export const notificationKinds = {
   'order.resolved': { email: 'own', render: (data) => text('Dispute resolved', `Staff decided the dispute: the order is ${String(data.to)}.`) },
   'order.tipped': { email: 'generic', render: (data, money) => text('You got a tip', `The buyer tipped you ${money(data.amount)}; ${money(data.sellerEarning)} is in your wallet.`) },
   'order.refunded': { email: 'generic', render: (data, money) => text('Order refunded', `Staff refunded ${money(data.amount)} of the order to the buyer.`) },
-  'order.request_opened': { email: 'own', render: (data, money) => text('New request on your order', `The ${String(data.requestedBy)} asked for a ${requestOf(data, money)}: accept or decline it.`) },
-  'order.request_accepted': { email: 'own', render: (data, money) => text('Request accepted', `Your request for a ${requestOf(data, money)} was accepted.`) },
-  'order.request_declined': { email: 'own', render: (data, money) => text('Request declined', `Your request for a ${requestOf(data, money)} was declined.`) },
-  'order.request_expired': { email: 'own', render: (data, money) => text('Request expired', `Your request for a ${requestOf(data, money)} ended unanswered: the order moved on.`) },
+  'order.request_opened': { email: 'own', render: (data, money) => text('New request on your order', `The ${String(data.requestedBy)} asked for ${requestOf(data, money)}: accept or decline it.`) },
+  'order.request_accepted': { email: 'own', render: (data, money) => text('Request accepted', `Your request for ${requestOf(data, money)} was accepted.`) },
+  'order.request_declined': { email: 'own', render: (data, money) => text('Request declined', `Your request for ${requestOf(data, money)} was declined.`) },
+  'order.request_withdrawn': { email: 'own', render: (data, money) => text('Request withdrawn', `The ${String(data.requestedBy)} withdrew their request for ${requestOf(data, money)}.`) },
+  'order.request_expired': { email: 'own', render: (data, money) => text('Request expired', `Your request for ${requestOf(data, money)} ended unanswered: the order moved on.`) },
   'offer.received': {
     email: 'own',
     render: (data, money) => text('New custom offer', `A seller sent you a custom offer: ${money(data.price)}, delivered in ${plural(data.deliveryDays, 'day')}. It is open until ${String(data.expiresAt)}.`),

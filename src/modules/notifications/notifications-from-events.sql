@@ -34,6 +34,7 @@ BEGIN
       ('order.request_opened', 'order.request_opened', answerer, 'order', data->>'orderId'),
       ('order.request_accepted', 'order.request_accepted', requester, 'order', data->>'orderId'),
       ('order.request_declined', 'order.request_declined', requester, 'order', data->>'orderId'),
+      ('order.request_withdrawn', 'order.request_withdrawn', answerer, 'order', data->>'orderId'),
       ('order.request_expired', 'order.request_expired', requester, 'order', data->>'orderId'),
       ('offer.created', 'offer.received', data->>'recipientId', 'conversation', data->>'conversationId'),
       ('offer.accepted', 'offer.accepted', data->>'senderId', 'order', data->>'orderId'),

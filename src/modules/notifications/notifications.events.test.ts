@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { submitKyc } from '../../../test/factories/kyc.ts'
 import { makeOffer, offerMove, offerParties } from '../../../test/factories/offers.ts'
 import { deliver, moveOrder, orderIn, placeOrder, renewSessions } from '../../../test/factories/orders.ts'
+import { answerRequest, openRequest } from '../../../test/factories/requests.ts'
 import { publishService, createCategory } from '../../../test/factories/services.ts'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { expectBooksBalance } from '../../../test/setup/ledger.ts'
@@ -28,10 +29,6 @@ const Uuid = Type.String({ format: 'uuid' })
 const OrderIds = { orderId: Uuid, serviceId: Uuid, buyerId: Uuid, sellerId: Uuid }
 /** Events other parts of the platform emit once they land: declared here as they will be, to check their rules now. */
 const upcoming = {
-  requestOpened: defineEvent('order.request_opened', 'test', Type.Object({ ...OrderIds, requestId: Uuid, type: Type.String(), requestedBy: Type.String(), days: Type.Optional(Type.Integer()), amount: Type.Optional(Type.Number()) })),
-  requestAccepted: defineEvent('order.request_accepted', 'test', Type.Object({ ...OrderIds, requestId: Uuid, type: Type.String(), requestedBy: Type.String() })),
-  requestDeclined: defineEvent('order.request_declined', 'test', Type.Object({ ...OrderIds, requestId: Uuid, type: Type.String(), requestedBy: Type.String() })),
-  requestExpired: defineEvent('order.request_expired', 'test', Type.Object({ ...OrderIds, requestId: Uuid, type: Type.String(), requestedBy: Type.String() })),
   reviewPublished: defineEvent('review.published', 'test', Type.Object({ reviewId: Uuid, orderId: Uuid, authorId: Uuid, subjectId: Uuid })),
   reviewReplied: defineEvent('review.replied', 'test', Type.Object({ reviewId: Uuid, orderId: Uuid, authorId: Uuid, subjectId: Uuid })),
   levelChanged: defineEvent('seller.level_changed', 'test', Type.Object({ userId: Uuid, from: Type.String(), to: Type.String() })),
@@ -266,29 +263,31 @@ describe('a notification for each person an event concerns, never for the one wh
 
   describe('events other features emit', () => {
     it('tells the party who answers an order request of it, and its author of the answer or its end', async () => {
-      const { buyer, seller, orderId, serviceId } = await orderIn(ctx, 'in_progress')
+      const { buyer, seller, orderId } = await orderIn(ctx, 'in_progress')
       await Promise.all([fresh(buyer), fresh(seller)])
-      const ids = { orderId, serviceId, buyerId: buyer.user.id, sellerId: seller.user.id }
-      await emit(async (tx) => {
-        const now = ctx.clock.now()
-        await emitEvent(outbox(), tx, upcoming.requestOpened, { ...ids, requestId: newId(), type: 'extend_delivery', requestedBy: 'seller', days: 3 }, now)
-        await emitEvent(outbox(), tx, upcoming.requestOpened, { ...ids, requestId: newId(), type: 'partial_refund', requestedBy: 'buyer', amount: 25 }, now)
-        await emitEvent(outbox(), tx, upcoming.requestAccepted, { ...ids, requestId: newId(), type: 'extend_delivery', requestedBy: 'seller' }, now)
-        await emitEvent(outbox(), tx, upcoming.requestDeclined, { ...ids, requestId: newId(), type: 'partial_refund', requestedBy: 'buyer' }, now)
-        await emitEvent(outbox(), tx, upcoming.requestExpired, { ...ids, requestId: newId(), type: 'cancel', requestedBy: 'buyer' }, now)
-      })
-      const buyerNews = await fresh(buyer)
-      const sellerNews = await fresh(seller)
-      expect(buyerNews.map((item) => [item.kind, item.body])).toEqual([
-        ['order.request_declined', 'Your request for a partial refund was declined.'],
-        ['order.request_expired', 'Your request for a cancel ended unanswered: the order moved on.'],
-        ['order.request_opened', 'The seller asked for a extend delivery (3 days): accept or decline it.'],
-      ])
-      expect(sellerNews.map((item) => [item.kind, item.body])).toEqual([
-        ['order.request_accepted', 'Your request for a extend delivery was accepted.'],
-        ['order.request_opened', 'The buyer asked for a partial refund (25.00 USD): accept or decline it.'],
-      ])
-      expect([...buyerNews, ...sellerNews].every((item) => item.link.type === 'order' && item.link.id === orderId)).toBe(true)
+      const news = async () => ({ buyer: (await fresh(buyer)).map((item) => [item.kind, item.body]), seller: (await fresh(seller)).map((item) => [item.kind, item.body]) })
+      const answer = async (token: string, requestId: string, verb: 'accept' | 'decline' | 'withdraw') => expect((await answerRequest(ctx, token, orderId, requestId, verb)).statusCode).toBe(200)
+
+      const extension = await openRequest(ctx, seller.accessToken, orderId, { type: 'extension', days: 3 })
+      expect(await news()).toEqual({ buyer: [['order.request_opened', 'The seller asked for an extension (3 days): accept or decline it.']], seller: [] })
+      await answer(buyer.accessToken, extension.id, 'accept')
+      expect(await news()).toEqual({ buyer: [], seller: [['order.request_accepted', 'Your request for an extension (3 days) was accepted.']] })
+
+      const refund = await openRequest(ctx, seller.accessToken, orderId, { type: 'partial_refund', amount: 25 })
+      expect(await news()).toEqual({ buyer: [['order.request_opened', 'The seller asked for a partial refund (25.00 USD): accept or decline it.']], seller: [] })
+      await answer(buyer.accessToken, refund.id, 'decline')
+      expect(await news()).toEqual({ buyer: [], seller: [['order.request_declined', 'Your request for a partial refund (25.00 USD) was declined.']] })
+
+      const withdrawn = await openRequest(ctx, buyer.accessToken, orderId, { type: 'cancellation' })
+      expect((await news()).seller).toEqual([['order.request_opened', 'The buyer asked for a cancellation: accept or decline it.']])
+      await answer(buyer.accessToken, withdrawn.id, 'withdraw')
+      expect(await news()).toEqual({ buyer: [], seller: [['order.request_withdrawn', 'The buyer withdrew their request for a cancellation.']] })
+
+      // Another move of the order ends an open request: its author hears that it expired.
+      await openRequest(ctx, seller.accessToken, orderId, { type: 'extension', days: 2 })
+      await fresh(buyer)
+      expect((await deliver(ctx, seller.accessToken, orderId)).statusCode).toBe(200)
+      expect((await news()).seller).toEqual([['order.request_expired', 'Your request for an extension (2 days) ended unanswered: the order moved on.']])
     })
 
     it('tells the subject of a review made public, its author of a reply, a seller of a new level, and both parties of a staff refund', async () => {

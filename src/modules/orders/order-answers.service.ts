@@ -5,11 +5,13 @@ import { fromCents } from '../../lib/money.ts'
 import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService, UserSummary } from '../users/users.module.ts'
-import { allowedMoves } from './order-status.ts'
+import { requestAnswer } from './order-request-rules.ts'
+import { createOrderRequestsRepository } from './order-requests.repository.ts'
+import type { OrderRequestRow } from './order-requests.table.ts'
+import { allowedMoves, requestMoves } from './order-status.ts'
 import { createOrdersRepository } from './orders.repository.ts'
 import type { OrderDeliveryRow, OrderRow } from './orders.table.ts'
 
-/** The seller's share: the total minus the platform fee. */
 /** What the seller is (or was) paid: the total less what went back to the buyer and the platform's fee. */
 export const sellerEarningCents = (row: Pick<OrderRow, 'totalCents' | 'platformFeeCents' | 'refundedCents'>): number => row.totalCents - row.refundedCents - row.platformFeeCents
 
@@ -19,6 +21,13 @@ export const mayView = (row: OrderRow, actor: Actor): boolean => row.buyerId ===
 /** Whether the viewer may tip the order now: its buyer, completed, not tipped yet, within the window after completion. */
 export const mayTip = (row: OrderRow, viewer: Actor, now: Date, windowMs: number): boolean =>
   row.buyerId === viewer.id && row.status === 'completed' && row.tipCents === null && row.completedAt !== null && now.getTime() < row.completedAt.getTime() + windowMs
+
+/** The viewer's moves of the moment: the table's, the request moves (opening one needs its reason; answering or withdrawing one takes none), and a tip. */
+const allowedActionsOf = (row: OrderRow, open: OrderRequestRow | undefined, viewer: Actor, canTip: boolean) => [
+  ...allowedMoves(row, viewer).map((move) => ({ action: move.action, status: move.to, reasonRequired: move.needsReason ?? false })),
+  ...requestMoves(row, open, viewer).map((move) => ({ ...move, reasonRequired: !move.action.endsWith('_request') })),
+  ...(canTip ? [{ action: 'tip', status: row.status, reasonRequired: false }] : []),
+]
 
 export interface AnswerDeps {
   clock: Clock
@@ -41,11 +50,15 @@ export function createOrderAnswers(deps: AnswerDeps) {
     deliveries: OrderDeliveryRow[]
     fileById: Map<string, OrderFile>
     conversations: Map<string, string>
+    /** Newest first. */
+    requests: OrderRequestRow[]
   }
 
   /** One order's answer from what was read for it: its parties, conversation, deliveries and their files. */
   function answerOf(row: OrderRow, related: Related, viewer: Actor, now: Date) {
     const { people, deliveries, fileById, conversations } = related
+    const requests = related.requests.filter((request) => request.orderId === row.id)
+    const open = requests.find((request) => request.status === 'open')
     return {
       id: row.id,
       // Every order has one: placing an order opens it in the same statement.
@@ -84,10 +97,8 @@ export function createOrderAnswers(deps: AnswerDeps) {
           createdAt: delivery.createdAt.toISOString(),
         })),
       autoCompleteAt: row.status === 'delivered' ? (row.autoCompleteAt?.toISOString() ?? null) : null,
-      allowedActions: [
-        ...allowedMoves(row, viewer).map((move) => ({ action: move.action, status: move.to, reasonRequired: move.needsReason ?? false })),
-        ...(mayTip(row, viewer, now, tipWindowMs) ? [{ action: 'tip', status: row.status, reasonRequired: false }] : []),
-      ],
+      allowedActions: allowedActionsOf(row, open, viewer, mayTip(row, viewer, now, tipWindowMs)),
+      requests: requests.map(requestAnswer),
       tip: row.tipCents === null ? null : fromCents(row.tipCents),
       completedAt: row.completedAt?.toISOString() ?? null,
       cancelledAt: row.cancelledAt?.toISOString() ?? null,
@@ -96,16 +107,17 @@ export function createOrderAnswers(deps: AnswerDeps) {
     }
   }
 
-  /** The answers for many orders in four queries side by side whatever their number (lists never query per row). */
+  /** The answers for many orders in five queries side by side whatever their number (lists never query per row). */
   async function describeAll(executor: Executor, rows: OrderRow[], viewer: Actor) {
     const ids = rows.map((row) => row.id)
-    const [people, deliveries, files, conversations] = await Promise.all([
+    const [people, deliveries, files, conversations, requests] = await Promise.all([
       users.publicSummariesOf(executor, [...new Set(rows.flatMap((row) => [row.buyerId, row.sellerId]))]),
       createOrdersRepository(executor).deliveriesOf(ids),
       uploads.filesOf(executor, 'order', ids, 'order_delivery'),
       messaging.conversationsOfOrders(executor, ids),
+      createOrderRequestsRepository(executor).listOf(ids),
     ])
-    const related = { people, deliveries, fileById: new Map(files.map((file) => [file.id, file])), conversations }
+    const related = { people, deliveries, fileById: new Map(files.map((file) => [file.id, file])), conversations, requests }
     const now = clock.now()
     return rows.map((row) => answerOf(row, related, viewer, now))
   }
@@ -113,9 +125,9 @@ export function createOrderAnswers(deps: AnswerDeps) {
   return {
     describeAll,
     describe: async (executor: Executor, row: OrderRow, viewer: Actor) => (await describeAll(executor, [row], viewer))[0]!,
-    /** A just-placed order's answer, from the parties already read and the conversation it opened: it has no deliveries yet. */
+    /** A just-placed order's answer, from the parties already read and the conversation it opened: it has no deliveries or requests yet. */
     describeNew: (row: OrderRow, parties: UserSummary[], conversationId: string, viewer: Actor) =>
-      answerOf(row, { people: new Map(parties.map((party) => [party.id, party])), deliveries: [], fileById: new Map(), conversations: new Map([[row.id, conversationId]]) }, viewer, clock.now()),
+      answerOf(row, { people: new Map(parties.map((party) => [party.id, party])), deliveries: [], fileById: new Map(), conversations: new Map([[row.id, conversationId]]), requests: [] }, viewer, clock.now()),
   }
 }
 

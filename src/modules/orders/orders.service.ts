@@ -19,6 +19,7 @@ import { createOrderAnswers, mayView } from './order-answers.service.ts'
 import { createOrderMoves } from './order-moves.service.ts'
 import { createOrderPlacement } from './order-placement.service.ts'
 import { createOrderProgress } from './order-progress.service.ts'
+import { createOrderRequests } from './order-requests.service.ts'
 import { createOrderResolution } from './order-resolution.service.ts'
 import { orderStatuses, type OrderStatus } from './order-status.ts'
 import { createOrdersRepository, sellerPerformanceOf, type OrderFilter } from './orders.repository.ts'
@@ -44,11 +45,14 @@ export interface OrdersDeps {
   /** How long after completion the buyer may tip. */
   tipWindowMs: number
   autoCompleteAfterMs: number
+  /** How long a request between the parties stays open unanswered (ORDER_REQUEST_DAYS). */
+  requestExpiresAfterMs: number
 }
 
 /**
  * Orders (docs/orders.md): placing into escrow, the moves of the state machine in
- * `order-status.ts`, deliveries, auto-completion and the reads, each group in its own file. Every
+ * `order-status.ts`, deliveries, auto-completion, the requests between the parties and the
+ * reads, each group in its own file. Every
  * move locks the order row first, so two moves at the same moment cannot both win, and moves its
  * money through the ledger and writes its events in the same transaction.
  */
@@ -73,6 +77,7 @@ export function createOrdersService(deps: OrdersDeps) {
     ...createOrderPlacement({ ...deps, answers }),
     ...createOrderProgress({ ...deps, moves }),
     ...createOrderResolution({ ...deps, moves }),
+    ...createOrderRequests({ ...deps, moves }),
     completeDueOrders: (limit?: number) => moves.completeDueOrders(limit),
 
     /** `GET /orders/{id}`: the parties and staff with view_orders; anyone else 404. */

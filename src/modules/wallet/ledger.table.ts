@@ -8,7 +8,7 @@ export type UserAccountKind = (typeof userAccountKinds)[number]
 export type PlatformAccountKind = (typeof platformAccountKinds)[number]
 export type AccountKind = UserAccountKind | PlatformAccountKind
 
-export const ledgerTransactionTypes = ['deposit', 'order_payment', 'order_refund', 'order_earning', 'payout', 'payout_reversal', 'adjustment', 'tip', 'tip_earning'] as const
+export const ledgerTransactionTypes = ['deposit', 'order_payment', 'order_refund', 'order_earning', 'payout', 'payout_reversal', 'adjustment', 'tip', 'tip_earning', 'order_partial_refund'] as const
 export type LedgerTransactionType = (typeof ledgerTransactionTypes)[number]
 
 /**
