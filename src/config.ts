@@ -53,6 +53,7 @@ const EnvSchema = Type.Object({
   ORDER_AUTO_COMPLETE_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 3 }),
   TIP_DAYS: Type.Number({ minimum: 0.0001, maximum: 365, default: 14 }),
   TIP_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 0 }),
+  CLEARANCE_DAYS: Type.Number({ minimum: 0, maximum: 365, default: 7 }),
   WORKER_TICK_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
   PAYMENTS_PROVIDER: Type.Union([Type.Literal('sandbox')], { default: 'sandbox' }),
   PAYMENTS_SANDBOX_ENABLED: Type.Optional(Bool),
@@ -120,7 +121,9 @@ export interface Config {
   orders: { platformFeeBasisPoints: number; autoCompleteAfterMs: number }
   /** Tips on completed orders: how long after completion the buyer may tip, and the platform's share in basis points. */
   tips: { windowMs: number; feeBasisPoints: number }
-  /** How often the worker runs its periodic checks (auto-completion, offer expiry). */
+  /** How long a seller's earning (an order's, a tip's) stays clearing before it becomes available; 0: available at once. */
+  clearanceAfterMs: number
+  /** How often the worker runs its periodic checks (auto-completion, offer expiry, clearance). */
   workerTickMs: number
   /** Realtime sockets: how often each is pinged; one that missed the previous ping is dropped. */
   realtime: { heartbeatMs: number; maxSocketsPerUser: number }
@@ -179,6 +182,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     // Without SMTP, mail goes to files and its links (reset tokens) to the log: development only.
     if (!env.SMTP_URL) problems.push('SMTP_URL: required when NODE_ENV=production')
   }
+  // 0 turns clearance off; any other window is at least the 0.001 day (86.4 s) every *_DAYS setting allows.
+  if (env.CLEARANCE_DAYS > 0 && env.CLEARANCE_DAYS < 0.001) problems.push(`CLEARANCE_DAYS: must be 0 or from 0.001 to 365 (got ${JSON.stringify(raw.CLEARANCE_DAYS)})`)
   if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) problems.push('WEBHOOK_SECRET: required with WEBHOOK_URL (a whsec_ secret, base64 of at least 16 bytes)')
   if (env.WEBHOOK_URL && hasCredentials(env.WEBHOOK_URL)) problems.push('WEBHOOK_URL: must not carry credentials (user:password@)')
   if (env.JWT_ACCESS_SECRET && env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) problems.push('JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET')
@@ -239,6 +244,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     ledgerPlatformSubAccounts: env.LEDGER_PLATFORM_SUB_ACCOUNTS,
     orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000) },
     tips: { windowMs: Math.round(env.TIP_DAYS * 24 * 3600 * 1000), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
+    clearanceAfterMs: Math.round(env.CLEARANCE_DAYS * 24 * 3600 * 1000),
     workerTickMs: env.WORKER_TICK_SECONDS * 1000,
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     webhooks: {

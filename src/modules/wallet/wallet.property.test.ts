@@ -77,7 +77,7 @@ describe('the wallet under random sequences of money movements', () => {
           const check = await wallet.checkLedger()
           expect(check.problems).toEqual([])
           for (const [index, account] of accounts.entries()) {
-            expect(await wallet.ledger.balancesOf(ctx.database.db, account.user.id)).toEqual({ available: model.available[index], escrow: 0, payout_pending: model.pending[index] })
+            expect(await wallet.ledger.balancesOf(ctx.database.db, account.user.id)).toEqual({ available: model.available[index], escrow: 0, payout_pending: model.pending[index], clearing: 0 })
           }
         }
       }),
