@@ -5,6 +5,7 @@ import { fromCents } from '../../lib/money.ts'
 import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService, UserSummary } from '../users/users.module.ts'
+import type { LedgerService } from '../wallet/wallet.module.ts'
 import { allowedMoves } from './order-status.ts'
 import { createOrdersRepository } from './orders.repository.ts'
 import type { OrderDeliveryRow, OrderRow } from './orders.table.ts'
@@ -27,11 +28,12 @@ export interface AnswerDeps {
   users: Pick<UsersService, 'publicSummariesOf'>
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf'>
   messaging: Pick<MessagingService, 'conversationsOfOrders'>
+  ledger: Pick<LedgerService, 'ordersStillClearing'>
 }
 
 /** Order answers as a viewer sees them: parties' public fields, deliveries with signed file links, and the viewer's allowed moves. */
 export function createOrderAnswers(deps: AnswerDeps) {
-  const { clock, users, uploads, messaging, tipWindowMs } = deps
+  const { clock, users, uploads, messaging, ledger, tipWindowMs } = deps
 
   type OrderFile = Awaited<ReturnType<AnswerDeps['uploads']['filesOf']>>[number]
 
@@ -41,6 +43,8 @@ export function createOrderAnswers(deps: AnswerDeps) {
     deliveries: OrderDeliveryRow[]
     fileById: Map<string, OrderFile>
     conversations: Map<string, string>
+    /** The completed orders whose earnings are still clearing, read only for staff who may refund them. */
+    clearing: Set<string>
   }
 
   /** One order's answer from what was read for it: its parties, conversation, deliveries and their files. */
@@ -87,6 +91,7 @@ export function createOrderAnswers(deps: AnswerDeps) {
       allowedActions: [
         ...allowedMoves(row, viewer).map((move) => ({ action: move.action, status: move.to, reasonRequired: move.needsReason ?? false })),
         ...(mayTip(row, viewer, now, tipWindowMs) ? [{ action: 'tip', status: row.status, reasonRequired: false }] : []),
+        ...(related.clearing.has(row.id) ? [{ action: 'staff_refund', status: row.status, reasonRequired: true }] : []),
       ],
       tip: row.tipCents === null ? null : fromCents(row.tipCents),
       completedAt: row.completedAt?.toISOString() ?? null,
@@ -96,16 +101,18 @@ export function createOrderAnswers(deps: AnswerDeps) {
     }
   }
 
-  /** The answers for many orders in four queries side by side whatever their number (lists never query per row). */
+  /** The answers for many orders in four queries side by side whatever their number (lists never query per row), a fifth for staff who may refund. */
   async function describeAll(executor: Executor, rows: OrderRow[], viewer: Actor) {
     const ids = rows.map((row) => row.id)
-    const [people, deliveries, files, conversations] = await Promise.all([
+    const refundable = can(viewer, 'manage_orders') ? rows.filter((row) => row.status === 'completed').map((row) => row.id) : []
+    const [people, deliveries, files, conversations, clearing] = await Promise.all([
       users.publicSummariesOf(executor, [...new Set(rows.flatMap((row) => [row.buyerId, row.sellerId]))]),
       createOrdersRepository(executor).deliveriesOf(ids),
       uploads.filesOf(executor, 'order', ids, 'order_delivery'),
       messaging.conversationsOfOrders(executor, ids),
+      ledger.ordersStillClearing(executor, refundable),
     ])
-    const related = { people, deliveries, fileById: new Map(files.map((file) => [file.id, file])), conversations }
+    const related = { people, deliveries, fileById: new Map(files.map((file) => [file.id, file])), conversations, clearing }
     const now = clock.now()
     return rows.map((row) => answerOf(row, related, viewer, now))
   }
@@ -115,7 +122,7 @@ export function createOrderAnswers(deps: AnswerDeps) {
     describe: async (executor: Executor, row: OrderRow, viewer: Actor) => (await describeAll(executor, [row], viewer))[0]!,
     /** A just-placed order's answer, from the parties already read and the conversation it opened: it has no deliveries yet. */
     describeNew: (row: OrderRow, parties: UserSummary[], conversationId: string, viewer: Actor) =>
-      answerOf(row, { people: new Map(parties.map((party) => [party.id, party])), deliveries: [], fileById: new Map(), conversations: new Map([[row.id, conversationId]]) }, viewer, clock.now()),
+      answerOf(row, { people: new Map(parties.map((party) => [party.id, party])), deliveries: [], fileById: new Map(), conversations: new Map([[row.id, conversationId]]), clearing: new Set() }, viewer, clock.now()),
   }
 }
 

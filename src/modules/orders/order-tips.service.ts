@@ -26,7 +26,7 @@ export function createOrderTips(deps: {
   db: Db
   clock: Clock
   outbox: Outbox
-  ledger: Pick<LedgerService, 'transfer'>
+  ledger: Pick<LedgerService, 'transfer' | 'creditEarning'>
   answers: Pick<OrderAnswers, 'describe'>
   tipWindowMs: number
   feeBasisPoints: number
@@ -51,7 +51,7 @@ export function createOrderTips(deps: {
         const earningCents = amountCents - feeCents
         const buyerEscrow = { userId: order.buyerId, kind: 'escrow' } as const
         await ledger.transfer(tx, { from: { userId: order.buyerId, kind: 'available' }, to: buyerEscrow, amountCents, type: 'tip', description: `Tip: ${order.serviceTitle}`, orderId: order.id })
-        if (earningCents > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { userId: order.sellerId, kind: 'available' }, amountCents: earningCents, type: 'tip_earning', description: `Tip: ${order.serviceTitle}`, orderId: order.id })
+        if (earningCents > 0) await ledger.creditEarning(tx, { from: buyerEscrow, sellerId: order.sellerId, amountCents: earningCents, type: 'tip_earning', description: `Tip: ${order.serviceTitle}`, orderId: order.id })
         if (feeCents > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { platform: 'revenue' }, amountCents: feeCents, type: 'tip_earning', description: `Platform fee on a tip: ${order.serviceTitle}`, orderId: order.id })
         const updated = await orders.update(order.id, { tipCents: amountCents, tippedAt: now, updatedAt: now })
         await emitEvent(

@@ -40,4 +40,9 @@ export const ordersEvents = {
     }),
   ),
   orderDisputed: defineEvent('order.disputed', 'A party opened a dispute; staff with resolve_disputes decide it.', Type.Object({ ...OrderData.properties, reason: Type.String() })),
+  orderRefunded: defineEvent(
+    'order.refunded',
+    'Staff refunded part of a completed order: `amount` went back from the seller’s earnings still clearing to the buyer’s available balance. The note stays in the audit log and the e-mails to both parties.',
+    Type.Object({ ...OrderData.properties, amount: Type.Number(), by: Uuid }),
+  ),
 }

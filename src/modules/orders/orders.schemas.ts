@@ -126,7 +126,7 @@ export const StaffOrdersQuery = Type.Composite(
   { additionalProperties: false },
 )
 
-const OrderActionSchema = Type.String({ description: '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`.' })
+const OrderActionSchema = Type.String({ description: '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`.' })
 const Money = (description: string) => Type.Number({ description: `${description} Two decimals, in the platform currency.` })
 
 export const Order = Type.Object(
@@ -178,9 +178,11 @@ export const Order = Type.Object(
         status: StatusSchema,
         reasonRequired: Type.Boolean(),
       }),
-      { description: 'The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is.' },
+      { description: 'The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is.' },
     ),
-    refunded: Money('What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both.'),
+    refunded: Money(
+      'What went back to the buyer: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both.',
+    ),
     tip: Nullable(Money('The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one.')),
     completedAt: Nullable(Timestamp),
     cancelledAt: Nullable(Timestamp),
