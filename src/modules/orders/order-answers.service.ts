@@ -21,6 +21,9 @@ export const mayView = (row: OrderRow, actor: Actor): boolean => row.buyerId ===
 export const mayTip = (row: OrderRow, viewer: Actor, now: Date, windowMs: number): boolean =>
   row.buyerId === viewer.id && row.status === 'completed' && row.tipCents === null && row.completedAt !== null && now.getTime() < row.completedAt.getTime() + windowMs
 
+/** The completed orders a staff refund may concern, for staff who may make one (their earnings may still be clearing). */
+const refundableIds = (rows: OrderRow[], viewer: Actor): string[] => (can(viewer, 'manage_orders') ? rows.filter((row) => row.status === 'completed').map((row) => row.id) : [])
+
 export interface AnswerDeps {
   clock: Clock
   /** How long after completion the buyer may tip. */
@@ -104,13 +107,12 @@ export function createOrderAnswers(deps: AnswerDeps) {
   /** The answers for many orders in four queries side by side whatever their number (lists never query per row), a fifth for staff who may refund. */
   async function describeAll(executor: Executor, rows: OrderRow[], viewer: Actor) {
     const ids = rows.map((row) => row.id)
-    const refundable = can(viewer, 'manage_orders') ? rows.filter((row) => row.status === 'completed').map((row) => row.id) : []
     const [people, deliveries, files, conversations, clearing] = await Promise.all([
       users.publicSummariesOf(executor, [...new Set(rows.flatMap((row) => [row.buyerId, row.sellerId]))]),
       createOrdersRepository(executor).deliveriesOf(ids),
       uploads.filesOf(executor, 'order', ids, 'order_delivery'),
       messaging.conversationsOfOrders(executor, ids),
-      ledger.ordersStillClearing(executor, refundable),
+      ledger.ordersStillClearing(executor, refundableIds(rows, viewer)),
     ])
     const related = { people, deliveries, fileById: new Map(files.map((file) => [file.id, file])), conversations, clearing }
     const now = clock.now()

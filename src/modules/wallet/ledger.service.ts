@@ -41,6 +41,30 @@ export interface LedgerCheck {
 const describeRef = (ref: AccountRef) => ('platform' in ref ? `platform ${ref.platform}` : `${ref.kind} of user ${ref.userId}`)
 
 /**
+ * Reconciliation: every transaction sums to zero, every balance equals the sum of its entries,
+ * and every clearing balance equals what its user's earnings still clearing have left.
+ */
+async function checkBooks(executor: Executor): Promise<LedgerCheck> {
+  const ledger = createLedgerRepository(executor)
+  const [unbalanced, drifting, clearing, counts] = await Promise.all([
+    ledger.unbalancedTransactions(),
+    ledger.driftingAccounts(),
+    createClearanceRepository(executor).driftingClearingAccounts(),
+    ledger.counts(),
+  ])
+  const problems: LedgerCheck['problems'] = [
+    ...unbalanced.map((row) => ({
+      kind: 'unbalanced_transaction' as const,
+      id: row.id,
+      message: row.entries < 2 ? `has ${row.entries} entries` : `its entries sum to ${row.sum} cents, not 0`,
+    })),
+    ...drifting.map((row) => ({ kind: 'balance_mismatch' as const, id: row.id, message: `balance ${row.balance} cents, entries sum to ${row.sum} cents` })),
+    ...clearing.map((row) => ({ kind: 'clearing_mismatch' as const, id: row.id, message: `clearing balance ${row.balance} cents, earnings still clearing hold ${row.open} cents` })),
+  ]
+  return { ok: problems.length === 0, ...counts, problems }
+}
+
+/**
  * The double-entry ledger (decision 0021). Every movement is one transaction whose entries sum to
  * zero, written in the caller's transaction together with the balances it changes, under row
  * locks taken in id order. Entries are only ever inserted. A platform side of a transaction uses
@@ -139,29 +163,8 @@ export function createLedgerService(deps: { clock: Clock; platformSubAccounts: n
     /** When the user's next clearing earning becomes available; null when none is clearing. */
     nextClearingAt: (executor: Executor, userId: string) => createClearanceRepository(executor).nextAvailableAt(userId),
 
-    /**
-     * Reconciliation: every transaction sums to zero, every balance equals the sum of its entries,
-     * and every clearing balance equals what its user's earnings still clearing have left.
-     */
-    async check(executor: Executor): Promise<LedgerCheck> {
-      const ledger = createLedgerRepository(executor)
-      const [unbalanced, drifting, clearing, counts] = await Promise.all([
-        ledger.unbalancedTransactions(),
-        ledger.driftingAccounts(),
-        createClearanceRepository(executor).driftingClearingAccounts(),
-        ledger.counts(),
-      ])
-      const problems: LedgerCheck['problems'] = [
-        ...unbalanced.map((row) => ({
-          kind: 'unbalanced_transaction' as const,
-          id: row.id,
-          message: row.entries < 2 ? `has ${row.entries} entries` : `its entries sum to ${row.sum} cents, not 0`,
-        })),
-        ...drifting.map((row) => ({ kind: 'balance_mismatch' as const, id: row.id, message: `balance ${row.balance} cents, entries sum to ${row.sum} cents` })),
-        ...clearing.map((row) => ({ kind: 'clearing_mismatch' as const, id: row.id, message: `clearing balance ${row.balance} cents, earnings still clearing hold ${row.open} cents` })),
-      ]
-      return { ok: problems.length === 0, ...counts, problems }
-    },
+    /** Reconciliation (see `checkBooks`). */
+    check: checkBooks,
   }
 }
 

@@ -32,6 +32,20 @@ const toDeposit = (row: DepositRow) => ({
   completedAt: row.completedAt?.toISOString() ?? null,
 })
 
+/** One line of a statement, as `GET /wallet/transactions` answers it. */
+const statementLine = (row: Awaited<ReturnType<LedgerService['statementOf']>>['rows'][number]) => ({
+  id: row.id,
+  type: row.type,
+  account: row.account as StatementAccountKind,
+  amount: fromCents(row.amountCents),
+  balanceAfter: fromCents(row.balanceAfterCents),
+  description: row.description,
+  orderId: row.orderId,
+  payoutId: row.payoutId,
+  availableAt: row.availableAt?.toISOString() ?? null,
+  createdAt: row.createdAt.toISOString(),
+})
+
 /** What a user sees of their money: balances, a statement, deposits. */
 export function createWalletService(deps: {
   db: Db
@@ -45,15 +59,9 @@ export function createWalletService(deps: {
   const { db, clock, ledger, payments, currency, users, audit } = deps
 
   async function balances(executor: Executor, userId: string) {
-    const [cents, nextClearingAt] = await Promise.all([ledger.balancesOf(executor, userId), ledger.nextClearingAt(executor, userId)])
-    return {
-      balance: fromCents(cents.available),
-      escrow: fromCents(cents.escrow),
-      pendingPayouts: fromCents(cents.payout_pending),
-      clearing: fromCents(cents.clearing),
-      nextClearingAt: nextClearingAt?.toISOString() ?? null,
-      currency,
-    }
+    const [cents, next] = await Promise.all([ledger.balancesOf(executor, userId), ledger.nextClearingAt(executor, userId)])
+    const { available, escrow, payout_pending: pending, clearing } = cents
+    return { balance: fromCents(available), escrow: fromCents(escrow), pendingPayouts: fromCents(pending), clearing: fromCents(clearing), nextClearingAt: next?.toISOString() ?? null, currency }
   }
 
   return {
@@ -117,22 +125,7 @@ export function createWalletService(deps: {
      */
     async listTransactions(actor: Actor, query: PageRequest & { account?: StatementAccountKind }) {
       const { rows, total } = await ledger.statementOf(db, actor.id, query.account ? [query.account] : [...statementAccountKinds], offsetOf(query), query.limit)
-      return toPage(
-        rows.map((row) => ({
-          id: row.id,
-          type: row.type,
-          account: row.account as StatementAccountKind,
-          amount: fromCents(row.amountCents),
-          balanceAfter: fromCents(row.balanceAfterCents),
-          description: row.description,
-          orderId: row.orderId,
-          payoutId: row.payoutId,
-          availableAt: row.availableAt?.toISOString() ?? null,
-          createdAt: row.createdAt.toISOString(),
-        })),
-        total,
-        query,
-      )
+      return toPage(rows.map(statementLine), total, query)
     },
 
     /**
