@@ -1155,7 +1155,7 @@ export interface paths {
         };
         /**
          * Check that the books balance (superuser)
-         * @description Every ledger transaction must sum to zero and every account balance must equal the sum of its entries. Also `npm run cli -- ledger:check`.
+         * @description Every ledger transaction must sum to zero, every account balance must equal the sum of its entries, and every clearing balance what its user’s earnings still clearing hold (`clearing_mismatch` otherwise). Also `npm run cli -- ledger:check`.
          */
         get: operations["getAdminLedgerCheck"];
         put?: never;
@@ -19593,17 +19593,18 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description True only when every transaction sums to zero and every balance equals the sum of its entries. */
+                            /** @description True only when every transaction sums to zero, every balance equals the sum of its entries and every clearing balance equals what its earnings still clearing hold. */
                             ok: boolean;
                             /** Format: int64 */
                             transactions: number;
                             /** Format: int64 */
                             accounts: number;
                             problems: {
+                                /** @description `unbalanced_transaction`, `balance_mismatch` or `clearing_mismatch`. */
                                 kind: string;
                                 /**
                                  * Format: uuid
-                                 * @description UUIDv7 identifier.
+                                 * @description The transaction or the account.
                                  */
                                 id: string;
                                 message: string;

@@ -66,10 +66,12 @@ export const Deposit = Type.Object({
 })
 
 export const LedgerCheck = Type.Object({
-  ok: Type.Boolean({ description: 'True only when every transaction sums to zero and every balance equals the sum of its entries.' }),
+  ok: Type.Boolean({ description: 'True only when every transaction sums to zero, every balance equals the sum of its entries and every clearing balance equals what its earnings still clearing hold.' }),
   transactions: Type.Integer(),
   accounts: Type.Integer(),
-  problems: Type.Array(Type.Object({ kind: Type.String(), id: Id, message: Type.String() })),
+  problems: Type.Array(
+    Type.Object({ kind: Type.String({ description: '`unbalanced_transaction`, `balance_mismatch` or `clearing_mismatch`.' }), id: Type.String({ ...Id, description: 'The transaction or the account.' }), message: Type.String() }),
+  ),
 })
 
 const PayoutMethodSchema = Type.Union(
