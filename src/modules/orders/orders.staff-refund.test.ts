@@ -174,7 +174,8 @@ describe('POST /admin/orders/{orderId}/refund', () => {
       const [answer] = await Promise.all([refund(placed.orderId, { amount: 40, note: NOTE }), ctx.app.container.wallet.clearDueEarnings()])
       const seller = await wallet(placed.seller)
       if (answer.statusCode === 200) {
-        expect(seller).toMatchObject({ balance: 0, clearing: 50 })
+        // The worker skipped the earning the refund held, or cleared the rest after it: 50.00 either way.
+        expect(seller.balance + seller.clearing).toBe(50)
         await clearDue(placed.seller)
         expect(await wallet(placed.seller)).toMatchObject({ balance: 50, clearing: 0 })
         expect(await wallet(placed.buyer)).toMatchObject({ balance: 440 })
