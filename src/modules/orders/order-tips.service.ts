@@ -19,7 +19,7 @@ export const TIP_MAX_CENTS = 100_000
  * Tips (docs/offers.md): the buyer of a completed order thanks the seller once, within the
  * window after completion. The tip is paid and earned like an order, in one transaction under the
  * order's row lock: `tip` moves it from the buyer's available balance into their escrow, and
- * `tip_earning` moves it on to the seller's available balance and the platform's fee (TIP_FEE_PERCENT)
+ * `tip_earning` moves it on to the seller (an earning: it clears first) and the platform's fee (TIP_FEE_PERCENT)
  * to revenue, so the escrow is where it was and the statements read as for an order.
  */
 export function createOrderTips(deps: {
