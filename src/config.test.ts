@@ -405,6 +405,15 @@ describe('review window and seller levels', () => {
   })
 })
 
+describe('clearance settings', () => {
+  it('defaults to 7 days, reads fractions down to 0.001, takes 0 as no clearance, and refuses anything else by name', () => {
+    expect(loadConfig({ DATA_DIR: dataDir }).clearanceAfterMs).toBe(7 * 24 * 3600 * 1000)
+    expect(loadConfig({ DATA_DIR: dataDir, CLEARANCE_DAYS: '0.001' }).clearanceAfterMs).toBe(86_400)
+    expect(loadConfig({ DATA_DIR: dataDir, CLEARANCE_DAYS: '0' }).clearanceAfterMs).toBe(0)
+    for (const days of ['0.0005', '-1', '366', 'seven']) expect(variablesOf(configError({ DATA_DIR: dataDir, CLEARANCE_DAYS: days }))).toEqual(['CLEARANCE_DAYS'])
+  })
+})
+
 describe('the first administrator (SUPERUSER_*)', () => {
   it('reads the e-mail, password and full name as given', () => {
     const config = loadConfig({ DATA_DIR: dataDir, SUPERUSER_EMAIL: 'root@example.test', SUPERUSER_PASSWORD: 'Sup3r-secret', SUPERUSER_FULL_NAME: 'Site Admin' })

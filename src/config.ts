@@ -57,6 +57,7 @@ const EnvSchema = Type.Object({
   ORDER_REQUEST_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 2 }),
   TIP_DAYS: Type.Number({ minimum: 0.0001, maximum: 365, default: 14 }),
   TIP_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 0 }),
+  CLEARANCE_DAYS: Type.Number({ minimum: 0, maximum: 365, default: 7 }),
   WORKER_TICK_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
   NOTIFICATION_RETENTION_DAYS: Type.Number({ minimum: 0.001, maximum: 3650, default: 90 }),
   REVIEW_WINDOW_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 10 }),
@@ -136,7 +137,9 @@ export interface Config {
   orders: { platformFeeBasisPoints: number; autoCompleteAfterMs: number; requestExpiresAfterMs: number }
   /** Tips on completed orders: how long after completion the buyer may tip, and the platform's share in basis points. */
   tips: { windowMs: number; feeBasisPoints: number }
-  /** How often the worker runs its periodic checks (auto-completion, offer expiry, unanswered order requests, review publication). */
+  /** How long a seller's earning (an order's, a tip's) stays clearing before it becomes available; 0: available at once. */
+  clearanceAfterMs: number
+  /** How often the worker runs its periodic checks (auto-completion, offer expiry, unanswered order requests, clearance, review publication). */
   workerTickMs: number
   /** Notifications: how long they are kept before the worker deletes them. */
   notifications: { retentionMs: number }
@@ -264,6 +267,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     // Without SMTP, mail goes to files and its links (reset tokens) to the log: development only.
     if (!env.SMTP_URL) problems.push('SMTP_URL: required when NODE_ENV=production')
   }
+  // 0 turns clearance off; any other window is at least the 0.001 day (86.4 s) every *_DAYS setting allows.
+  if (env.CLEARANCE_DAYS > 0 && env.CLEARANCE_DAYS < 0.001) problems.push(`CLEARANCE_DAYS: must be 0 or from 0.001 to 365 (got ${JSON.stringify(raw.CLEARANCE_DAYS)})`)
   if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) problems.push('WEBHOOK_SECRET: required with WEBHOOK_URL (a whsec_ secret, base64 of at least 16 bytes)')
   if (env.WEBHOOK_URL && hasCredentials(env.WEBHOOK_URL)) problems.push('WEBHOOK_URL: must not carry credentials (user:password@)')
   if (env.JWT_ACCESS_SECRET && env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) problems.push('JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET')
@@ -324,6 +329,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     ledgerPlatformSubAccounts: env.LEDGER_PLATFORM_SUB_ACCOUNTS,
     orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000), requestExpiresAfterMs: Math.round(env.ORDER_REQUEST_DAYS * 24 * 3600 * 1000) },
     tips: { windowMs: Math.round(env.TIP_DAYS * 24 * 3600 * 1000), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
+    clearanceAfterMs: Math.round(env.CLEARANCE_DAYS * 24 * 3600 * 1000),
     workerTickMs: env.WORKER_TICK_SECONDS * 1000,
     notifications: { retentionMs: Math.round(env.NOTIFICATION_RETENTION_DAYS * 24 * 3600 * 1000) },
     ...reviewSettings(env),

@@ -111,6 +111,8 @@ describe('database functions and triggers', () => {
       'trigger ledger_entries_no_truncate': 'modules/wallet/ledger-entries-append-only.sql',
       'function ledger_escrow_stat_counter': 'modules/wallet/escrow-stat-counter.sql',
       'trigger ledger_escrow_stat_counter': 'modules/wallet/escrow-stat-counter.sql',
+      'function ledger_clearing_stat_counter': 'modules/wallet/clearing-stat-counter.sql',
+      'trigger ledger_clearing_stat_counter': 'modules/wallet/clearing-stat-counter.sql',
       'function audit_log_append_only': 'modules/audit/audit-log-append-only.sql',
       'trigger audit_log_append_only': 'modules/audit/audit-log-append-only.sql',
       'trigger audit_log_no_truncate': 'modules/audit/audit-log-append-only.sql',

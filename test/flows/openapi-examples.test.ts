@@ -118,7 +118,8 @@ describe('the request body examples of the OpenAPI document', () => {
   let image: Buffer
 
   beforeAll(async () => {
-    ctx = await createTestApp()
+    // Earnings clear for a while, so that a completed order can be refunded by staff.
+    ctx = await createTestApp({ env: { CLEARANCE_DAYS: '7' } })
     superuser = await createSuperuser(ctx)
     image = await png({ width: 32, height: 24 })
   })
@@ -275,6 +276,7 @@ describe('the request body examples of the OpenAPI document', () => {
       return { token: order.seller.accessToken, params: { orderId: order.orderId }, files: [pdfPart('files', 'tostadero-azul-logo.pdf'), pngPart('files', 'tostadero-azul-logo.png')] }
     },
     'POST /api/v1/admin/orders/{orderId}/resolve': async () => ({ token: (await staff('resolve_disputes')).accessToken, params: { orderId: (await orderIn(ctx, 'disputed')).orderId } }),
+    'POST /api/v1/admin/orders/{orderId}/refund': async () => ({ token: (await staff('manage_orders')).accessToken, params: { orderId: (await orderIn(ctx, 'completed')).orderId } }),
     'POST /api/v1/admin/orders/{orderId}/cancel': async () => ({ token: (await staff('manage_orders')).accessToken, params: { orderId: (await orderIn(ctx, 'pending')).orderId } }),
     // The seller asks for time or offers a refund; the buyer asks to cancel.
     'POST /api/v1/orders/{orderId}/requests': async (example) => {

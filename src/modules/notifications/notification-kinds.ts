@@ -47,7 +47,7 @@ export const notificationKinds = {
     render: (data) =>
       data.by === 'system'
         ? text('Order completed', 'The order completed by itself: its delivery was neither accepted nor disputed in time.')
-        : text('Order completed', 'The buyer accepted your delivery: the order is complete and your earning is in your wallet.'),
+        : text('Order completed', 'The buyer accepted your delivery: the order is complete and your earning was credited to your wallet.'),
   },
   'order.cancelled': { email: 'generic', render: () => text('Order cancelled', 'The order was cancelled and its total went back to the buyer.') },
   'order.disputed': { email: 'generic', render: () => text('Order disputed', 'The other party opened a dispute about the order; staff will decide it.') },

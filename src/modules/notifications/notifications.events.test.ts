@@ -99,7 +99,7 @@ describe('a notification for each person an event concerns, never for the one wh
       expect((await deliver(ctx, seller.accessToken, orderId)).statusCode).toBe(200)
       expect(await freshKinds(buyer)).toEqual(['order.delivered'])
       await moveOrder(ctx, buyer.accessToken, orderId, 'completed')
-      expect(await fresh(seller)).toMatchObject([{ kind: 'order.completed', body: 'The buyer accepted your delivery: the order is complete and your earning is in your wallet.' }])
+      expect(await fresh(seller)).toMatchObject([{ kind: 'order.completed', body: 'The buyer accepted your delivery: the order is complete and your earning was credited to your wallet.' }])
       const tip = await request(ctx.app, { method: 'POST', url: `/orders/${orderId}/tip`, token: buyer.accessToken, payload: { amount: 10 } })
       expect(tip.statusCode, tip.body).toBe(200)
       expect(await fresh(seller)).toMatchObject([{ kind: 'order.tipped', body: 'The buyer tipped you 10.00 USD; 10.00 USD is in your wallet.' }])

@@ -5,6 +5,7 @@ import { fromCents } from '../../lib/money.ts'
 import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService, UserSummary } from '../users/users.module.ts'
+import type { LedgerService } from '../wallet/wallet.module.ts'
 import { requestAnswer } from './order-request-rules.ts'
 import { createOrderRequestsRepository } from './order-requests.repository.ts'
 import type { OrderRequestRow } from './order-requests.table.ts'
@@ -22,11 +23,18 @@ export const mayView = (row: OrderRow, actor: Actor): boolean => row.buyerId ===
 export const mayTip = (row: OrderRow, viewer: Actor, now: Date, windowMs: number): boolean =>
   row.buyerId === viewer.id && row.status === 'completed' && row.tipCents === null && row.completedAt !== null && now.getTime() < row.completedAt.getTime() + windowMs
 
-/** The viewer's moves of the moment: the table's, the request moves (opening one needs its reason; answering or withdrawing one takes none), and a tip. */
-const allowedActionsOf = (row: OrderRow, open: OrderRequestRow | undefined, viewer: Actor, canTip: boolean) => [
+/** The completed orders a staff refund may concern, for staff who may make one (their earnings may still be clearing). */
+const refundableIds = (rows: OrderRow[], viewer: Actor): string[] => (can(viewer, 'manage_orders') ? rows.filter((row) => row.status === 'completed').map((row) => row.id) : [])
+
+/**
+ * The viewer's moves of the moment: the table's, the request moves (opening one needs its reason;
+ * answering or withdrawing one takes none), a tip, and a staff refund while earnings clear.
+ */
+const allowedActionsOf = (row: OrderRow, open: OrderRequestRow | undefined, viewer: Actor, canTip: boolean, canRefund: boolean) => [
   ...allowedMoves(row, viewer).map((move) => ({ action: move.action, status: move.to, reasonRequired: move.needsReason ?? false })),
   ...requestMoves(row, open, viewer).map((move) => ({ ...move, reasonRequired: !move.action.endsWith('_request') })),
   ...(canTip ? [{ action: 'tip', status: row.status, reasonRequired: false }] : []),
+  ...(canRefund ? [{ action: 'staff_refund', status: row.status, reasonRequired: true }] : []),
 ]
 
 export interface AnswerDeps {
@@ -36,11 +44,12 @@ export interface AnswerDeps {
   users: Pick<UsersService, 'publicSummariesOf'>
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf'>
   messaging: Pick<MessagingService, 'conversationsOfOrders'>
+  ledger: Pick<LedgerService, 'ordersStillClearing'>
 }
 
 /** Order answers as a viewer sees them: parties' public fields, deliveries with signed file links, and the viewer's allowed moves. */
 export function createOrderAnswers(deps: AnswerDeps) {
-  const { clock, users, uploads, messaging, tipWindowMs } = deps
+  const { clock, users, uploads, messaging, ledger, tipWindowMs } = deps
 
   type OrderFile = Awaited<ReturnType<AnswerDeps['uploads']['filesOf']>>[number]
 
@@ -52,6 +61,8 @@ export function createOrderAnswers(deps: AnswerDeps) {
     conversations: Map<string, string>
     /** Newest first. */
     requests: OrderRequestRow[]
+    /** The completed orders whose earnings are still clearing, read only for staff who may refund them. */
+    clearing: Set<string>
   }
 
   /** One order's answer from what was read for it: its parties, conversation, deliveries and their files. */
@@ -97,7 +108,7 @@ export function createOrderAnswers(deps: AnswerDeps) {
           createdAt: delivery.createdAt.toISOString(),
         })),
       autoCompleteAt: row.status === 'delivered' ? (row.autoCompleteAt?.toISOString() ?? null) : null,
-      allowedActions: allowedActionsOf(row, open, viewer, mayTip(row, viewer, now, tipWindowMs)),
+      allowedActions: allowedActionsOf(row, open, viewer, mayTip(row, viewer, now, tipWindowMs), related.clearing.has(row.id)),
       requests: requests.map(requestAnswer),
       tip: row.tipCents === null ? null : fromCents(row.tipCents),
       completedAt: row.completedAt?.toISOString() ?? null,
@@ -107,17 +118,18 @@ export function createOrderAnswers(deps: AnswerDeps) {
     }
   }
 
-  /** The answers for many orders in five queries side by side whatever their number (lists never query per row). */
+  /** The answers for many orders in five queries side by side whatever their number (lists never query per row), a sixth for staff who may refund. */
   async function describeAll(executor: Executor, rows: OrderRow[], viewer: Actor) {
     const ids = rows.map((row) => row.id)
-    const [people, deliveries, files, conversations, requests] = await Promise.all([
+    const [people, deliveries, files, conversations, requests, clearing] = await Promise.all([
       users.publicSummariesOf(executor, [...new Set(rows.flatMap((row) => [row.buyerId, row.sellerId]))]),
       createOrdersRepository(executor).deliveriesOf(ids),
       uploads.filesOf(executor, 'order', ids, 'order_delivery'),
       messaging.conversationsOfOrders(executor, ids),
       createOrderRequestsRepository(executor).listOf(ids),
+      ledger.ordersStillClearing(executor, refundableIds(rows, viewer)),
     ])
-    const related = { people, deliveries, fileById: new Map(files.map((file) => [file.id, file])), conversations, requests }
+    const related = { people, deliveries, fileById: new Map(files.map((file) => [file.id, file])), conversations, requests, clearing }
     const now = clock.now()
     return rows.map((row) => answerOf(row, related, viewer, now))
   }
@@ -127,7 +139,7 @@ export function createOrderAnswers(deps: AnswerDeps) {
     describe: async (executor: Executor, row: OrderRow, viewer: Actor) => (await describeAll(executor, [row], viewer))[0]!,
     /** A just-placed order's answer, from the parties already read and the conversation it opened: it has no deliveries or requests yet. */
     describeNew: (row: OrderRow, parties: UserSummary[], conversationId: string, viewer: Actor) =>
-      answerOf(row, { people: new Map(parties.map((party) => [party.id, party])), deliveries: [], fileById: new Map(), conversations: new Map([[row.id, conversationId]]), requests: [] }, viewer, clock.now()),
+      answerOf(row, { people: new Map(parties.map((party) => [party.id, party])), deliveries: [], fileById: new Map(), conversations: new Map([[row.id, conversationId]]), requests: [], clearing: new Set() }, viewer, clock.now()),
   }
 }
 

@@ -21,7 +21,7 @@ export interface MovesDeps {
   db: Db
   clock: Clock
   outbox: Outbox
-  ledger: Pick<LedgerService, 'transfer'>
+  ledger: Pick<LedgerService, 'transfer' | 'creditEarning'>
   catalogue: Pick<CatalogueService, 'recordCompletedOrder'>
   audit: Pick<AuditService, 'record'>
   answers: Pick<OrderAnswers, 'describe'>
@@ -55,7 +55,7 @@ function createMoveApplier(deps: Pick<MovesDeps, 'clock' | 'outbox' | 'ledger' |
     if (move.to === 'disputed') patch.autoCompleteAt = null
     if (move.to === 'completed') {
       const earning = sellerEarningCents(row)
-      if (earning > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { userId: row.sellerId, kind: 'available' }, amountCents: earning, type: 'order_earning', description: `Earning: ${row.serviceTitle}`, orderId: row.id })
+      if (earning > 0) await ledger.creditEarning(tx, { from: buyerEscrow, sellerId: row.sellerId, amountCents: earning, type: 'order_earning', description: `Earning: ${row.serviceTitle}`, orderId: row.id })
       if (row.platformFeeCents > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { platform: 'revenue' }, amountCents: row.platformFeeCents, type: 'order_earning', description: `Platform fee: ${row.serviceTitle}`, orderId: row.id })
       if (row.serviceId !== null) await catalogue.recordCompletedOrder(tx, row.serviceId)
       Object.assign(patch, { completedAt: now, autoCompleteAt: null })

@@ -38,7 +38,7 @@ export interface ResolutionDeps {
   outbox: Outbox
   mailer: Mailer
   appUrl: string
-  ledger: Pick<LedgerService, 'transfer'>
+  ledger: Pick<LedgerService, 'transfer' | 'creditEarning'>
   catalogue: Pick<CatalogueService, 'recordCompletedOrder'>
   audit: Pick<AuditService, 'record'>
   users: Pick<UsersService, 'findAccountById'>
@@ -65,7 +65,7 @@ export function createOrderResolution(deps: ResolutionDeps) {
     const escrow = { userId: row.buyerId, kind: 'escrow' } as const
     const about = { orderId: row.id }
     if (split.refundCents > 0) await ledger.transfer(tx, { from: escrow, to: { userId: row.buyerId, kind: 'available' }, amountCents: split.refundCents, type: 'order_refund', description: `Dispute refund: ${row.serviceTitle}`, ...about })
-    if (split.sellerCents > 0) await ledger.transfer(tx, { from: escrow, to: { userId: row.sellerId, kind: 'available' }, amountCents: split.sellerCents, type: 'order_earning', description: `Dispute earning: ${row.serviceTitle}`, ...about })
+    if (split.sellerCents > 0) await ledger.creditEarning(tx, { from: escrow, sellerId: row.sellerId, amountCents: split.sellerCents, type: 'order_earning', description: `Dispute earning: ${row.serviceTitle}`, ...about })
     if (split.feeCents > 0) await ledger.transfer(tx, { from: escrow, to: { platform: 'revenue' }, amountCents: split.feeCents, type: 'order_earning', description: `Platform fee: ${row.serviceTitle}`, ...about })
     if (split.to === 'completed' && row.serviceId !== null) await catalogue.recordCompletedOrder(tx, row.serviceId)
 

@@ -66,4 +66,9 @@ export const ordersEvents = {
     'A request ended unanswered: ORDER_REQUEST_DAYS passed (a cancellation is accepted instead), or another move of the order (a delivery, a dispute, a completion, a cancellation) ended it.',
     RequestData,
   ),
+  orderRefunded: defineEvent(
+    'order.refunded',
+    'Staff refunded part of a completed order: `amount` went back from the seller’s earnings still clearing to the buyer’s available balance. The note stays in the audit log and the e-mails to both parties.',
+    Type.Object({ ...OrderData.properties, amount: Type.Number(), by: Uuid }),
+  ),
 }

@@ -19,6 +19,8 @@ import { tipErrors } from './order-tips.errors.ts'
 import { orderTipsRoutes } from './order-tips.routes.ts'
 import { createOrderTips } from './order-tips.service.ts'
 import { ORDERS_JOBS } from './order-resolution.service.ts'
+import { orderStaffRefundsRoutes } from './order-staff-refunds.routes.ts'
+import { createOrderStaffRefunds, STAFF_REFUND_JOBS } from './order-staff-refunds.service.ts'
 import { ordersAdminRoutes } from './orders.admin.routes.ts'
 import { ordersErrors } from './orders.errors.ts'
 import { ordersEvents } from './orders.events.ts'
@@ -37,6 +39,8 @@ export const ordersModule = defineModule({
       ...createOrdersService({ ...common, mailer, appUrl: config.appUrl, sessions: deps.auth.sessionCheck, audit: deps.audit, notifications: deps.notifications, autoCompleteAfterMs: config.orders.autoCompleteAfterMs, requestExpiresAfterMs: config.orders.requestExpiresAfterMs }),
       /** `POST /orders/{orderId}/tip`. */
       tips: createOrderTips({ ...common, answers: createOrderAnswers(common), feeBasisPoints: config.tips.feeBasisPoints }),
+      /** `POST /admin/orders/{orderId}/refund`. */
+      staffRefunds: createOrderStaffRefunds({ ...common, mailer, appUrl: config.appUrl, audit: deps.audit, answers: createOrderAnswers(common) }),
       /** For the offers module: the order of an accepted custom offer, in its transaction. */
       offerPlacement: createOfferPlacement(common),
     }
@@ -46,8 +50,13 @@ export const ordersModule = defineModule({
     await app.register(orderTipsRoutes, { tips: api.tips, tipDays: config.tips.windowMs / DAY })
     await app.register(orderRequestsRoutes, { orders: api, requestDays: config.orders.requestExpiresAfterMs / DAY })
     await app.register(ordersAdminRoutes, { orders: api })
+    await app.register(orderStaffRefundsRoutes, { refunds: api.staffRefunds })
   },
-  jobs: (api) => [handleJob(ORDERS_JOBS.resolvedEmail, (payload) => api.sendResolvedEmail(payload)), handleJob(ORDER_REQUEST_MAIL_JOB, (payload) => api.sendRequestEmail(payload))],
+  jobs: (api) => [
+    handleJob(ORDERS_JOBS.resolvedEmail, (payload) => api.sendResolvedEmail(payload)),
+    handleJob(ORDER_REQUEST_MAIL_JOB, (payload) => api.sendRequestEmail(payload)),
+    handleJob(STAFF_REFUND_JOBS.refundedEmail, (payload) => api.staffRefunds.sendStaffRefundEmail(payload)),
+  ],
   periodic: (api, { config }) => [
     { name: 'auto-complete-orders', everyMs: config.workerTickMs, run: () => api.completeDueOrders() },
     { name: 'settle-order-requests', everyMs: config.workerTickMs, run: () => api.settleDueRequests() },

@@ -129,7 +129,7 @@ export const StaffOrdersQuery = Type.Composite(
 
 const OrderActionSchema = Type.String({
   description:
-    '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation).',
+    '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation).',
 })
 const Money = (description: string) => Type.Number({ description: `${description} Two decimals, in the platform currency.` })
 
@@ -186,11 +186,11 @@ export const Order = Type.Object(
       }),
       {
         description:
-          'The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move.',
+          'The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move.',
       },
     ),
     refunded: Money(
-      'What went back to the buyer from escrow before the order ended: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. What the order still holds in escrow is the total less this; `platformFee` is the fee on that, and `sellerEarning` the total less both.',
+      'What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both.',
     ),
     requests: Type.Array(OrderRequest, { description: 'The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`.' }),
     tip: Nullable(Money('The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one.')),

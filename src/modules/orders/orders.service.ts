@@ -33,7 +33,7 @@ export interface OrdersDeps {
   /** Where the links in e-mails point. */
   appUrl: string
   sessions: SessionCheck
-  ledger: Pick<LedgerService, 'transfer' | 'book' | 'transferSqlWith'>
+  ledger: Pick<LedgerService, 'transfer' | 'book' | 'transferSqlWith' | 'creditEarning' | 'ordersStillClearing'>
   catalogue: Pick<CatalogueService, 'offerSql' | 'lockOrderableSql' | 'pricedChoiceSql' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
   users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql' | 'findAccountById'>
   audit: Pick<AuditService, 'record'>

@@ -60,7 +60,7 @@ export const orders = pgTable(
      * `platform_fee_cents` is still that fee.
      */
     placementFeeCents: integer('placement_fee_cents'),
-    /** What went back to the buyer from escrow before the order ended: accepted partial refunds and a split resolution's refund. */
+    /** What went back to the buyer: from escrow before the order ended (accepted partial refunds, a split resolution's refund), and by staff refunds of earnings still clearing after it completed (the tip's included). */
     refundedCents: integer('refunded_cents').notNull().default(0),
     deliveryDays: integer('delivery_days').notNull(),
     /** Null means unlimited revisions. */
@@ -93,7 +93,7 @@ export const orders = pgTable(
     check('orders_total_positive', sql`${table.totalCents} > 0`),
     check('orders_fee_within_total', sql`${table.platformFeeCents} >= 0 and ${table.platformFeeCents} <= ${table.totalCents}`),
     check('orders_placement_fee_within_total', sql`${table.placementFeeCents} is null or (${table.placementFeeCents} >= 0 and ${table.placementFeeCents} <= ${table.totalCents})`),
-    check('orders_refund_within_total', sql`${table.refundedCents} >= 0 and ${table.refundedCents} + ${table.platformFeeCents} <= ${table.totalCents}`),
+    check('orders_refund_within_total', sql`${table.refundedCents} >= 0 and ${table.refundedCents} + ${table.platformFeeCents} <= ${table.totalCents} + coalesce(${table.tipCents}, 0)`),
     check('orders_tip_positive', sql`${table.tipCents} is null or ${table.tipCents} > 0`),
     check('orders_revisions_not_negative', sql`${table.revisionsLeft} is null or ${table.revisionsLeft} >= 0`),
   ],
