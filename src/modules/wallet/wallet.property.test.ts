@@ -93,6 +93,8 @@ type MoneyStep =
   | { kind: 'order'; buyer: number; seller: number }
   | { kind: 'complete'; pick: number }
   | { kind: 'split'; pick: number; refundCents: number }
+  | { kind: 'partial'; pick: number; cents: number }
+  | { kind: 'cancel'; pick: number }
   | { kind: 'tip'; pick: number; cents: number }
   | { kind: 'refund'; pick: number; cents: number }
   | { kind: 'advance'; hours: number }
@@ -102,6 +104,8 @@ interface ModelOrder {
   buyer: number
   seller: number
   status: 'delivered' | 'completed' | 'cancelled'
+  /** What the order still holds in its buyer's escrow: the price less accepted partial refunds. */
+  left: number
   completedAt: number
   tipped: boolean
 }
@@ -133,6 +137,8 @@ const moneyStep: fc.Arbitrary<MoneyStep> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('order' as const), buyer: fc.nat(USERS - 1), seller: fc.nat(USERS - 1) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('complete' as const), pick: fc.nat(20) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('split' as const), pick: fc.nat(20), refundCents: fc.integer({ min: 0, max: PRICE }) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('partial' as const), pick: fc.nat(20), cents: fc.integer({ min: 1, max: PRICE }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat(20) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('tip' as const), pick: fc.nat(20), cents: fc.integer({ min: 100, max: 5000 }) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('refund' as const), pick: fc.nat(20), cents: fc.integer({ min: 1, max: 12_000 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), hours: fc.integer({ min: 1, max: 72 }) }) },
@@ -150,7 +156,8 @@ async function outcomeOf(run: () => Promise<unknown>): Promise<string> {
 }
 
 /**
- * Random sequences of deposits, orders, completions, split resolutions, tips, staff refunds and
+ * Random sequences of deposits, orders, partial refunds and cancellations agreed between the
+ * parties, completions, split resolutions, tips, staff refunds and
  * the worker's clearance (two runs at once, after the injected clock moves): after every step the
  * books balance, and each user's available, escrow and clearing balances and next clearing time
  * equal a model kept here.
@@ -201,21 +208,38 @@ describe('earnings, clearance and staff refunds under random sequences', () => {
             model.escrow[step.buyer]! += PRICE
             await orders.changeStatus(actors[step.seller]!, id, 'in_progress', undefined)
             await orders.deliverOrder(actors[step.seller]!, id, 'Here it is', [])
-            model.orders.push({ id, buyer: step.buyer, seller: step.seller, status: 'delivered', completedAt: 0, tipped: false })
+            model.orders.push({ id, buyer: step.buyer, seller: step.seller, status: 'delivered', left: PRICE, completedAt: 0, tipped: false })
           } else if (step.kind === 'complete' || step.kind === 'split') {
             const order = pick(model.orders.filter((candidate) => candidate.status === 'delivered'), step.pick)
             if (!order) continue
-            const refundCents = step.kind === 'split' ? step.refundCents : 0
+            // A split divides what is left after partial refunds, and the fee is the order's rate on what the seller gets.
+            const refundCents = step.kind === 'split' ? Math.min(step.refundCents, order.left) : 0
             if (step.kind === 'complete') await orders.changeStatus(actors[order.buyer]!, order.id, 'completed', undefined)
             else {
               await orders.changeStatus(actors[order.buyer]!, order.id, 'disputed', 'Not what we agreed')
               await orders.resolveSplit(staff, order.id, { refundAmount: refundCents / 100, note: 'Split by the model' })
             }
-            const rest = PRICE - refundCents
-            model.escrow[order.buyer]! -= PRICE
+            const rest = order.left - refundCents
+            model.escrow[order.buyer]! -= order.left
             model.available[order.buyer]! += refundCents
             earn(order.seller, order.id, rest - feeOf(rest))
-            Object.assign(order, { status: rest > 0 ? 'completed' : 'cancelled', completedAt: now() })
+            Object.assign(order, { status: rest > 0 ? 'completed' : 'cancelled', left: 0, completedAt: now() })
+          } else if (step.kind === 'partial' || step.kind === 'cancel') {
+            // A request between the parties, accepted by the other one: a partial refund the seller offers, or a cancellation the buyer asks.
+            const order = pick(model.orders.filter((candidate) => candidate.status === 'delivered'), step.pick)
+            if (!order) continue
+            const [asker, answerer] = step.kind === 'partial' ? [order.seller, order.buyer] : [order.buyer, order.seller]
+            const body = step.kind === 'partial' ? { type: 'partial_refund' as const, reason: 'Part of the work was dropped', amount: step.cents / 100 } : { type: 'cancellation' as const, reason: 'We agreed to stop here' }
+            let requestId = ''
+            const outcome = await outcomeOf(async () => (requestId = (await orders.openRequest(actors[asker]!, order.id, body)).id))
+            const refundCents = step.kind === 'partial' ? step.cents : order.left
+            expect(outcome).toBe(step.kind === 'partial' && refundCents >= order.left ? 'VALIDATION_ERROR' : 'ok')
+            if (outcome !== 'ok') continue
+            await orders.acceptRequest(actors[answerer]!, order.id, requestId)
+            model.escrow[order.buyer]! -= refundCents
+            model.available[order.buyer]! += refundCents
+            order.left -= refundCents
+            if (step.kind === 'cancel') order.status = 'cancelled'
           } else if (step.kind === 'tip') {
             const order = pick(model.orders.filter((candidate) => candidate.status === 'completed'), step.pick)
             if (!order) continue
@@ -264,5 +288,6 @@ describe('earnings, clearance and staff refunds under random sequences', () => {
       }),
       { seed: 20261125, numRuns: 12 },
     )
-  })
+    // Twelve sequences of up to 30 steps through the services: minutes on a busy machine.
+  }, 300_000)
 })
