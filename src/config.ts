@@ -234,6 +234,60 @@ const DEFAULTS: Record<string, string> = {
   RUN_WORKER: 'true',
 }
 
+/** Rules between variables, and what production requires besides the schema. */
+function crossVariableProblems(env: Env): string[] {
+  const problems: string[] = []
+  if (env.NODE_ENV === 'production') {
+    for (const name of ['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET', 'FILE_SIGNING_SECRET'] as const) {
+      if (!env[name]) problems.push(`${name}: required when NODE_ENV=production (at least 32 characters)`)
+    }
+    // Without SMTP, mail goes to files and its links (reset tokens) to the log: development only.
+    if (!env.SMTP_URL) problems.push('SMTP_URL: required when NODE_ENV=production')
+  }
+  // 0 turns clearance off; any other window is at least the 0.001 day (86.4 s) every *_DAYS setting allows.
+  if (env.CLEARANCE_DAYS > 0 && env.CLEARANCE_DAYS < 0.001) problems.push(`CLEARANCE_DAYS: must be 0 or from 0.001 to 365 (got ${JSON.stringify(env.CLEARANCE_DAYS)})`)
+  if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) problems.push('WEBHOOK_SECRET: required with WEBHOOK_URL (a whsec_ secret, base64 of at least 16 bytes)')
+  if (env.WEBHOOK_URL && hasCredentials(env.WEBHOOK_URL)) problems.push('WEBHOOK_URL: must not carry credentials (user:password@)')
+  if (env.JWT_ACCESS_SECRET && env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) problems.push('JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET')
+  if (env.FILE_SIGNING_SECRET && [env.JWT_ACCESS_SECRET, env.JWT_REFRESH_SECRET].includes(env.FILE_SIGNING_SECRET)) {
+    problems.push('FILE_SIGNING_SECRET: must differ from the JWT secrets')
+  }
+  return problems
+}
+
+/** Where files go: an S3-compatible bucket when `S3_BUCKET` is set, else the local disk under DATA_DIR. */
+function storageSettings(env: Env, dataDir: string): Config['storage'] {
+  return env.S3_BUCKET
+    ? {
+        kind: 's3',
+        bucket: env.S3_BUCKET,
+        region: env.S3_REGION,
+        endpoint: env.S3_ENDPOINT,
+        publicEndpoint: env.S3_PUBLIC_ENDPOINT,
+        accessKeyId: env.S3_ACCESS_KEY_ID,
+        secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+        // Custom endpoints (MinIO, R2, ...) usually need path-style addressing.
+        forcePathStyle: env.S3_FORCE_PATH_STYLE ? env.S3_FORCE_PATH_STYLE === 'true' : env.S3_ENDPOINT !== undefined,
+      }
+    : { kind: 'local', dir: join(dataDir, 'uploads') }
+}
+
+const days = (value: number) => Math.round(value * 24 * 3600 * 1000)
+
+/** Money, orders and the business clock: fees, the windows of orders, tips, requests, clearance and notifications. */
+function marketSettings(env: Env) {
+  return {
+    currency: env.CURRENCY,
+    minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
+    ledgerPlatformSubAccounts: env.LEDGER_PLATFORM_SUB_ACCOUNTS,
+    orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: days(env.ORDER_AUTO_COMPLETE_DAYS), requestExpiresAfterMs: days(env.ORDER_REQUEST_DAYS) },
+    tips: { windowMs: days(env.TIP_DAYS), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
+    clearanceAfterMs: days(env.CLEARANCE_DAYS),
+    workerTickMs: env.WORKER_TICK_SECONDS * 1000,
+    notifications: { retentionMs: days(env.NOTIFICATION_RETENTION_DAYS) },
+  }
+}
+
 /**
  * Parses the environment once. Every bad variable is reported together, by name, so a
  * misconfigured deployment is fixed in one pass instead of one restart per variable.
@@ -260,22 +314,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     problems.push(`${key || 'environment'}: ${error.message} (got ${JSON.stringify(raw[key] ?? null)})`)
   }
   const env = withDefaults as Env
-  if (env.NODE_ENV === 'production') {
-    for (const name of ['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET', 'FILE_SIGNING_SECRET'] as const) {
-      if (!env[name]) problems.push(`${name}: required when NODE_ENV=production (at least 32 characters)`)
-    }
-    // Without SMTP, mail goes to files and its links (reset tokens) to the log: development only.
-    if (!env.SMTP_URL) problems.push('SMTP_URL: required when NODE_ENV=production')
-  }
-  // 0 turns clearance off; any other window is at least the 0.001 day (86.4 s) every *_DAYS setting allows.
-  if (env.CLEARANCE_DAYS > 0 && env.CLEARANCE_DAYS < 0.001) problems.push(`CLEARANCE_DAYS: must be 0 or from 0.001 to 365 (got ${JSON.stringify(raw.CLEARANCE_DAYS)})`)
-  if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) problems.push('WEBHOOK_SECRET: required with WEBHOOK_URL (a whsec_ secret, base64 of at least 16 bytes)')
-  if (env.WEBHOOK_URL && hasCredentials(env.WEBHOOK_URL)) problems.push('WEBHOOK_URL: must not carry credentials (user:password@)')
-  if (env.JWT_ACCESS_SECRET && env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) problems.push('JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET')
-  if (env.FILE_SIGNING_SECRET && [env.JWT_ACCESS_SECRET, env.JWT_REFRESH_SECRET].includes(env.FILE_SIGNING_SECRET)) {
-    problems.push('FILE_SIGNING_SECRET: must differ from the JWT secrets')
-  }
-  problems.push(...superuserProblems(env), ...sellerLevelProblems(env))
+  problems.push(...crossVariableProblems(env), ...superuserProblems(env), ...sellerLevelProblems(env))
   if (problems.length > 0) throw new ConfigError(problems)
 
   const isProduction = env.NODE_ENV === 'production'
@@ -297,19 +336,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     redisUrl: env.REDIS_URL,
     jwt,
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM, dir: join(dataDir, 'mail') },
-    storage: env.S3_BUCKET
-      ? {
-          kind: 's3',
-          bucket: env.S3_BUCKET,
-          region: env.S3_REGION,
-          endpoint: env.S3_ENDPOINT,
-          publicEndpoint: env.S3_PUBLIC_ENDPOINT,
-          accessKeyId: env.S3_ACCESS_KEY_ID,
-          secretAccessKey: env.S3_SECRET_ACCESS_KEY,
-          // Custom endpoints (MinIO, R2, ...) usually need path-style addressing.
-          forcePathStyle: env.S3_FORCE_PATH_STYLE ? env.S3_FORCE_PATH_STYLE === 'true' : env.S3_ENDPOINT !== undefined,
-        }
-      : { kind: 'local', dir: join(dataDir, 'uploads') },
+    storage: storageSettings(env, dataDir),
     tmpDir: join(dataDir, 'tmp'),
     signedUrlTtlSeconds: env.SIGNED_URL_TTL_SECONDS,
     fileSigning: { secret: secrets.fileSigningSecret, previousSecret: env.FILE_SIGNING_SECRET_PREVIOUS },
@@ -324,14 +351,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       general: env.RATE_LIMIT_GENERAL,
       windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
     },
-    currency: env.CURRENCY,
-    minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
-    ledgerPlatformSubAccounts: env.LEDGER_PLATFORM_SUB_ACCOUNTS,
-    orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000), requestExpiresAfterMs: Math.round(env.ORDER_REQUEST_DAYS * 24 * 3600 * 1000) },
-    tips: { windowMs: Math.round(env.TIP_DAYS * 24 * 3600 * 1000), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
-    clearanceAfterMs: Math.round(env.CLEARANCE_DAYS * 24 * 3600 * 1000),
-    workerTickMs: env.WORKER_TICK_SECONDS * 1000,
-    notifications: { retentionMs: Math.round(env.NOTIFICATION_RETENTION_DAYS * 24 * 3600 * 1000) },
+    ...marketSettings(env),
     ...reviewSettings(env),
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     webhooks: {

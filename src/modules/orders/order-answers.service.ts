@@ -65,6 +65,17 @@ export function createOrderAnswers(deps: AnswerDeps) {
     clearing: Set<string>
   }
 
+  /** A delivery with its files' signed links (a file since deleted is left out). */
+  const deliveryAnswer = (delivery: OrderDeliveryRow, fileById: Map<string, OrderFile>) => ({
+    id: delivery.id,
+    message: delivery.message,
+    files: delivery.fileIds.flatMap((fileId) => {
+      const file = fileById.get(fileId)
+      return file ? [{ id: file.id, filename: file.filename, size: file.size, mimetype: file.mimetype, url: uploads.urlOf(file) }] : []
+    }),
+    createdAt: delivery.createdAt.toISOString(),
+  })
+
   /** One order's answer from what was read for it: its parties, conversation, deliveries and their files. */
   function answerOf(row: OrderRow, related: Related, viewer: Actor, now: Date) {
     const { people, deliveries, fileById, conversations } = related
@@ -96,17 +107,7 @@ export function createOrderAnswers(deps: AnswerDeps) {
       revisionsLeft: row.revisionsLeft ?? ('unlimited' as const),
       statusReason: row.statusReason,
       timeline: row.timeline.map((move) => ({ action: move.action, status: move.status, by: move.by, reason: move.reason, at: move.at })),
-      deliveries: deliveries
-        .filter((delivery) => delivery.orderId === row.id)
-        .map((delivery) => ({
-          id: delivery.id,
-          message: delivery.message,
-          files: delivery.fileIds.flatMap((fileId) => {
-            const file = fileById.get(fileId)
-            return file ? [{ id: file.id, filename: file.filename, size: file.size, mimetype: file.mimetype, url: uploads.urlOf(file) }] : []
-          }),
-          createdAt: delivery.createdAt.toISOString(),
-        })),
+      deliveries: deliveries.filter((delivery) => delivery.orderId === row.id).map((delivery) => deliveryAnswer(delivery, fileById)),
       autoCompleteAt: row.status === 'delivered' ? (row.autoCompleteAt?.toISOString() ?? null) : null,
       allowedActions: allowedActionsOf(row, open, viewer, mayTip(row, viewer, now, tipWindowMs), related.clearing.has(row.id)),
       requests: requests.map(requestAnswer),
