@@ -140,7 +140,7 @@
 -- $139: sellerId
 -- $140: tags
 -- $141: search
-with 
+with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
     fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_price_cents >= $7::int) and ($8::int is null or s.starting_price_cents <= $9::int) and ($10::int is null or s.starting_delivery_days <= $11::int) and ($12::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($13::text, ','))::text[]))) and ($14::float8 is null or s.rating_average >= $15::float8) and ($16::text is null or s.seller_id in (select unnest(string_to_array($17::text, ',')::uuid[]))), false) and ($18::uuid is null or s.seller_id = $19::uuid) and ($20::text is null or s.tags && string_to_array($21::text, ',')) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),

@@ -137,7 +137,7 @@
 -- $136: sellerId
 -- $137: tags
 -- $138: search
-with 
+with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
     fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_delivery_days <= $7::int) and ($8::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($9::text, ','))::text[]))) and ($10::float8 is null or s.rating_average >= $11::float8) and ($12::text is null or s.seller_id in (select unnest(string_to_array($13::text, ',')::uuid[]))), false) and ($14::uuid is null or s.seller_id = $15::uuid) and ($16::text is null or s.tags && string_to_array($17::text, ',')) and s.starting_price_cents >= coalesce($18::int, -1) and s.starting_price_cents <= coalesce($19::int, 2147483647) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),

@@ -83,7 +83,7 @@
 -- $82: 'http://localhost:8000/api/v1/uploads/' (bound when built)
 -- $83: 'service' (bound when built)
 -- $84: 'service_banner' (bound when built)
-with ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
+with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
     fix as (select catalogue_search_correction($4::text) as q where (case when $5::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($6::text is null or $7::text <> '') and coalesce(($8::int is null or s.starting_delivery_days <= $9::int) and ($10::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($11::text, ','))::text[]))) and ($12::float8 is null or s.rating_average >= $13::float8) and ($14::text is null or s.seller_id in (select unnest(string_to_array($15::text, ',')::uuid[]))), false) and ($16::uuid is null or s.seller_id = $17::uuid) and ($18::text is null or s.tags && string_to_array($19::text, ',')) and s.starting_price_cents >= coalesce($20::int, -1) and s.starting_price_cents <= coalesce($21::int, 2147483647) and s.category_id = any((select ids from wanted)::uuid[]) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),

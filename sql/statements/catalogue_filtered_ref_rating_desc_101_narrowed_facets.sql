@@ -154,7 +154,7 @@
 -- $153: sellerId
 -- $154: tags
 -- $155: search
-with ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
+with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
     fix as (select catalogue_search_correction($4::text) as q where (case when $5::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($6::text is null or $7::text <> '') and coalesce(($8::int is null or s.starting_price_cents >= $9::int) and ($10::int is null or s.starting_price_cents <= $11::int) and ($12::int is null or s.starting_delivery_days <= $13::int) and ($14::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($15::text, ','))::text[]))) and ($16::float8 is null or s.rating_average >= $17::float8) and ($18::text is null or s.seller_id in (select unnest(string_to_array($19::text, ',')::uuid[]))), false) and ($20::uuid is null or s.seller_id = $21::uuid) and ($22::text is null or s.tags && string_to_array($23::text, ',')) and s.category_id = any((select ids from wanted)::uuid[]) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),

@@ -80,18 +80,36 @@ export function prepareFilteredList(shape: FilteredListShape, cap: number, views
 }
 
 const p = placeholdersOf<FilteredListValues>()
-const value = {
-  category: () => sql`${p('category')}::text`,
-  search: () => sql`${p('search')}::text`,
-  minPrice: () => sql`${p('minPriceCents')}::int`,
-  maxPrice: () => sql`${p('maxPriceCents')}::int`,
-  deliveryDays: () => sql`${p('deliveryDays')}::int`,
-  minRating: () => sql`${p('minRating')}::float8`,
-  levels: () => sql`${p('levels')}::text`,
-  online: () => sql`${p('online')}::text`,
-  sellerId: () => sql`${p('sellerId')}::uuid`,
-  tags: () => sql`${p('tags')}::text`,
+
+/** Each value a statement reads, its placeholder and type. */
+const given = {
+  category: sql`${p('category')}::text`,
+  search: sql`${p('search')}::text`,
+  minPrice: sql`${p('minPriceCents')}::int`,
+  maxPrice: sql`${p('maxPriceCents')}::int`,
+  deliveryDays: sql`${p('deliveryDays')}::int`,
+  minRating: sql`${p('minRating')}::float8`,
+  levels: sql`${p('levels')}::text`,
+  online: sql`${p('online')}::text`,
+  sellerId: sql`${p('sellerId')}::uuid`,
+  tags: sql`${p('tags')}::text`,
 }
+type ValueName = keyof typeof given
+
+/**
+ * How a statement reads its values. A statement run by name reads each from the CTE `given` (a
+ * sub-select): PostgreSQL then sees no value in any plan, so a plan made for some values costs
+ * what the generic plan costs, and it settles on the generic plan instead of planning every call
+ * again (as the page offsets do, decision 0126). A statement planned for its values on every
+ * call (narrowed) reads them directly, so that the planner folds the filters a list does not use.
+ */
+type Values = Record<ValueName, () => SQL>
+const valuesOf = (hidden: boolean): Values =>
+  Object.fromEntries(Object.keys(given).map((name) => [name, () => (hidden ? sql`(select ${sql.identifier(name)} from given)` : given[name as ValueName])])) as Values
+
+/** The CTE of a statement's values, when it reads them through one. */
+const givenCte = (hidden: boolean) =>
+  hidden ? sql`given as (select ${sql.join(Object.entries(given).map(([name, placeholder]) => sql`${placeholder} as ${sql.identifier(name)}`), sql`, `)}),` : sql``
 
 /** The filters the facets are about, left out of their pools. */
 const FACET_FILTERS: FacetFilter[] = ['price', 'delivery', 'level']
@@ -99,6 +117,7 @@ const FACET_FILTERS: FacetFilter[] = ['price', 'delivery', 'level']
 /** What a statement's conditions hold, beside the service being active and live. */
 interface Scope {
   views: ServiceViews
+  value: Values
   /** A seller and tags: only in statements planned for their values (and in searches). */
   selective: boolean
   /** The price bounds are written where the price index can use them (a list by price), not with the other filters. */
@@ -115,7 +134,7 @@ interface Scope {
  * hashed sub-select.
  */
 function filtersOf(scope: Scope, except: FacetFilter[] = []): SQL {
-  const { minPrice, maxPrice, deliveryDays, minRating, levels, online, sellerId, tags } = value
+  const { minPrice, maxPrice, deliveryDays, minRating, levels, online, sellerId, tags } = scope.value
   const parts: [FacetFilter | 'other', SQL][] = [
     ['price', sql`(${minPrice()} is null or s.starting_price_cents >= ${minPrice()}) and (${maxPrice()} is null or s.starting_price_cents <= ${maxPrice()})`],
     ['delivery', sql`(${deliveryDays()} is null or s.starting_delivery_days <= ${deliveryDays()})`],
@@ -130,8 +149,8 @@ function filtersOf(scope: Scope, except: FacetFilter[] = []): SQL {
 }
 
 /** True when no filter and no search narrows the list (a category may): the values of a shape's statement. */
-const plainOf = (selective: boolean) => {
-  const names: (keyof typeof value)[] = ['minPrice', 'maxPrice', 'deliveryDays', 'minRating', 'levels', 'online', ...(selective ? (['sellerId', 'tags', 'search'] as const) : [])]
+const plainOf = (value: Values, selective: boolean) => {
+  const names: ValueName[] = ['minPrice', 'maxPrice', 'deliveryDays', 'minRating', 'levels', 'online', ...(selective ? (['sellerId', 'tags', 'search'] as const) : [])]
   return sql`(${sql.join(
     names.map((name) => sql`${value[name]()} is null`),
     sql` and `,
@@ -145,14 +164,14 @@ const capped = (cap: number) => sql.raw(String(cap + 1))
 const literal = (rows: number) => sql.raw(String(rows))
 
 /** The category (by id or slug) and its subcategories. */
-const categoryCtes = sql`ref as (select c.id from ${categories} c where c.slug = ${value.category()} or c.id::text = lower(${value.category()})),
+const categoryCtes = (value: Values) => sql`ref as (select c.id from ${categories} c where c.slug = ${value.category()} or c.id::text = lower(${value.category()})),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from ${categories} c where c.id in (select id from ref) or c.parent_id in (select id from ref)),`
 
 /** Whether the list uses none of the facets' filters. */
-const facetFiltersUnused = () => sql`(${value.minPrice()} is null and ${value.maxPrice()} is null and ${value.deliveryDays()} is null and ${value.levels()} is null)`
+const facetFiltersUnused = (value: Values) => sql`(${value.minPrice()} is null and ${value.maxPrice()} is null and ${value.deliveryDays()} is null and ${value.levels()} is null)`
 
 /** Each facet filter on a pool's row `x`, true when the list does not use it. */
-const accepts = (): Record<FacetFilter, SQL> => ({
+const accepts = (value: Values): Record<FacetFilter, SQL> => ({
   price: sql`(${value.minPrice()} is null or x.starting_price_cents >= ${value.minPrice()}) and (${value.maxPrice()} is null or x.starting_price_cents <= ${value.maxPrice()})`,
   delivery: sql`(${value.deliveryDays()} is null or x.starting_delivery_days <= ${value.deliveryDays()})`,
   level: sql`(${value.levels()} is null or x.level = any((select string_to_array(${value.levels()}, ','))::text[]))`,
@@ -172,15 +191,15 @@ function poolsSql(views: ServiceViews, hasCategory: boolean, matching: (withCate
     ${hasCategory ? sql`pool_all as (select ${columns} from (${matching(false)}) as s),` : sql``}`
 }
 
-const facetSetsOf = (hasCategory: boolean, plain: SQL, cap: number) => ({ pool: 'pool', poolAll: hasCategory ? 'pool_all' : 'pool', plain, cap, accepts: accepts() })
+const facetSetsOf = (value: Values, hasCategory: boolean, plain: SQL, cap: number) => ({ pool: 'pool', poolAll: hasCategory ? 'pool_all' : 'pool', plain, cap, accepts: accepts(value) })
 
 /** The items of the page, in its order, as JSON built by PostgreSQL. */
 const itemsSql = (views: ServiceViews, order: SQL) =>
   sql`coalesce((select json_agg(${listedJsonSql(views)} order by ${order}) from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json)`
 
 /** What every statement of the family selects: the category check, the total, the page, the facets. */
-function selectSql(shape: FilteredListShape, parts: { exact: SQL; items: SQL; plain: SQL; cap: number }) {
-  const facets = shape.facets ? facetsSql(facetSetsOf(shape.category === 'ref', parts.plain, parts.cap)) : sql`null::json`
+function selectSql(shape: FilteredListShape, parts: { value: Values; exact: SQL; items: SQL; plain: SQL; cap: number }) {
+  const facets = shape.facets ? facetsSql(facetSetsOf(parts.value, shape.category === 'ref', parts.plain, parts.cap)) : sql`null::json`
   return sql`select ${shape.category === 'none' ? sql`null::int` : sql`(select count(*) from ref)::int`} as categories, (select total from counted) as total, ${parts.exact} as exact,
       ${parts.items} as items, ${facets} as facets`
 }
@@ -200,7 +219,7 @@ const INT_MAX = 2147483647
  * `query` (what the list matches: the words as typed, or-ed with their correction when there is
  * one).
  */
-const searchCtes = (probe: SQL) => sql`typed as (select websearch_to_tsquery('english', ${value.search()}) as q),
+const searchCtes = (value: Values, probe: SQL) => sql`typed as (select websearch_to_tsquery('english', ${value.search()}) as q),
     fix as (select catalogue_search_correction(${value.search()}) as q where ${probe} < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),`
 
@@ -208,7 +227,8 @@ const searchCtes = (probe: SQL) => sql`typed as (select websearch_to_tsquery('en
  * Where a page starts in the sort's index: after the cursor's row, or before every row (by price:
  * at the lowest price asked for, or the highest when descending, so the walk skips nothing).
  */
-function startSql(sortBy: (typeof sorts)[number], sortOrder: 'asc' | 'desc'): SQL {
+function startSql(value: Values, hidden: boolean, sortBy: (typeof sorts)[number], sortOrder: 'asc' | 'desc'): SQL {
+  const after = hidden ? sql`(select ${p('after')}::uuid)` : sql`${p('after')}::uuid`
   const column = sql.raw(sortColumnNames[sortBy])
   const first =
     sortBy !== 'price'
@@ -216,8 +236,8 @@ function startSql(sortBy: (typeof sorts)[number], sortOrder: 'asc' | 'desc'): SQ
       : sortOrder === 'asc'
         ? sql`coalesce(${value.minPrice()}, 0) - 1`
         : sql`coalesce(${value.maxPrice()}, ${literal(INT_MAX - 1)}) + 1`
-  return sql`start as (select coalesce((select s.${column} from ${services} s where s.id = ${p('after')}::uuid), ${first}) as value,
-      coalesce(${p('after')}::uuid, ${sql.raw(firstIds[sortOrder])}) as id),`
+  return sql`start as (select coalesce((select s.${column} from ${services} s where s.id = ${after}), ${first}) as value,
+      coalesce(${after}, ${sql.raw(firstIds[sortOrder])}) as id),`
 }
 
 /**
@@ -230,7 +250,9 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const direction = sql.raw(shape.sortOrder)
   const hasCategory = shape.category === 'ref'
   const byPrice = shape.sortBy === 'price'
-  const scope = (except: FacetFilter[]): Scope => ({ views, selective: shape.narrowed, priceApart: byPrice && !except.includes('price') })
+  const hidden = !shape.narrowed
+  const value = valuesOf(hidden)
+  const scope = (except: FacetFilter[]): Scope => ({ views, value, selective: shape.narrowed, priceApart: byPrice && !except.includes('price') })
   const searched = shape.narrowed ? sql` and (${value.search()} is null or s.search_vector @@ (select q from query))` : sql``
   // By price, the bounds are conditions on the index the list walks.
   const bounds = (except: FacetFilter[]) =>
@@ -257,23 +279,24 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
       ? sql`select s.id, s.${column} as sort_value, ${facetColumns} from ${services} s where ${conditions(except, true)} order by s.category_id ${direction}, s.${column} ${direction}, s.id ${direction} limit ${capped(cap)}`
       : walk(conditions(except, false), capped(cap))
   const matching = (withCategory: boolean) => firstMatches(FACET_FILTERS, withCategory)
-  const plain = plainOf(shape.narrowed)
+  const plain = plainOf(value, shape.narrowed)
   const kept = sql`(select coalesce(sum(n.active_services), 0)::int from ${categoryServiceCounts} n${hasCategory ? sql` where n.category_id = any((select ids from wanted)::uuid[])` : sql``})`
   // Counted in no order, with the price bounds where an index can take them: a price range is
   // counted from the price index; any other filter from whichever walk the plan chose.
   const priceBounds = sql`s.starting_price_cents >= coalesce(${value.minPrice()}, -1) and s.starting_price_cents <= coalesce(${value.maxPrice()}, ${literal(INT_MAX)})`
-  const counting = sql`${filtersOf({ views, selective: shape.narrowed, priceApart: true })} and ${priceBounds}${searched}${hasCategory ? sql` and ${inCategory}` : sql``}`
+  const counting = sql`${filtersOf({ views, value, selective: shape.narrowed, priceApart: true })} and ${priceBounds}${searched}${hasCategory ? sql` and ${inCategory}` : sql``}`
   const cappedCount = sql`(select count(*)::int from (select 1 from ${services} s where ${counting} limit ${capped(cap)}) as capped)`
   // Without the facets' filters, the pool holds the same first matches the total counts.
-  const counted = shape.facets ? sql`case when ${facetFiltersUnused()} then (select count(*)::int from pool) else ${cappedCount} end` : cappedCount
+  const counted = shape.facets ? sql`case when ${facetFiltersUnused(value)} then (select count(*)::int from pool) else ${cappedCount} end` : cappedCount
   const probe = sql`(select count(*) from (select 1 from ${services} s where ${filtersOf(scope([]))}${bounds([])}${hasCategory ? sql` and ${inCategory}` : sql``} and s.search_vector @@ (select q from typed) limit 3) as probe)`
-  return sql`with ${hasCategory ? categoryCtes : sql``}
-    ${shape.narrowed ? searchCtes(sql`(case when ${value.search()} is null then 3 else ${probe} end)`) : sql``}
-    ${startSql(shape.sortBy, shape.sortOrder)}
+  return sql`with ${givenCte(hidden)} ${hasCategory ? categoryCtes(value) : sql``}
+    ${shape.narrowed ? searchCtes(value, sql`(case when ${value.search()} is null then 3 else ${probe} end)`) : sql``}
+    ${startSql(value, hidden, shape.sortBy, shape.sortOrder)}
     page as (${page}),
     ${shape.facets ? poolsSql(views, hasCategory, matching) : sql``}
     counted as (select case when ${plain} then ${kept} else ${counted} end as total)
     ${selectSql(shape, {
+      value,
       exact: sql`(${plain} or (select total from counted) <= ${literal(cap)})`,
       items: itemsSql(views, sql`page.sort_value ${direction}, page.id ${direction}`),
       plain,
@@ -290,7 +313,8 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
  */
 function searchSql(shape: FilteredListShape, cap: number, views: ServiceViews): SQL {
   const hasCategory = shape.category === 'ref'
-  const scope: Scope = { views, selective: true, priceApart: false }
+  const value = valuesOf(true)
+  const scope: Scope = { views, value, selective: true, priceApart: false }
   const conditions = (except: FacetFilter[] = [], withCategory = hasCategory) => sql`${filtersOf(scope, except)}${withCategory ? sql` and ${inCategory}` : sql``}`
   const matches = (query: SQL, where: SQL) =>
     sql`select s.id, s.title, ts_rank(s.search_vector, ${query}) as cheap, ${facetColumns} from ${services} s where ${where} and s.search_vector @@ ${query} limit ${capped(cap)}`
@@ -301,11 +325,11 @@ function searchSql(shape: FilteredListShape, cap: number, views: ServiceViews): 
   // The facets' pools: the candidates themselves when the list uses none of the facets' filters.
   const matching = (withCategory: boolean) =>
     withCategory === hasCategory
-      ? sql`select * from main where ${facetFiltersUnused()} union all select * from (${matches(final, conditions(FACET_FILTERS, withCategory))}) as own where not ${facetFiltersUnused()}`
+      ? sql`select * from main where ${facetFiltersUnused(value)} union all select * from (${matches(final, conditions(FACET_FILTERS, withCategory))}) as own where not ${facetFiltersUnused(value)}`
       : matches(final, conditions(FACET_FILTERS, withCategory))
-  return sql`with ${hasCategory ? categoryCtes : sql``}
+  return sql`with ${givenCte(true)} ${hasCategory ? categoryCtes(value) : sql``}
     first as (${matches(sql`(select websearch_to_tsquery('english', ${value.search()}))`, conditions())}),
-    ${searchCtes(sql`(select count(*) from first)`)}
+    ${searchCtes(value, sql`(select count(*) from first)`)}
     again as (${matches(final, sql`${corrected} is not null and ${conditions()}`)}),
     main as (select * from first where ${corrected} is null union all select * from again),
     best as (
@@ -319,6 +343,7 @@ function searchSql(shape: FilteredListShape, cap: number, views: ServiceViews): 
     ${shape.facets ? poolsSql(views, hasCategory, matching) : sql``}
     counted as (select count(*)::int as total from main)
     ${selectSql(shape, {
+      value,
       exact: sql`((select total from counted) <= ${literal(cap)})`,
       items: itemsSql(views, sql`page.reranked desc, page.rank desc, page.id desc`),
       plain: sql`false`,
