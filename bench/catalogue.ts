@@ -155,8 +155,9 @@ const searchPage = (facets: string) => `
 const searchFacets = `,
       'facets', json_build_object(
         'categories', coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (
-          select k.slug as key, kp.slug as parent, count(*)::int as count
-          from (select category_id from candidates limit 1000) as x join categories c on c.id = x.category_id
+          select k.slug as key, kp.slug as parent, sum(x.n)::int as count
+          from (select category_id, count(*) as n from (select category_id from candidates limit 1000) as first group by category_id) as x
+          join categories c on c.id = x.category_id
           cross join lateral (values (c.id), (c.parent_id)) as hit(id) join categories k on k.id = hit.id left join categories kp on kp.id = k.parent_id
           group by k.slug, kp.slug) as f), '[]'::json),
         'priceBands', (select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
@@ -169,11 +170,10 @@ const searchFacets = `,
           from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
           left join (select starting_delivery_days as days from candidates limit 1000) as x on x.days >= b.low and (b.high is null or x.days <= b.high)
           group by b.position, b.key, b.low, b.high) as b),
-        'sellerLevels', (select json_agg(json_build_object('key', l.key, 'count', l.count) order by l.position) from (
-          select l.position, l.key, count(u.id)::int as count
+        'sellerLevels', (select json_agg(json_build_object('key', l.key, 'count', coalesce(x.n, 0)::int) order by l.position)
           from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-          left join (select seller_id from candidates limit 1000) as x on true left join users u on u.id = x.seller_id and u.seller_level = l.key
-          group by l.position, l.key) as l),
+          left join (select u.seller_level, count(*) as n from (select seller_id from candidates limit 1000) as first join users u on u.id = first.seller_id group by u.seller_level) as x
+            on x.seller_level = l.key),
         'countsAreExact', counted.total <= 1000)`
 
 /** The bare statements; `$FILES` is the uploads base URL, always the last parameter. */

@@ -51,38 +51,57 @@
 -- $50: sellerId
 -- $51: tags
 -- $52: search
--- $53: online
--- $54: online
--- $55: deliveryDays
--- $56: deliveryDays
--- $57: levels
--- $58: levels
--- $59: minRating
--- $60: minRating
--- $61: online
--- $62: online
--- $63: sellerId
--- $64: sellerId
--- $65: tags
--- $66: tags
--- $67: minPriceCents
--- $68: maxPriceCents
--- $69: search
--- $70: minPriceCents
--- $71: maxPriceCents
--- $72: deliveryDays
--- $73: minRating
--- $74: levels
--- $75: online
--- $76: sellerId
--- $77: tags
--- $78: search
--- $79: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $80: 'user' (bound when built)
--- $81: 'avatar' (bound when built)
--- $82: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $83: 'service' (bound when built)
--- $84: 'service_banner' (bound when built)
+-- $53: minRating
+-- $54: minPriceCents
+-- $55: maxPriceCents
+-- $56: online
+-- $57: online
+-- $58: deliveryDays
+-- $59: deliveryDays
+-- $60: levels
+-- $61: levels
+-- $62: minRating
+-- $63: minRating
+-- $64: online
+-- $65: online
+-- $66: sellerId
+-- $67: sellerId
+-- $68: tags
+-- $69: tags
+-- $70: minRating
+-- $71: search
+-- $72: online
+-- $73: online
+-- $74: deliveryDays
+-- $75: deliveryDays
+-- $76: levels
+-- $77: levels
+-- $78: minRating
+-- $79: minRating
+-- $80: online
+-- $81: online
+-- $82: sellerId
+-- $83: sellerId
+-- $84: tags
+-- $85: tags
+-- $86: minPriceCents
+-- $87: maxPriceCents
+-- $88: search
+-- $89: minPriceCents
+-- $90: maxPriceCents
+-- $91: deliveryDays
+-- $92: minRating
+-- $93: levels
+-- $94: online
+-- $95: sellerId
+-- $96: tags
+-- $97: search
+-- $98: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $99: 'user' (bound when built)
+-- $100: 'avatar' (bound when built)
+-- $101: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $102: 'service' (bound when built)
+-- $103: 'service_banner' (bound when built)
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
     fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_price_cents >= $7::int) and ($8::int is null or s.starting_price_cents <= $9::int) and ($10::int is null or s.starting_delivery_days <= $11::int) and ($12::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($13::text, ','))::text[]))) and ($14::float8 is null or s.rating_average >= $15::float8) and ($16::text is null or s.seller_id in (select unnest(string_to_array($17::text, ',')::uuid[]))), false) and ($18::uuid is null or s.seller_id = $19::uuid) and ($20::text is null or s.tags && string_to_array($21::text, ',')) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
@@ -91,6 +110,8 @@ with
       coalesce($23::uuid, '00000000-0000-0000-0000-000000000000'::uuid) as id),
     page as (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($24::text is null or $25::text <> '') and coalesce(($26::int is null or s.starting_price_cents >= $27::int) and ($28::int is null or s.starting_price_cents <= $29::int) and ($30::int is null or s.starting_delivery_days <= $31::int) and ($32::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($33::text, ','))::text[]))) and ($34::float8 is null or s.rating_average >= $35::float8) and ($36::text is null or s.seller_id in (select unnest(string_to_array($37::text, ',')::uuid[]))), false) and ($38::uuid is null or s.seller_id = $39::uuid) and ($40::text is null or s.tags && string_to_array($41::text, ',')) and ($42::text is null or s.search_vector @@ (select q from query)) and (s.created_at, s.id) < ((select value from start), (select id from start)) order by s.created_at desc, s.id desc limit 101 offset (select $43::int)),
     
-    counted as (select case when ($44::int is null and $45::int is null and $46::int is null and $47::float8 is null and $48::text is null and $49::text is null and $50::uuid is null and $51::text is null and $52::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($53::text is null or $54::text <> '') and coalesce(($55::int is null or s.starting_delivery_days <= $56::int) and ($57::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($58::text, ','))::text[]))) and ($59::float8 is null or s.rating_average >= $60::float8) and ($61::text is null or s.seller_id in (select unnest(string_to_array($62::text, ',')::uuid[]))), false) and ($63::uuid is null or s.seller_id = $64::uuid) and ($65::text is null or s.tags && string_to_array($66::text, ',')) and s.starting_price_cents >= coalesce($67::int, -1) and s.starting_price_cents <= coalesce($68::int, 2147483647) and ($69::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end as total)
-    select null::int as categories, (select total from counted) as total, (($70::int is null and $71::int is null and $72::int is null and $73::float8 is null and $74::text is null and $75::text is null and $76::uuid is null and $77::text is null and $78::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $79::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $80 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $81 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $82::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $83 and "uploads"."object_id" = s.id and "uploads"."tag" = $84 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets
+    counted as (select case when ($44::int is null and $45::int is null and $46::int is null and $47::float8 is null and $48::text is null and $49::text is null and $50::uuid is null and $51::text is null and $52::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when $53::float8 is not null and $54::int is null and $55::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($56::text is null or $57::text <> '') and coalesce(($58::int is null or s.starting_delivery_days <= $59::int) and ($60::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($61::text, ','))::text[]))) and ($62::float8 is null or s.rating_average >= $63::float8) and ($64::text is null or s.seller_id in (select unnest(string_to_array($65::text, ',')::uuid[]))), false) and ($66::uuid is null or s.seller_id = $67::uuid) and ($68::text is null or s.tags && string_to_array($69::text, ',')) and s.rating_average >= $70::float8 and ($71::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($72::text is null or $73::text <> '') and coalesce(($74::int is null or s.starting_delivery_days <= $75::int) and ($76::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($77::text, ','))::text[]))) and ($78::float8 is null or s.rating_average >= $79::float8) and ($80::text is null or s.seller_id in (select unnest(string_to_array($81::text, ',')::uuid[]))), false) and ($82::uuid is null or s.seller_id = $83::uuid) and ($84::text is null or s.tags && string_to_array($85::text, ',')) and s.starting_price_cents >= coalesce($86::int, -1) and s.starting_price_cents <= coalesce($87::int, 2147483647) and ($88::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end as total)
+    select null::int as categories, (select total from counted) as total, (($89::int is null and $90::int is null and $91::int is null and $92::float8 is null and $93::text is null and $94::text is null and $95::uuid is null and $96::text is null and $97::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $98::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $99 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $100 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $101::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $102 and "uploads"."object_id" = s.id and "uploads"."tag" = $103 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets

@@ -66,80 +66,99 @@
 -- $65: maxPriceCents
 -- $66: deliveryDays
 -- $67: levels
--- $68: online
--- $69: online
--- $70: deliveryDays
--- $71: deliveryDays
--- $72: levels
--- $73: levels
--- $74: minRating
--- $75: minRating
--- $76: online
--- $77: online
--- $78: sellerId
--- $79: sellerId
--- $80: tags
--- $81: tags
--- $82: minPriceCents
--- $83: maxPriceCents
--- $84: search
--- $85: minPriceCents
--- $86: maxPriceCents
--- $87: deliveryDays
--- $88: minRating
--- $89: levels
--- $90: online
--- $91: sellerId
--- $92: tags
--- $93: search
--- $94: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $95: 'user' (bound when built)
--- $96: 'avatar' (bound when built)
--- $97: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $98: 'service' (bound when built)
--- $99: 'service_banner' (bound when built)
--- $100: minPriceCents
--- $101: maxPriceCents
--- $102: deliveryDays
--- $103: minRating
--- $104: levels
--- $105: online
--- $106: sellerId
--- $107: tags
--- $108: search
--- $109: minPriceCents
--- $110: minPriceCents
--- $111: maxPriceCents
--- $112: maxPriceCents
--- $113: deliveryDays
--- $114: deliveryDays
--- $115: levels
--- $116: levels
--- $117: deliveryDays
--- $118: deliveryDays
--- $119: levels
--- $120: levels
--- $121: minPriceCents
--- $122: minPriceCents
--- $123: maxPriceCents
--- $124: maxPriceCents
--- $125: levels
--- $126: levels
--- $127: minPriceCents
+-- $68: minRating
+-- $69: minPriceCents
+-- $70: maxPriceCents
+-- $71: online
+-- $72: online
+-- $73: deliveryDays
+-- $74: deliveryDays
+-- $75: levels
+-- $76: levels
+-- $77: minRating
+-- $78: minRating
+-- $79: online
+-- $80: online
+-- $81: sellerId
+-- $82: sellerId
+-- $83: tags
+-- $84: tags
+-- $85: minRating
+-- $86: search
+-- $87: online
+-- $88: online
+-- $89: deliveryDays
+-- $90: deliveryDays
+-- $91: levels
+-- $92: levels
+-- $93: minRating
+-- $94: minRating
+-- $95: online
+-- $96: online
+-- $97: sellerId
+-- $98: sellerId
+-- $99: tags
+-- $100: tags
+-- $101: minPriceCents
+-- $102: maxPriceCents
+-- $103: search
+-- $104: minPriceCents
+-- $105: maxPriceCents
+-- $106: deliveryDays
+-- $107: minRating
+-- $108: levels
+-- $109: online
+-- $110: sellerId
+-- $111: tags
+-- $112: search
+-- $113: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $114: 'user' (bound when built)
+-- $115: 'avatar' (bound when built)
+-- $116: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $117: 'service' (bound when built)
+-- $118: 'service_banner' (bound when built)
+-- $119: minPriceCents
+-- $120: maxPriceCents
+-- $121: deliveryDays
+-- $122: minRating
+-- $123: levels
+-- $124: online
+-- $125: sellerId
+-- $126: tags
+-- $127: search
 -- $128: minPriceCents
--- $129: maxPriceCents
+-- $129: minPriceCents
 -- $130: maxPriceCents
--- $131: deliveryDays
+-- $131: maxPriceCents
 -- $132: deliveryDays
--- $133: minPriceCents
--- $134: maxPriceCents
--- $135: deliveryDays
--- $136: minRating
--- $137: levels
--- $138: online
--- $139: sellerId
--- $140: tags
--- $141: search
+-- $133: deliveryDays
+-- $134: levels
+-- $135: levels
+-- $136: deliveryDays
+-- $137: deliveryDays
+-- $138: levels
+-- $139: levels
+-- $140: minPriceCents
+-- $141: minPriceCents
+-- $142: maxPriceCents
+-- $143: maxPriceCents
+-- $144: levels
+-- $145: levels
+-- $146: minPriceCents
+-- $147: minPriceCents
+-- $148: maxPriceCents
+-- $149: maxPriceCents
+-- $150: deliveryDays
+-- $151: deliveryDays
+-- $152: minPriceCents
+-- $153: maxPriceCents
+-- $154: deliveryDays
+-- $155: minRating
+-- $156: levels
+-- $157: online
+-- $158: sellerId
+-- $159: tags
+-- $160: search
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
     fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_price_cents >= $7::int) and ($8::int is null or s.starting_price_cents <= $9::int) and ($10::int is null or s.starting_delivery_days <= $11::int) and ($12::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($13::text, ','))::text[]))) and ($14::float8 is null or s.rating_average >= $15::float8) and ($16::text is null or s.seller_id in (select unnest(string_to_array($17::text, ',')::uuid[]))), false) and ($18::uuid is null or s.seller_id = $19::uuid) and ($20::text is null or s.tags && string_to_array($21::text, ',')) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
@@ -149,9 +168,11 @@ with
     page as (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($24::text is null or $25::text <> '') and coalesce(($26::int is null or s.starting_price_cents >= $27::int) and ($28::int is null or s.starting_price_cents <= $29::int) and ($30::int is null or s.starting_delivery_days <= $31::int) and ($32::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($33::text, ','))::text[]))) and ($34::float8 is null or s.rating_average >= $35::float8) and ($36::text is null or s.seller_id in (select unnest(string_to_array($37::text, ',')::uuid[]))), false) and ($38::uuid is null or s.seller_id = $39::uuid) and ($40::text is null or s.tags && string_to_array($41::text, ',')) and ($42::text is null or s.search_vector @@ (select q from query)) and (s.created_at, s.id) < ((select value from start), (select id from start)) order by s.created_at desc, s.id desc limit 21 offset (select $43::int)),
     pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($44::text is null or $45::text <> '') and coalesce(($46::float8 is null or s.rating_average >= $47::float8) and ($48::text is null or s.seller_id in (select unnest(string_to_array($49::text, ',')::uuid[]))), false) and ($50::uuid is null or s.seller_id = $51::uuid) and ($52::text is null or s.tags && string_to_array($53::text, ',')) and ($54::text is null or s.search_vector @@ (select q from query)) order by s.created_at desc, s.id desc limit 1001) as s),
     
-    counted as (select case when ($55::int is null and $56::int is null and $57::int is null and $58::float8 is null and $59::text is null and $60::text is null and $61::uuid is null and $62::text is null and $63::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when ($64::int is null and $65::int is null and $66::int is null and $67::text is null) then (select count(*)::int from pool) else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($68::text is null or $69::text <> '') and coalesce(($70::int is null or s.starting_delivery_days <= $71::int) and ($72::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($73::text, ','))::text[]))) and ($74::float8 is null or s.rating_average >= $75::float8) and ($76::text is null or s.seller_id in (select unnest(string_to_array($77::text, ',')::uuid[]))), false) and ($78::uuid is null or s.seller_id = $79::uuid) and ($80::text is null or s.tags && string_to_array($81::text, ',')) and s.starting_price_cents >= coalesce($82::int, -1) and s.starting_price_cents <= coalesce($83::int, 2147483647) and ($84::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end as total)
-    select null::int as categories, (select total from counted) as total, (($85::int is null and $86::int is null and $87::int is null and $88::float8 is null and $89::text is null and $90::text is null and $91::uuid is null and $92::text is null and $93::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $94::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $95 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $96 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $97::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $98 and "uploads"."object_id" = s.id and "uploads"."tag" = $99 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($100::int is null and $101::int is null and $102::int is null and $103::float8 is null and $104::text is null and $105::text is null and $106::uuid is null and $107::text is null and $108::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+    counted as (select case when ($55::int is null and $56::int is null and $57::int is null and $58::float8 is null and $59::text is null and $60::text is null and $61::uuid is null and $62::text is null and $63::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when ($64::int is null and $65::int is null and $66::int is null and $67::text is null) then (select count(*)::int from pool) else case when $68::float8 is not null and $69::int is null and $70::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($71::text is null or $72::text <> '') and coalesce(($73::int is null or s.starting_delivery_days <= $74::int) and ($75::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($76::text, ','))::text[]))) and ($77::float8 is null or s.rating_average >= $78::float8) and ($79::text is null or s.seller_id in (select unnest(string_to_array($80::text, ',')::uuid[]))), false) and ($81::uuid is null or s.seller_id = $82::uuid) and ($83::text is null or s.tags && string_to_array($84::text, ',')) and s.rating_average >= $85::float8 and ($86::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($87::text is null or $88::text <> '') and coalesce(($89::int is null or s.starting_delivery_days <= $90::int) and ($91::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($92::text, ','))::text[]))) and ($93::float8 is null or s.rating_average >= $94::float8) and ($95::text is null or s.seller_id in (select unnest(string_to_array($96::text, ',')::uuid[]))), false) and ($97::uuid is null or s.seller_id = $98::uuid) and ($99::text is null or s.tags && string_to_array($100::text, ',')) and s.starting_price_cents >= coalesce($101::int, -1) and s.starting_price_cents <= coalesce($102::int, 2147483647) and ($103::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end end as total)
+    select null::int as categories, (select total from counted) as total, (($104::int is null and $105::int is null and $106::int is null and $107::float8 is null and $108::text is null and $109::text is null and $110::uuid is null and $111::text is null and $112::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $113::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $114 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $115 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $116::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $117 and "uploads"."object_id" = s.id and "uploads"."tag" = $118 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($119::int is null and $120::int is null and $121::int is null and $122::float8 is null and $123::text is null and $124::text is null and $125::uuid is null and $126::text is null and $127::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -159,7 +180,7 @@ with
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, 1 as n from (select * from (select * from "pool" limit 1000) as x where ($109::int is null or x.starting_price_cents >= $110::int) and ($111::int is null or x.starting_price_cents <= $112::int) and ($113::int is null or x.starting_delivery_days <= $114::int) and ($115::text is null or x.level = any((select string_to_array($116::text, ','))::text[]))) as sample) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($128::int is null or x.starting_price_cents >= $129::int) and ($130::int is null or x.starting_price_cents <= $131::int) and ($132::int is null or x.starting_delivery_days <= $133::int) and ($134::text is null or x.level = any((select string_to_array($135::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -168,13 +189,12 @@ with
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($117::int is null or x.starting_delivery_days <= $118::int) and ($119::text is null or x.level = any((select string_to_array($120::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($136::int is null or x.starting_delivery_days <= $137::int) and ($138::text is null or x.level = any((select string_to_array($139::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($121::int is null or x.starting_price_cents >= $122::int) and ($123::int is null or x.starting_price_cents <= $124::int) and ($125::text is null or x.level = any((select string_to_array($126::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($140::int is null or x.starting_price_cents >= $141::int) and ($142::int is null or x.starting_price_cents <= $143::int) and ($144::text is null or x.level = any((select string_to_array($145::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
-      select l.position, l.key, count(x.level)::int as count
+      select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select * from (select * from "pool" limit 1000) as x where ($127::int is null or x.starting_price_cents >= $128::int) and ($129::int is null or x.starting_price_cents <= $130::int) and ($131::int is null or x.starting_delivery_days <= $132::int)) as x on x.level = l.key
-      group by l.position, l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($133::int is null and $134::int is null and $135::int is null and $136::float8 is null and $137::text is null and $138::text is null and $139::uuid is null and $140::text is null and $141::text is null) and (select count(*) from "pool") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($146::int is null or x.starting_price_cents >= $147::int) and ($148::int is null or x.starting_price_cents <= $149::int) and ($150::int is null or x.starting_delivery_days <= $151::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($152::int is null and $153::int is null and $154::int is null and $155::float8 is null and $156::text is null and $157::text is null and $158::uuid is null and $159::text is null and $160::text is null) and (select count(*) from "pool") > 1000))) as facets

@@ -48,38 +48,57 @@
 -- $47: sellerId
 -- $48: tags
 -- $49: search
--- $50: online
--- $51: online
--- $52: deliveryDays
--- $53: deliveryDays
--- $54: levels
--- $55: levels
--- $56: minRating
--- $57: minRating
--- $58: online
--- $59: online
--- $60: sellerId
--- $61: sellerId
--- $62: tags
--- $63: tags
--- $64: minPriceCents
--- $65: maxPriceCents
--- $66: search
--- $67: minPriceCents
--- $68: maxPriceCents
--- $69: deliveryDays
--- $70: minRating
--- $71: levels
--- $72: online
--- $73: sellerId
--- $74: tags
--- $75: search
--- $76: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $77: 'user' (bound when built)
--- $78: 'avatar' (bound when built)
--- $79: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $80: 'service' (bound when built)
--- $81: 'service_banner' (bound when built)
+-- $50: minRating
+-- $51: minPriceCents
+-- $52: maxPriceCents
+-- $53: online
+-- $54: online
+-- $55: deliveryDays
+-- $56: deliveryDays
+-- $57: levels
+-- $58: levels
+-- $59: minRating
+-- $60: minRating
+-- $61: online
+-- $62: online
+-- $63: sellerId
+-- $64: sellerId
+-- $65: tags
+-- $66: tags
+-- $67: minRating
+-- $68: search
+-- $69: online
+-- $70: online
+-- $71: deliveryDays
+-- $72: deliveryDays
+-- $73: levels
+-- $74: levels
+-- $75: minRating
+-- $76: minRating
+-- $77: online
+-- $78: online
+-- $79: sellerId
+-- $80: sellerId
+-- $81: tags
+-- $82: tags
+-- $83: minPriceCents
+-- $84: maxPriceCents
+-- $85: search
+-- $86: minPriceCents
+-- $87: maxPriceCents
+-- $88: deliveryDays
+-- $89: minRating
+-- $90: levels
+-- $91: online
+-- $92: sellerId
+-- $93: tags
+-- $94: search
+-- $95: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $96: 'user' (bound when built)
+-- $97: 'avatar' (bound when built)
+-- $98: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $99: 'service' (bound when built)
+-- $100: 'service_banner' (bound when built)
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
     fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_delivery_days <= $7::int) and ($8::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($9::text, ','))::text[]))) and ($10::float8 is null or s.rating_average >= $11::float8) and ($12::text is null or s.seller_id in (select unnest(string_to_array($13::text, ',')::uuid[]))), false) and ($14::uuid is null or s.seller_id = $15::uuid) and ($16::text is null or s.tags && string_to_array($17::text, ',')) and s.starting_price_cents >= coalesce($18::int, -1) and s.starting_price_cents <= coalesce($19::int, 2147483647) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
@@ -88,6 +107,8 @@ with
       coalesce($22::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id),
     page as (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($23::text is null or $24::text <> '') and coalesce(($25::int is null or s.starting_delivery_days <= $26::int) and ($27::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($28::text, ','))::text[]))) and ($29::float8 is null or s.rating_average >= $30::float8) and ($31::text is null or s.seller_id in (select unnest(string_to_array($32::text, ',')::uuid[]))), false) and ($33::uuid is null or s.seller_id = $34::uuid) and ($35::text is null or s.tags && string_to_array($36::text, ',')) and s.starting_price_cents >= coalesce($37::int, -1) and s.starting_price_cents <= coalesce($38::int, 2147483647) and ($39::text is null or s.search_vector @@ (select q from query)) and (s.starting_price_cents, s.id) > ((select value from start), (select id from start)) order by s.starting_price_cents asc, s.id asc limit 101 offset (select $40::int)),
     
-    counted as (select case when ($41::int is null and $42::int is null and $43::int is null and $44::float8 is null and $45::text is null and $46::text is null and $47::uuid is null and $48::text is null and $49::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($50::text is null or $51::text <> '') and coalesce(($52::int is null or s.starting_delivery_days <= $53::int) and ($54::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($55::text, ','))::text[]))) and ($56::float8 is null or s.rating_average >= $57::float8) and ($58::text is null or s.seller_id in (select unnest(string_to_array($59::text, ',')::uuid[]))), false) and ($60::uuid is null or s.seller_id = $61::uuid) and ($62::text is null or s.tags && string_to_array($63::text, ',')) and s.starting_price_cents >= coalesce($64::int, -1) and s.starting_price_cents <= coalesce($65::int, 2147483647) and ($66::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end as total)
-    select null::int as categories, (select total from counted) as total, (($67::int is null and $68::int is null and $69::int is null and $70::float8 is null and $71::text is null and $72::text is null and $73::uuid is null and $74::text is null and $75::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $76::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $77 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $78 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $79::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $80 and "uploads"."object_id" = s.id and "uploads"."tag" = $81 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets
+    counted as (select case when ($41::int is null and $42::int is null and $43::int is null and $44::float8 is null and $45::text is null and $46::text is null and $47::uuid is null and $48::text is null and $49::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when $50::float8 is not null and $51::int is null and $52::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($53::text is null or $54::text <> '') and coalesce(($55::int is null or s.starting_delivery_days <= $56::int) and ($57::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($58::text, ','))::text[]))) and ($59::float8 is null or s.rating_average >= $60::float8) and ($61::text is null or s.seller_id in (select unnest(string_to_array($62::text, ',')::uuid[]))), false) and ($63::uuid is null or s.seller_id = $64::uuid) and ($65::text is null or s.tags && string_to_array($66::text, ',')) and s.rating_average >= $67::float8 and ($68::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($69::text is null or $70::text <> '') and coalesce(($71::int is null or s.starting_delivery_days <= $72::int) and ($73::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($74::text, ','))::text[]))) and ($75::float8 is null or s.rating_average >= $76::float8) and ($77::text is null or s.seller_id in (select unnest(string_to_array($78::text, ',')::uuid[]))), false) and ($79::uuid is null or s.seller_id = $80::uuid) and ($81::text is null or s.tags && string_to_array($82::text, ',')) and s.starting_price_cents >= coalesce($83::int, -1) and s.starting_price_cents <= coalesce($84::int, 2147483647) and ($85::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end as total)
+    select null::int as categories, (select total from counted) as total, (($86::int is null and $87::int is null and $88::int is null and $89::float8 is null and $90::text is null and $91::text is null and $92::uuid is null and $93::text is null and $94::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $95::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $96 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $97 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $98::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $99 and "uploads"."object_id" = s.id and "uploads"."tag" = $100 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets

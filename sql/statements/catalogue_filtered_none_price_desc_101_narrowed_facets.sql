@@ -63,80 +63,99 @@
 -- $62: maxPriceCents
 -- $63: deliveryDays
 -- $64: levels
--- $65: online
--- $66: online
--- $67: deliveryDays
--- $68: deliveryDays
--- $69: levels
--- $70: levels
--- $71: minRating
--- $72: minRating
--- $73: online
--- $74: online
--- $75: sellerId
--- $76: sellerId
--- $77: tags
--- $78: tags
--- $79: minPriceCents
--- $80: maxPriceCents
--- $81: search
--- $82: minPriceCents
--- $83: maxPriceCents
--- $84: deliveryDays
--- $85: minRating
--- $86: levels
--- $87: online
--- $88: sellerId
--- $89: tags
--- $90: search
--- $91: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $92: 'user' (bound when built)
--- $93: 'avatar' (bound when built)
--- $94: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $95: 'service' (bound when built)
--- $96: 'service_banner' (bound when built)
--- $97: minPriceCents
--- $98: maxPriceCents
--- $99: deliveryDays
--- $100: minRating
--- $101: levels
--- $102: online
--- $103: sellerId
--- $104: tags
--- $105: search
--- $106: minPriceCents
--- $107: minPriceCents
--- $108: maxPriceCents
--- $109: maxPriceCents
--- $110: deliveryDays
--- $111: deliveryDays
--- $112: levels
--- $113: levels
--- $114: deliveryDays
--- $115: deliveryDays
--- $116: levels
--- $117: levels
--- $118: minPriceCents
--- $119: minPriceCents
--- $120: maxPriceCents
--- $121: maxPriceCents
--- $122: levels
--- $123: levels
--- $124: minPriceCents
+-- $65: minRating
+-- $66: minPriceCents
+-- $67: maxPriceCents
+-- $68: online
+-- $69: online
+-- $70: deliveryDays
+-- $71: deliveryDays
+-- $72: levels
+-- $73: levels
+-- $74: minRating
+-- $75: minRating
+-- $76: online
+-- $77: online
+-- $78: sellerId
+-- $79: sellerId
+-- $80: tags
+-- $81: tags
+-- $82: minRating
+-- $83: search
+-- $84: online
+-- $85: online
+-- $86: deliveryDays
+-- $87: deliveryDays
+-- $88: levels
+-- $89: levels
+-- $90: minRating
+-- $91: minRating
+-- $92: online
+-- $93: online
+-- $94: sellerId
+-- $95: sellerId
+-- $96: tags
+-- $97: tags
+-- $98: minPriceCents
+-- $99: maxPriceCents
+-- $100: search
+-- $101: minPriceCents
+-- $102: maxPriceCents
+-- $103: deliveryDays
+-- $104: minRating
+-- $105: levels
+-- $106: online
+-- $107: sellerId
+-- $108: tags
+-- $109: search
+-- $110: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $111: 'user' (bound when built)
+-- $112: 'avatar' (bound when built)
+-- $113: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $114: 'service' (bound when built)
+-- $115: 'service_banner' (bound when built)
+-- $116: minPriceCents
+-- $117: maxPriceCents
+-- $118: deliveryDays
+-- $119: minRating
+-- $120: levels
+-- $121: online
+-- $122: sellerId
+-- $123: tags
+-- $124: search
 -- $125: minPriceCents
--- $126: maxPriceCents
+-- $126: minPriceCents
 -- $127: maxPriceCents
--- $128: deliveryDays
+-- $128: maxPriceCents
 -- $129: deliveryDays
--- $130: minPriceCents
--- $131: maxPriceCents
--- $132: deliveryDays
--- $133: minRating
--- $134: levels
--- $135: online
--- $136: sellerId
--- $137: tags
--- $138: search
+-- $130: deliveryDays
+-- $131: levels
+-- $132: levels
+-- $133: deliveryDays
+-- $134: deliveryDays
+-- $135: levels
+-- $136: levels
+-- $137: minPriceCents
+-- $138: minPriceCents
+-- $139: maxPriceCents
+-- $140: maxPriceCents
+-- $141: levels
+-- $142: levels
+-- $143: minPriceCents
+-- $144: minPriceCents
+-- $145: maxPriceCents
+-- $146: maxPriceCents
+-- $147: deliveryDays
+-- $148: deliveryDays
+-- $149: minPriceCents
+-- $150: maxPriceCents
+-- $151: deliveryDays
+-- $152: minRating
+-- $153: levels
+-- $154: online
+-- $155: sellerId
+-- $156: tags
+-- $157: search
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
     fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_delivery_days <= $7::int) and ($8::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($9::text, ','))::text[]))) and ($10::float8 is null or s.rating_average >= $11::float8) and ($12::text is null or s.seller_id in (select unnest(string_to_array($13::text, ',')::uuid[]))), false) and ($14::uuid is null or s.seller_id = $15::uuid) and ($16::text is null or s.tags && string_to_array($17::text, ',')) and s.starting_price_cents >= coalesce($18::int, -1) and s.starting_price_cents <= coalesce($19::int, 2147483647) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
@@ -146,9 +165,11 @@ with
     page as (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($23::text is null or $24::text <> '') and coalesce(($25::int is null or s.starting_delivery_days <= $26::int) and ($27::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($28::text, ','))::text[]))) and ($29::float8 is null or s.rating_average >= $30::float8) and ($31::text is null or s.seller_id in (select unnest(string_to_array($32::text, ',')::uuid[]))), false) and ($33::uuid is null or s.seller_id = $34::uuid) and ($35::text is null or s.tags && string_to_array($36::text, ',')) and s.starting_price_cents >= coalesce($37::int, -1) and s.starting_price_cents <= coalesce($38::int, 2147483647) and ($39::text is null or s.search_vector @@ (select q from query)) and (s.starting_price_cents, s.id) < ((select value from start), (select id from start)) order by s.starting_price_cents desc, s.id desc limit 101 offset (select $40::int)),
     pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($41::text is null or $42::text <> '') and coalesce(($43::float8 is null or s.rating_average >= $44::float8) and ($45::text is null or s.seller_id in (select unnest(string_to_array($46::text, ',')::uuid[]))), false) and ($47::uuid is null or s.seller_id = $48::uuid) and ($49::text is null or s.tags && string_to_array($50::text, ',')) and ($51::text is null or s.search_vector @@ (select q from query)) order by s.starting_price_cents desc, s.id desc limit 1001) as s),
     
-    counted as (select case when ($52::int is null and $53::int is null and $54::int is null and $55::float8 is null and $56::text is null and $57::text is null and $58::uuid is null and $59::text is null and $60::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when ($61::int is null and $62::int is null and $63::int is null and $64::text is null) then (select count(*)::int from pool) else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($65::text is null or $66::text <> '') and coalesce(($67::int is null or s.starting_delivery_days <= $68::int) and ($69::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($70::text, ','))::text[]))) and ($71::float8 is null or s.rating_average >= $72::float8) and ($73::text is null or s.seller_id in (select unnest(string_to_array($74::text, ',')::uuid[]))), false) and ($75::uuid is null or s.seller_id = $76::uuid) and ($77::text is null or s.tags && string_to_array($78::text, ',')) and s.starting_price_cents >= coalesce($79::int, -1) and s.starting_price_cents <= coalesce($80::int, 2147483647) and ($81::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end as total)
-    select null::int as categories, (select total from counted) as total, (($82::int is null and $83::int is null and $84::int is null and $85::float8 is null and $86::text is null and $87::text is null and $88::uuid is null and $89::text is null and $90::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $91::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $92 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $93 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $94::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $95 and "uploads"."object_id" = s.id and "uploads"."tag" = $96 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($97::int is null and $98::int is null and $99::int is null and $100::float8 is null and $101::text is null and $102::text is null and $103::uuid is null and $104::text is null and $105::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+    counted as (select case when ($52::int is null and $53::int is null and $54::int is null and $55::float8 is null and $56::text is null and $57::text is null and $58::uuid is null and $59::text is null and $60::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when ($61::int is null and $62::int is null and $63::int is null and $64::text is null) then (select count(*)::int from pool) else case when $65::float8 is not null and $66::int is null and $67::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($68::text is null or $69::text <> '') and coalesce(($70::int is null or s.starting_delivery_days <= $71::int) and ($72::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($73::text, ','))::text[]))) and ($74::float8 is null or s.rating_average >= $75::float8) and ($76::text is null or s.seller_id in (select unnest(string_to_array($77::text, ',')::uuid[]))), false) and ($78::uuid is null or s.seller_id = $79::uuid) and ($80::text is null or s.tags && string_to_array($81::text, ',')) and s.rating_average >= $82::float8 and ($83::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($84::text is null or $85::text <> '') and coalesce(($86::int is null or s.starting_delivery_days <= $87::int) and ($88::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($89::text, ','))::text[]))) and ($90::float8 is null or s.rating_average >= $91::float8) and ($92::text is null or s.seller_id in (select unnest(string_to_array($93::text, ',')::uuid[]))), false) and ($94::uuid is null or s.seller_id = $95::uuid) and ($96::text is null or s.tags && string_to_array($97::text, ',')) and s.starting_price_cents >= coalesce($98::int, -1) and s.starting_price_cents <= coalesce($99::int, 2147483647) and ($100::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end end as total)
+    select null::int as categories, (select total from counted) as total, (($101::int is null and $102::int is null and $103::int is null and $104::float8 is null and $105::text is null and $106::text is null and $107::uuid is null and $108::text is null and $109::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $110::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $111 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $112 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $113::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $114 and "uploads"."object_id" = s.id and "uploads"."tag" = $115 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($116::int is null and $117::int is null and $118::int is null and $119::float8 is null and $120::text is null and $121::text is null and $122::uuid is null and $123::text is null and $124::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -156,7 +177,7 @@ with
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, 1 as n from (select * from (select * from "pool" limit 1000) as x where ($106::int is null or x.starting_price_cents >= $107::int) and ($108::int is null or x.starting_price_cents <= $109::int) and ($110::int is null or x.starting_delivery_days <= $111::int) and ($112::text is null or x.level = any((select string_to_array($113::text, ','))::text[]))) as sample) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($125::int is null or x.starting_price_cents >= $126::int) and ($127::int is null or x.starting_price_cents <= $128::int) and ($129::int is null or x.starting_delivery_days <= $130::int) and ($131::text is null or x.level = any((select string_to_array($132::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -165,13 +186,12 @@ with
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($114::int is null or x.starting_delivery_days <= $115::int) and ($116::text is null or x.level = any((select string_to_array($117::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($133::int is null or x.starting_delivery_days <= $134::int) and ($135::text is null or x.level = any((select string_to_array($136::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($118::int is null or x.starting_price_cents >= $119::int) and ($120::int is null or x.starting_price_cents <= $121::int) and ($122::text is null or x.level = any((select string_to_array($123::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($137::int is null or x.starting_price_cents >= $138::int) and ($139::int is null or x.starting_price_cents <= $140::int) and ($141::text is null or x.level = any((select string_to_array($142::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
-      select l.position, l.key, count(x.level)::int as count
+      select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select * from (select * from "pool" limit 1000) as x where ($124::int is null or x.starting_price_cents >= $125::int) and ($126::int is null or x.starting_price_cents <= $127::int) and ($128::int is null or x.starting_delivery_days <= $129::int)) as x on x.level = l.key
-      group by l.position, l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($130::int is null and $131::int is null and $132::int is null and $133::float8 is null and $134::text is null and $135::text is null and $136::uuid is null and $137::text is null and $138::text is null) and (select count(*) from "pool") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($143::int is null or x.starting_price_cents >= $144::int) and ($145::int is null or x.starting_price_cents <= $146::int) and ($147::int is null or x.starting_delivery_days <= $148::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($149::int is null and $150::int is null and $151::int is null and $152::float8 is null and $153::text is null and $154::text is null and $155::uuid is null and $156::text is null and $157::text is null) and (select count(*) from "pool") > 1000))) as facets

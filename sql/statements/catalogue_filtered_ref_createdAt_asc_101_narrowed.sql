@@ -54,38 +54,57 @@
 -- $53: sellerId
 -- $54: tags
 -- $55: search
--- $56: online
--- $57: online
--- $58: deliveryDays
--- $59: deliveryDays
--- $60: levels
--- $61: levels
--- $62: minRating
--- $63: minRating
--- $64: online
--- $65: online
--- $66: sellerId
--- $67: sellerId
--- $68: tags
--- $69: tags
--- $70: minPriceCents
--- $71: maxPriceCents
--- $72: search
--- $73: minPriceCents
--- $74: maxPriceCents
--- $75: deliveryDays
--- $76: minRating
--- $77: levels
--- $78: online
--- $79: sellerId
--- $80: tags
--- $81: search
--- $82: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $83: 'user' (bound when built)
--- $84: 'avatar' (bound when built)
--- $85: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $86: 'service' (bound when built)
--- $87: 'service_banner' (bound when built)
+-- $56: minRating
+-- $57: minPriceCents
+-- $58: maxPriceCents
+-- $59: online
+-- $60: online
+-- $61: deliveryDays
+-- $62: deliveryDays
+-- $63: levels
+-- $64: levels
+-- $65: minRating
+-- $66: minRating
+-- $67: online
+-- $68: online
+-- $69: sellerId
+-- $70: sellerId
+-- $71: tags
+-- $72: tags
+-- $73: minRating
+-- $74: search
+-- $75: online
+-- $76: online
+-- $77: deliveryDays
+-- $78: deliveryDays
+-- $79: levels
+-- $80: levels
+-- $81: minRating
+-- $82: minRating
+-- $83: online
+-- $84: online
+-- $85: sellerId
+-- $86: sellerId
+-- $87: tags
+-- $88: tags
+-- $89: minPriceCents
+-- $90: maxPriceCents
+-- $91: search
+-- $92: minPriceCents
+-- $93: maxPriceCents
+-- $94: deliveryDays
+-- $95: minRating
+-- $96: levels
+-- $97: online
+-- $98: sellerId
+-- $99: tags
+-- $100: search
+-- $101: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $102: 'user' (bound when built)
+-- $103: 'avatar' (bound when built)
+-- $104: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $105: 'service' (bound when built)
+-- $106: 'service_banner' (bound when built)
 with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
@@ -96,6 +115,8 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     page as (select x.* from unnest((select ids from wanted)::uuid[]) as category(id)
       cross join lateral (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($26::text is null or $27::text <> '') and coalesce(($28::int is null or s.starting_price_cents >= $29::int) and ($30::int is null or s.starting_price_cents <= $31::int) and ($32::int is null or s.starting_delivery_days <= $33::int) and ($34::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($35::text, ','))::text[]))) and ($36::float8 is null or s.rating_average >= $37::float8) and ($38::text is null or s.seller_id in (select unnest(string_to_array($39::text, ',')::uuid[]))), false) and ($40::uuid is null or s.seller_id = $41::uuid) and ($42::text is null or s.tags && string_to_array($43::text, ',')) and ($44::text is null or s.search_vector @@ (select q from query)) and (s.created_at, s.id) > ((select value from start), (select id from start)) and s.category_id = category.id order by s.created_at asc, s.id asc limit (select $45::int + 101)) as x order by x.sort_value asc, x.id asc offset (select $46::int) limit 101),
     
-    counted as (select case when ($47::int is null and $48::int is null and $49::int is null and $50::float8 is null and $51::text is null and $52::text is null and $53::uuid is null and $54::text is null and $55::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($56::text is null or $57::text <> '') and coalesce(($58::int is null or s.starting_delivery_days <= $59::int) and ($60::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($61::text, ','))::text[]))) and ($62::float8 is null or s.rating_average >= $63::float8) and ($64::text is null or s.seller_id in (select unnest(string_to_array($65::text, ',')::uuid[]))), false) and ($66::uuid is null or s.seller_id = $67::uuid) and ($68::text is null or s.tags && string_to_array($69::text, ',')) and s.starting_price_cents >= coalesce($70::int, -1) and s.starting_price_cents <= coalesce($71::int, 2147483647) and ($72::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end as total)
-    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($73::int is null and $74::int is null and $75::int is null and $76::float8 is null and $77::text is null and $78::text is null and $79::uuid is null and $80::text is null and $81::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $82::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $83 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $84 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $85::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $86 and "uploads"."object_id" = s.id and "uploads"."tag" = $87 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets
+    counted as (select case when ($47::int is null and $48::int is null and $49::int is null and $50::float8 is null and $51::text is null and $52::text is null and $53::uuid is null and $54::text is null and $55::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when $56::float8 is not null and $57::int is null and $58::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($59::text is null or $60::text <> '') and coalesce(($61::int is null or s.starting_delivery_days <= $62::int) and ($63::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($64::text, ','))::text[]))) and ($65::float8 is null or s.rating_average >= $66::float8) and ($67::text is null or s.seller_id in (select unnest(string_to_array($68::text, ',')::uuid[]))), false) and ($69::uuid is null or s.seller_id = $70::uuid) and ($71::text is null or s.tags && string_to_array($72::text, ',')) and s.rating_average >= $73::float8 and ($74::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($75::text is null or $76::text <> '') and coalesce(($77::int is null or s.starting_delivery_days <= $78::int) and ($79::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($80::text, ','))::text[]))) and ($81::float8 is null or s.rating_average >= $82::float8) and ($83::text is null or s.seller_id in (select unnest(string_to_array($84::text, ',')::uuid[]))), false) and ($85::uuid is null or s.seller_id = $86::uuid) and ($87::text is null or s.tags && string_to_array($88::text, ',')) and s.starting_price_cents >= coalesce($89::int, -1) and s.starting_price_cents <= coalesce($90::int, 2147483647) and ($91::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end as total)
+    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($92::int is null and $93::int is null and $94::int is null and $95::float8 is null and $96::text is null and $97::text is null and $98::uuid is null and $99::text is null and $100::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $101::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $102 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $103 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $104::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $105 and "uploads"."object_id" = s.id and "uploads"."tag" = $106 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets

@@ -80,80 +80,99 @@
 -- $79: maxPriceCents
 -- $80: deliveryDays
 -- $81: levels
--- $82: online
--- $83: online
--- $84: deliveryDays
--- $85: deliveryDays
--- $86: levels
--- $87: levels
--- $88: minRating
--- $89: minRating
--- $90: online
--- $91: online
--- $92: sellerId
--- $93: sellerId
--- $94: tags
--- $95: tags
--- $96: minPriceCents
--- $97: maxPriceCents
--- $98: search
--- $99: minPriceCents
--- $100: maxPriceCents
--- $101: deliveryDays
--- $102: minRating
--- $103: levels
--- $104: online
--- $105: sellerId
--- $106: tags
--- $107: search
--- $108: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $109: 'user' (bound when built)
--- $110: 'avatar' (bound when built)
--- $111: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $112: 'service' (bound when built)
--- $113: 'service_banner' (bound when built)
--- $114: minPriceCents
--- $115: maxPriceCents
--- $116: deliveryDays
--- $117: minRating
--- $118: levels
--- $119: online
--- $120: sellerId
--- $121: tags
--- $122: search
--- $123: minPriceCents
--- $124: minPriceCents
--- $125: maxPriceCents
--- $126: maxPriceCents
--- $127: deliveryDays
--- $128: deliveryDays
--- $129: levels
--- $130: levels
--- $131: deliveryDays
--- $132: deliveryDays
--- $133: levels
--- $134: levels
--- $135: minPriceCents
--- $136: minPriceCents
--- $137: maxPriceCents
--- $138: maxPriceCents
--- $139: levels
--- $140: levels
--- $141: minPriceCents
+-- $82: minRating
+-- $83: minPriceCents
+-- $84: maxPriceCents
+-- $85: online
+-- $86: online
+-- $87: deliveryDays
+-- $88: deliveryDays
+-- $89: levels
+-- $90: levels
+-- $91: minRating
+-- $92: minRating
+-- $93: online
+-- $94: online
+-- $95: sellerId
+-- $96: sellerId
+-- $97: tags
+-- $98: tags
+-- $99: minRating
+-- $100: search
+-- $101: online
+-- $102: online
+-- $103: deliveryDays
+-- $104: deliveryDays
+-- $105: levels
+-- $106: levels
+-- $107: minRating
+-- $108: minRating
+-- $109: online
+-- $110: online
+-- $111: sellerId
+-- $112: sellerId
+-- $113: tags
+-- $114: tags
+-- $115: minPriceCents
+-- $116: maxPriceCents
+-- $117: search
+-- $118: minPriceCents
+-- $119: maxPriceCents
+-- $120: deliveryDays
+-- $121: minRating
+-- $122: levels
+-- $123: online
+-- $124: sellerId
+-- $125: tags
+-- $126: search
+-- $127: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $128: 'user' (bound when built)
+-- $129: 'avatar' (bound when built)
+-- $130: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $131: 'service' (bound when built)
+-- $132: 'service_banner' (bound when built)
+-- $133: minPriceCents
+-- $134: maxPriceCents
+-- $135: deliveryDays
+-- $136: minRating
+-- $137: levels
+-- $138: online
+-- $139: sellerId
+-- $140: tags
+-- $141: search
 -- $142: minPriceCents
--- $143: maxPriceCents
+-- $143: minPriceCents
 -- $144: maxPriceCents
--- $145: deliveryDays
+-- $145: maxPriceCents
 -- $146: deliveryDays
--- $147: minPriceCents
--- $148: maxPriceCents
--- $149: deliveryDays
--- $150: minRating
--- $151: levels
--- $152: online
--- $153: sellerId
--- $154: tags
--- $155: search
+-- $147: deliveryDays
+-- $148: levels
+-- $149: levels
+-- $150: deliveryDays
+-- $151: deliveryDays
+-- $152: levels
+-- $153: levels
+-- $154: minPriceCents
+-- $155: minPriceCents
+-- $156: maxPriceCents
+-- $157: maxPriceCents
+-- $158: levels
+-- $159: levels
+-- $160: minPriceCents
+-- $161: minPriceCents
+-- $162: maxPriceCents
+-- $163: maxPriceCents
+-- $164: deliveryDays
+-- $165: deliveryDays
+-- $166: minPriceCents
+-- $167: maxPriceCents
+-- $168: deliveryDays
+-- $169: minRating
+-- $170: levels
+-- $171: online
+-- $172: sellerId
+-- $173: tags
+-- $174: search
 with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
@@ -165,9 +184,11 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
       cross join lateral (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($26::text is null or $27::text <> '') and coalesce(($28::int is null or s.starting_price_cents >= $29::int) and ($30::int is null or s.starting_price_cents <= $31::int) and ($32::int is null or s.starting_delivery_days <= $33::int) and ($34::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($35::text, ','))::text[]))) and ($36::float8 is null or s.rating_average >= $37::float8) and ($38::text is null or s.seller_id in (select unnest(string_to_array($39::text, ',')::uuid[]))), false) and ($40::uuid is null or s.seller_id = $41::uuid) and ($42::text is null or s.tags && string_to_array($43::text, ',')) and ($44::text is null or s.search_vector @@ (select q from query)) and (s.created_at, s.id) > ((select value from start), (select id from start)) and s.category_id = category.id order by s.created_at asc, s.id asc limit (select $45::int + 101)) as x order by x.sort_value asc, x.id asc offset (select $46::int) limit 101),
     pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($47::text is null or $48::text <> '') and coalesce(($49::float8 is null or s.rating_average >= $50::float8) and ($51::text is null or s.seller_id in (select unnest(string_to_array($52::text, ',')::uuid[]))), false) and ($53::uuid is null or s.seller_id = $54::uuid) and ($55::text is null or s.tags && string_to_array($56::text, ',')) and ($57::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) order by s.category_id asc, s.created_at asc, s.id asc limit 1001) as s),
     pool_all as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($58::text is null or $59::text <> '') and coalesce(($60::float8 is null or s.rating_average >= $61::float8) and ($62::text is null or s.seller_id in (select unnest(string_to_array($63::text, ',')::uuid[]))), false) and ($64::uuid is null or s.seller_id = $65::uuid) and ($66::text is null or s.tags && string_to_array($67::text, ',')) and ($68::text is null or s.search_vector @@ (select q from query)) order by s.created_at asc, s.id asc limit 1001) as s),
-    counted as (select case when ($69::int is null and $70::int is null and $71::int is null and $72::float8 is null and $73::text is null and $74::text is null and $75::uuid is null and $76::text is null and $77::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when ($78::int is null and $79::int is null and $80::int is null and $81::text is null) then (select count(*)::int from pool) else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($82::text is null or $83::text <> '') and coalesce(($84::int is null or s.starting_delivery_days <= $85::int) and ($86::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($87::text, ','))::text[]))) and ($88::float8 is null or s.rating_average >= $89::float8) and ($90::text is null or s.seller_id in (select unnest(string_to_array($91::text, ',')::uuid[]))), false) and ($92::uuid is null or s.seller_id = $93::uuid) and ($94::text is null or s.tags && string_to_array($95::text, ',')) and s.starting_price_cents >= coalesce($96::int, -1) and s.starting_price_cents <= coalesce($97::int, 2147483647) and ($98::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end as total)
-    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($99::int is null and $100::int is null and $101::int is null and $102::float8 is null and $103::text is null and $104::text is null and $105::uuid is null and $106::text is null and $107::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $108::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $109 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $110 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $111::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $112 and "uploads"."object_id" = s.id and "uploads"."tag" = $113 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($114::int is null and $115::int is null and $116::int is null and $117::float8 is null and $118::text is null and $119::text is null and $120::uuid is null and $121::text is null and $122::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+    counted as (select case when ($69::int is null and $70::int is null and $71::int is null and $72::float8 is null and $73::text is null and $74::text is null and $75::uuid is null and $76::text is null and $77::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when ($78::int is null and $79::int is null and $80::int is null and $81::text is null) then (select count(*)::int from pool) else case when $82::float8 is not null and $83::int is null and $84::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($85::text is null or $86::text <> '') and coalesce(($87::int is null or s.starting_delivery_days <= $88::int) and ($89::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($90::text, ','))::text[]))) and ($91::float8 is null or s.rating_average >= $92::float8) and ($93::text is null or s.seller_id in (select unnest(string_to_array($94::text, ',')::uuid[]))), false) and ($95::uuid is null or s.seller_id = $96::uuid) and ($97::text is null or s.tags && string_to_array($98::text, ',')) and s.rating_average >= $99::float8 and ($100::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($101::text is null or $102::text <> '') and coalesce(($103::int is null or s.starting_delivery_days <= $104::int) and ($105::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($106::text, ','))::text[]))) and ($107::float8 is null or s.rating_average >= $108::float8) and ($109::text is null or s.seller_id in (select unnest(string_to_array($110::text, ',')::uuid[]))), false) and ($111::uuid is null or s.seller_id = $112::uuid) and ($113::text is null or s.tags && string_to_array($114::text, ',')) and s.starting_price_cents >= coalesce($115::int, -1) and s.starting_price_cents <= coalesce($116::int, 2147483647) and ($117::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end end as total)
+    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($118::int is null and $119::int is null and $120::int is null and $121::float8 is null and $122::text is null and $123::text is null and $124::uuid is null and $125::text is null and $126::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $127::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $128 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $129 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $130::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $131 and "uploads"."object_id" = s.id and "uploads"."tag" = $132 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($133::int is null and $134::int is null and $135::int is null and $136::float8 is null and $137::text is null and $138::text is null and $139::uuid is null and $140::text is null and $141::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -175,7 +196,7 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, 1 as n from (select * from (select * from "pool_all" limit 1000) as x where ($123::int is null or x.starting_price_cents >= $124::int) and ($125::int is null or x.starting_price_cents <= $126::int) and ($127::int is null or x.starting_delivery_days <= $128::int) and ($129::text is null or x.level = any((select string_to_array($130::text, ','))::text[]))) as sample) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool_all" limit 1000) as x where ($142::int is null or x.starting_price_cents >= $143::int) and ($144::int is null or x.starting_price_cents <= $145::int) and ($146::int is null or x.starting_delivery_days <= $147::int) and ($148::text is null or x.level = any((select string_to_array($149::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -184,13 +205,12 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($131::int is null or x.starting_delivery_days <= $132::int) and ($133::text is null or x.level = any((select string_to_array($134::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($150::int is null or x.starting_delivery_days <= $151::int) and ($152::text is null or x.level = any((select string_to_array($153::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($135::int is null or x.starting_price_cents >= $136::int) and ($137::int is null or x.starting_price_cents <= $138::int) and ($139::text is null or x.level = any((select string_to_array($140::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($154::int is null or x.starting_price_cents >= $155::int) and ($156::int is null or x.starting_price_cents <= $157::int) and ($158::text is null or x.level = any((select string_to_array($159::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
-      select l.position, l.key, count(x.level)::int as count
+      select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select * from (select * from "pool" limit 1000) as x where ($141::int is null or x.starting_price_cents >= $142::int) and ($143::int is null or x.starting_price_cents <= $144::int) and ($145::int is null or x.starting_delivery_days <= $146::int)) as x on x.level = l.key
-      group by l.position, l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($147::int is null and $148::int is null and $149::int is null and $150::float8 is null and $151::text is null and $152::text is null and $153::uuid is null and $154::text is null and $155::text is null) and (select count(*) from "pool_all") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($160::int is null or x.starting_price_cents >= $161::int) and ($162::int is null or x.starting_price_cents <= $163::int) and ($164::int is null or x.starting_delivery_days <= $165::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($166::int is null and $167::int is null and $168::int is null and $169::float8 is null and $170::text is null and $171::text is null and $172::uuid is null and $173::text is null and $174::text is null) and (select count(*) from "pool_all") > 1000))) as facets

@@ -77,80 +77,99 @@
 -- $76: maxPriceCents
 -- $77: deliveryDays
 -- $78: levels
--- $79: online
--- $80: online
--- $81: deliveryDays
--- $82: deliveryDays
--- $83: levels
--- $84: levels
--- $85: minRating
--- $86: minRating
--- $87: online
--- $88: online
--- $89: sellerId
--- $90: sellerId
--- $91: tags
--- $92: tags
--- $93: minPriceCents
--- $94: maxPriceCents
--- $95: search
--- $96: minPriceCents
--- $97: maxPriceCents
--- $98: deliveryDays
--- $99: minRating
--- $100: levels
--- $101: online
--- $102: sellerId
--- $103: tags
--- $104: search
--- $105: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $106: 'user' (bound when built)
--- $107: 'avatar' (bound when built)
--- $108: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $109: 'service' (bound when built)
--- $110: 'service_banner' (bound when built)
--- $111: minPriceCents
--- $112: maxPriceCents
--- $113: deliveryDays
--- $114: minRating
--- $115: levels
--- $116: online
--- $117: sellerId
--- $118: tags
--- $119: search
--- $120: minPriceCents
--- $121: minPriceCents
--- $122: maxPriceCents
--- $123: maxPriceCents
--- $124: deliveryDays
--- $125: deliveryDays
--- $126: levels
--- $127: levels
--- $128: deliveryDays
--- $129: deliveryDays
--- $130: levels
--- $131: levels
--- $132: minPriceCents
--- $133: minPriceCents
--- $134: maxPriceCents
--- $135: maxPriceCents
--- $136: levels
--- $137: levels
--- $138: minPriceCents
+-- $79: minRating
+-- $80: minPriceCents
+-- $81: maxPriceCents
+-- $82: online
+-- $83: online
+-- $84: deliveryDays
+-- $85: deliveryDays
+-- $86: levels
+-- $87: levels
+-- $88: minRating
+-- $89: minRating
+-- $90: online
+-- $91: online
+-- $92: sellerId
+-- $93: sellerId
+-- $94: tags
+-- $95: tags
+-- $96: minRating
+-- $97: search
+-- $98: online
+-- $99: online
+-- $100: deliveryDays
+-- $101: deliveryDays
+-- $102: levels
+-- $103: levels
+-- $104: minRating
+-- $105: minRating
+-- $106: online
+-- $107: online
+-- $108: sellerId
+-- $109: sellerId
+-- $110: tags
+-- $111: tags
+-- $112: minPriceCents
+-- $113: maxPriceCents
+-- $114: search
+-- $115: minPriceCents
+-- $116: maxPriceCents
+-- $117: deliveryDays
+-- $118: minRating
+-- $119: levels
+-- $120: online
+-- $121: sellerId
+-- $122: tags
+-- $123: search
+-- $124: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $125: 'user' (bound when built)
+-- $126: 'avatar' (bound when built)
+-- $127: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $128: 'service' (bound when built)
+-- $129: 'service_banner' (bound when built)
+-- $130: minPriceCents
+-- $131: maxPriceCents
+-- $132: deliveryDays
+-- $133: minRating
+-- $134: levels
+-- $135: online
+-- $136: sellerId
+-- $137: tags
+-- $138: search
 -- $139: minPriceCents
--- $140: maxPriceCents
+-- $140: minPriceCents
 -- $141: maxPriceCents
--- $142: deliveryDays
+-- $142: maxPriceCents
 -- $143: deliveryDays
--- $144: minPriceCents
--- $145: maxPriceCents
--- $146: deliveryDays
--- $147: minRating
--- $148: levels
--- $149: online
--- $150: sellerId
--- $151: tags
--- $152: search
+-- $144: deliveryDays
+-- $145: levels
+-- $146: levels
+-- $147: deliveryDays
+-- $148: deliveryDays
+-- $149: levels
+-- $150: levels
+-- $151: minPriceCents
+-- $152: minPriceCents
+-- $153: maxPriceCents
+-- $154: maxPriceCents
+-- $155: levels
+-- $156: levels
+-- $157: minPriceCents
+-- $158: minPriceCents
+-- $159: maxPriceCents
+-- $160: maxPriceCents
+-- $161: deliveryDays
+-- $162: deliveryDays
+-- $163: minPriceCents
+-- $164: maxPriceCents
+-- $165: deliveryDays
+-- $166: minRating
+-- $167: levels
+-- $168: online
+-- $169: sellerId
+-- $170: tags
+-- $171: search
 with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
@@ -162,9 +181,11 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
       cross join lateral (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($25::text is null or $26::text <> '') and coalesce(($27::int is null or s.starting_delivery_days <= $28::int) and ($29::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($30::text, ','))::text[]))) and ($31::float8 is null or s.rating_average >= $32::float8) and ($33::text is null or s.seller_id in (select unnest(string_to_array($34::text, ',')::uuid[]))), false) and ($35::uuid is null or s.seller_id = $36::uuid) and ($37::text is null or s.tags && string_to_array($38::text, ',')) and s.starting_price_cents >= coalesce($39::int, -1) and s.starting_price_cents <= coalesce($40::int, 2147483647) and ($41::text is null or s.search_vector @@ (select q from query)) and (s.starting_price_cents, s.id) > ((select value from start), (select id from start)) and s.category_id = category.id order by s.starting_price_cents asc, s.id asc limit (select $42::int + 21)) as x order by x.sort_value asc, x.id asc offset (select $43::int) limit 21),
     pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($44::text is null or $45::text <> '') and coalesce(($46::float8 is null or s.rating_average >= $47::float8) and ($48::text is null or s.seller_id in (select unnest(string_to_array($49::text, ',')::uuid[]))), false) and ($50::uuid is null or s.seller_id = $51::uuid) and ($52::text is null or s.tags && string_to_array($53::text, ',')) and ($54::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) order by s.category_id asc, s.starting_price_cents asc, s.id asc limit 1001) as s),
     pool_all as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($55::text is null or $56::text <> '') and coalesce(($57::float8 is null or s.rating_average >= $58::float8) and ($59::text is null or s.seller_id in (select unnest(string_to_array($60::text, ',')::uuid[]))), false) and ($61::uuid is null or s.seller_id = $62::uuid) and ($63::text is null or s.tags && string_to_array($64::text, ',')) and ($65::text is null or s.search_vector @@ (select q from query)) order by s.starting_price_cents asc, s.id asc limit 1001) as s),
-    counted as (select case when ($66::int is null and $67::int is null and $68::int is null and $69::float8 is null and $70::text is null and $71::text is null and $72::uuid is null and $73::text is null and $74::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when ($75::int is null and $76::int is null and $77::int is null and $78::text is null) then (select count(*)::int from pool) else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($79::text is null or $80::text <> '') and coalesce(($81::int is null or s.starting_delivery_days <= $82::int) and ($83::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($84::text, ','))::text[]))) and ($85::float8 is null or s.rating_average >= $86::float8) and ($87::text is null or s.seller_id in (select unnest(string_to_array($88::text, ',')::uuid[]))), false) and ($89::uuid is null or s.seller_id = $90::uuid) and ($91::text is null or s.tags && string_to_array($92::text, ',')) and s.starting_price_cents >= coalesce($93::int, -1) and s.starting_price_cents <= coalesce($94::int, 2147483647) and ($95::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end as total)
-    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($96::int is null and $97::int is null and $98::int is null and $99::float8 is null and $100::text is null and $101::text is null and $102::uuid is null and $103::text is null and $104::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $105::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $106 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $107 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $108::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $109 and "uploads"."object_id" = s.id and "uploads"."tag" = $110 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($111::int is null and $112::int is null and $113::int is null and $114::float8 is null and $115::text is null and $116::text is null and $117::uuid is null and $118::text is null and $119::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+    counted as (select case when ($66::int is null and $67::int is null and $68::int is null and $69::float8 is null and $70::text is null and $71::text is null and $72::uuid is null and $73::text is null and $74::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when ($75::int is null and $76::int is null and $77::int is null and $78::text is null) then (select count(*)::int from pool) else case when $79::float8 is not null and $80::int is null and $81::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($82::text is null or $83::text <> '') and coalesce(($84::int is null or s.starting_delivery_days <= $85::int) and ($86::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($87::text, ','))::text[]))) and ($88::float8 is null or s.rating_average >= $89::float8) and ($90::text is null or s.seller_id in (select unnest(string_to_array($91::text, ',')::uuid[]))), false) and ($92::uuid is null or s.seller_id = $93::uuid) and ($94::text is null or s.tags && string_to_array($95::text, ',')) and s.rating_average >= $96::float8 and ($97::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($98::text is null or $99::text <> '') and coalesce(($100::int is null or s.starting_delivery_days <= $101::int) and ($102::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($103::text, ','))::text[]))) and ($104::float8 is null or s.rating_average >= $105::float8) and ($106::text is null or s.seller_id in (select unnest(string_to_array($107::text, ',')::uuid[]))), false) and ($108::uuid is null or s.seller_id = $109::uuid) and ($110::text is null or s.tags && string_to_array($111::text, ',')) and s.starting_price_cents >= coalesce($112::int, -1) and s.starting_price_cents <= coalesce($113::int, 2147483647) and ($114::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end end as total)
+    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($115::int is null and $116::int is null and $117::int is null and $118::float8 is null and $119::text is null and $120::text is null and $121::uuid is null and $122::text is null and $123::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $124::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $125 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $126 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $127::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $128 and "uploads"."object_id" = s.id and "uploads"."tag" = $129 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($130::int is null and $131::int is null and $132::int is null and $133::float8 is null and $134::text is null and $135::text is null and $136::uuid is null and $137::text is null and $138::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -172,7 +193,7 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, 1 as n from (select * from (select * from "pool_all" limit 1000) as x where ($120::int is null or x.starting_price_cents >= $121::int) and ($122::int is null or x.starting_price_cents <= $123::int) and ($124::int is null or x.starting_delivery_days <= $125::int) and ($126::text is null or x.level = any((select string_to_array($127::text, ','))::text[]))) as sample) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool_all" limit 1000) as x where ($139::int is null or x.starting_price_cents >= $140::int) and ($141::int is null or x.starting_price_cents <= $142::int) and ($143::int is null or x.starting_delivery_days <= $144::int) and ($145::text is null or x.level = any((select string_to_array($146::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -181,13 +202,12 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($128::int is null or x.starting_delivery_days <= $129::int) and ($130::text is null or x.level = any((select string_to_array($131::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($147::int is null or x.starting_delivery_days <= $148::int) and ($149::text is null or x.level = any((select string_to_array($150::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($132::int is null or x.starting_price_cents >= $133::int) and ($134::int is null or x.starting_price_cents <= $135::int) and ($136::text is null or x.level = any((select string_to_array($137::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($151::int is null or x.starting_price_cents >= $152::int) and ($153::int is null or x.starting_price_cents <= $154::int) and ($155::text is null or x.level = any((select string_to_array($156::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
-      select l.position, l.key, count(x.level)::int as count
+      select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select * from (select * from "pool" limit 1000) as x where ($138::int is null or x.starting_price_cents >= $139::int) and ($140::int is null or x.starting_price_cents <= $141::int) and ($142::int is null or x.starting_delivery_days <= $143::int)) as x on x.level = l.key
-      group by l.position, l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($144::int is null and $145::int is null and $146::int is null and $147::float8 is null and $148::text is null and $149::text is null and $150::uuid is null and $151::text is null and $152::text is null) and (select count(*) from "pool_all") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($157::int is null or x.starting_price_cents >= $158::int) and ($159::int is null or x.starting_price_cents <= $160::int) and ($161::int is null or x.starting_delivery_days <= $162::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($163::int is null and $164::int is null and $165::int is null and $166::float8 is null and $167::text is null and $168::text is null and $169::uuid is null and $170::text is null and $171::text is null) and (select count(*) from "pool_all") > 1000))) as facets

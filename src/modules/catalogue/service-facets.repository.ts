@@ -60,7 +60,8 @@ const perCategory = (hits: SQL) => sql`select k.slug as key, kp.slug as parent, 
 function categoriesJson(sets: FacetSets): SQL {
   const item = jsonObjectSql(categoryFacet.items, { key: sql`f.key`, parent: sql`f.parent`, count: sql`f.count` })
   const listOf = (counted: SQL) => sql`coalesce((select json_agg(${item} order by f.count desc, f.key) from (${counted}) as f), '[]'::json)`
-  const sampled = perCategory(sql`select category_id, 1 as n from ${sampleOf(sets, sets.poolAll, 'none')} as sample`)
+  // Counted per category first: a few dozen rows to name, not a thousand.
+  const sampled = perCategory(sql`select category_id, count(*) as n from ${sampleOf(sets, sets.poolAll, 'none')} as sample group by category_id`)
   const kept = perCategory(sql`select category_id, active_services as n from ${categoryServiceCounts}`)
   return sql`case when ${sets.plain} then ${listOf(kept)} else ${listOf(sampled)} end`
 }
@@ -78,10 +79,9 @@ function levelsJson(sets: FacetSets): SQL {
   const item = jsonObjectSql(levelFacet.items, { key: sql`b.key`, count: sql`b.count` })
   const levels = sql.raw(sellerLevels.map((level, index) => `(${index + 1}, '${level}')`).join(', '))
   return sql`coalesce((select json_agg(${item} order by b.position) from (
-      select l.position, l.key, count(x.level)::int as count
+      select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values ${levels}) as l(position, key)
-      left join ${sampleOf(sets, sets.pool, 'level')} as x on x.level = l.key
-      group by l.position, l.key) as b), '[]'::json)`
+      left join (select level, count(*) as n from ${sampleOf(sets, sets.pool, 'level')} as sample group by level) as x on x.level = l.key) as b), '[]'::json)`
 }
 
 /** Whether a pool was cut: it holds more rows than a facet counts. */

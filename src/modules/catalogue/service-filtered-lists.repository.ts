@@ -281,11 +281,14 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const matching = (withCategory: boolean) => firstMatches(FACET_FILTERS, withCategory)
   const plain = plainOf(value, shape.narrowed)
   const kept = sql`(select coalesce(sum(n.active_services), 0)::int from ${categoryServiceCounts} n${hasCategory ? sql` where n.category_id = any((select ids from wanted)::uuid[])` : sql``})`
-  // Counted in no order, with the price bounds where an index can take them: a price range is
-  // counted from the price index; any other filter from whichever walk the plan chose.
-  const priceBounds = sql`s.starting_price_cents >= coalesce(${value.minPrice()}, -1) and s.starting_price_cents <= coalesce(${value.maxPrice()}, ${literal(INT_MAX)})`
-  const counting = sql`${filtersOf({ views, value, selective: shape.narrowed, priceApart: true })} and ${priceBounds}${searched}${hasCategory ? sql` and ${inCategory}` : sql``}`
-  const cappedCount = sql`(select count(*)::int from (select 1 from ${services} s where ${counting} limit ${capped(cap)}) as capped)`
+  // Counted in no order, with a bound an index can take: a price range from the price index, a
+  // lowest rating (without a price range) from the rating index. Two statements of which the
+  // values run one: a generic plan cannot pick the index by the value.
+  const countWith = (bound: SQL) =>
+    sql`(select count(*)::int from (select 1 from ${services} s where ${filtersOf({ views, value, selective: shape.narrowed, priceApart: true })} and ${bound}${searched}${hasCategory ? sql` and ${inCategory}` : sql``} limit ${capped(cap)}) as capped)`
+  const cappedCount = sql`case when ${value.minRating()} is not null and ${value.minPrice()} is null and ${value.maxPrice()} is null
+      then ${countWith(sql`s.rating_average >= ${value.minRating()}`)}
+      else ${countWith(sql`s.starting_price_cents >= coalesce(${value.minPrice()}, -1) and s.starting_price_cents <= coalesce(${value.maxPrice()}, ${literal(INT_MAX)})`)} end`
   // Without the facets' filters, the pool holds the same first matches the total counts.
   const counted = shape.facets ? sql`case when ${facetFiltersUnused(value)} then (select count(*)::int from pool) else ${cappedCount} end` : cappedCount
   const probe = sql`(select count(*) from (select 1 from ${services} s where ${filtersOf(scope([]))}${bounds([])}${hasCategory ? sql` and ${inCategory}` : sql``} and s.search_vector @@ (select q from typed) limit 3) as probe)`
