@@ -93,7 +93,7 @@ const views: ServiceViews = {
 /** The plan of `query`: generic (as a named statement settles on), or for its values. */
 async function planOf(client: pg.PoolClient, query: string, params: unknown[], generic: boolean): Promise<string[]> {
   if (!generic) return (await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${query}`, params)).rows.map((row) => row['QUERY PLAN'])
-  const args = params.map((value) => (value === null || value === undefined ? 'null' : client.escapeLiteral(String(value)))).join(', ')
+  const args = params.map((value) => (value === null || value === undefined ? 'null' : client.escapeLiteral(typeof value === 'string' ? value : JSON.stringify(value)))).join(', ')
   await client.query(`prepare explained as ${query}`)
   try {
     await client.query('set plan_cache_mode = force_generic_plan')

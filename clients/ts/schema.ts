@@ -640,7 +640,7 @@ export interface paths {
         };
         /**
          * Browse and search active services
-         * @description `search` ranks by full text (title first) and forgives typos; any text is accepted. `relevance` sorting needs `search`; it ranks the first 1,000 matches the index yields. Follow `nextCursor` for deep pages.
+         * @description `search` ranks by full text (title first) and forgives typos; any text is accepted. `relevance` sorting needs `search`; it ranks the first 1,000 matches the index yields. Filters combine (all must hold). `facets=true` adds counts per category, price band, delivery band and seller level beside the page, each without its own filter. Follow `nextCursor` for deep pages.
          */
         get: operations["getServices"];
         put?: never;
@@ -664,7 +664,7 @@ export interface paths {
         };
         /**
          * Active services of a category and its subcategories
-         * @description The category by id or slug; the same filters and sorts as `GET /services`.
+         * @description The category by id or slug; the same filters, sorts and facets as `GET /services`.
          */
         get: operations["getCategoriesByCategoryIdServices"];
         put?: never;
@@ -698,6 +698,50 @@ export interface paths {
          * @description A soft delete: the service disappears everywhere; refused while it has open orders. Only the service's owner: anyone else's id answers 404, as an unknown one does.
          */
         delete: operations["deleteServicesByServiceId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/services/{serviceId}/saved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Save a service
+         * @description Adds the service to your saved list (`GET /users/me/saved`); saving it again changes nothing. An active service is public; a pending, rejected or paused one is shown only to its owner and to staff with view_services (404 to others).
+         */
+        put: operations["putServicesByServiceIdSaved"];
+        post?: never;
+        /**
+         * Remove a saved service
+         * @description Takes the service off your saved list; removing one that is not there changes nothing. A service you saved can always be removed, even once it is paused or deleted; any other service you may not see answers 404.
+         */
+        delete: operations["deleteServicesByServiceIdSaved"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/saved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your saved services
+         * @description Newest saved first, each as lists show it. A saved service that is paused, deleted or otherwise not active is left out while it is so.
+         */
+        get: operations["getUsersMeSaved"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -11966,6 +12010,16 @@ export interface operations {
                 sellerId?: string;
                 /** @description Comma-separated; a service matches when it carries any of them. */
                 tags?: string;
+                /** @description At most this many days of delivery in the cheapest package. */
+                deliveryDays?: number;
+                /** @description Lowest average rating of the service's reviews, 0 to 5. */
+                minRating?: number;
+                /** @description Sellers at one of these levels: comma-separated (`level_two,top_rated`), or the parameter repeated. */
+                sellerLevel?: string[];
+                /** @description `true`: only sellers with the chat open right now (within a second); `false` is the same as leaving it out. */
+                sellerOnline?: boolean;
+                /** @description `true` adds `facets` beside the page: counts per category, price band, delivery band and seller level. */
+                facets?: boolean;
             };
             header?: never;
             path?: never;
@@ -12018,6 +12072,11 @@ export interface operations {
                                     username: string;
                                     avatar: string | null;
                                 };
+                                /**
+                                 * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                 * @enum {string}
+                                 */
+                                sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                                 category: {
                                     /**
                                      * Format: uuid
@@ -12048,6 +12107,70 @@ export interface operations {
                                 totalIsExact: boolean;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
                                 nextCursor: string | null;
+                            };
+                            /** @description Counts for the current query and filters, each facet without its own filter. */
+                            facets?: {
+                                /** @description Top-level categories and subcategories with at least one match, most matches first. Ignores `category`. */
+                                categories: {
+                                    /** @description The category's slug (use it as `category`). */
+                                    key: string;
+                                    /** @description The top-level category's slug; null for a top-level category, whose count includes its subcategories'. */
+                                    parent: string | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every band of starting price, in order, zeros included: use `from` and `to` as `minPrice` and `maxPrice`. Ignores `minPrice` and `maxPrice`. */
+                                priceBands: {
+                                    /** @enum {string} */
+                                    key: "0-25" | "25-50" | "50-100" | "100-250" | "250-500" | "500+";
+                                    /** @description Lowest starting price in the band. */
+                                    from: number;
+                                    /** @description Highest starting price in the band; null for the last band. */
+                                    to: number | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every band of the cheapest package's delivery days, in order, zeros included. Ignores `deliveryDays`. */
+                                deliveryBands: {
+                                    /** @enum {string} */
+                                    key: "1" | "2-3" | "4-7" | "8+";
+                                    /**
+                                     * Format: int64
+                                     * @description Fewest days of the cheapest package in the band.
+                                     */
+                                    from: number;
+                                    /**
+                                     * Format: int64
+                                     * @description Most days in the band; null for the last band.
+                                     */
+                                    to: number | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every seller level, from `new` to `top_rated`, zeros included. Ignores `sellerLevel`. */
+                                sellerLevels: {
+                                    /**
+                                     * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                     * @enum {string}
+                                     */
+                                    key: "new" | "level_one" | "level_two" | "top_rated";
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description False when a facet counted only the first 1,000 matches of its query (in the list's order; a search's first 1,000 candidates), as `total` does: its counts then describe those 1,000. */
+                                countsAreExact: boolean;
                             };
                         };
                     };
@@ -12314,6 +12437,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -12360,6 +12488,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -12504,6 +12639,16 @@ export interface operations {
                 sellerId?: string;
                 /** @description Comma-separated; a service matches when it carries any of them. */
                 tags?: string;
+                /** @description At most this many days of delivery in the cheapest package. */
+                deliveryDays?: number;
+                /** @description Lowest average rating of the service's reviews, 0 to 5. */
+                minRating?: number;
+                /** @description Sellers at one of these levels: comma-separated (`level_two,top_rated`), or the parameter repeated. */
+                sellerLevel?: string[];
+                /** @description `true`: only sellers with the chat open right now (within a second); `false` is the same as leaving it out. */
+                sellerOnline?: boolean;
+                /** @description `true` adds `facets` beside the page: counts per category, price band, delivery band and seller level. */
+                facets?: boolean;
             };
             header?: never;
             path: {
@@ -12559,6 +12704,11 @@ export interface operations {
                                     username: string;
                                     avatar: string | null;
                                 };
+                                /**
+                                 * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                 * @enum {string}
+                                 */
+                                sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                                 category: {
                                     /**
                                      * Format: uuid
@@ -12589,6 +12739,70 @@ export interface operations {
                                 totalIsExact: boolean;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
                                 nextCursor: string | null;
+                            };
+                            /** @description Counts for the current query and filters, each facet without its own filter. */
+                            facets?: {
+                                /** @description Top-level categories and subcategories with at least one match, most matches first. Ignores `category`. */
+                                categories: {
+                                    /** @description The category's slug (use it as `category`). */
+                                    key: string;
+                                    /** @description The top-level category's slug; null for a top-level category, whose count includes its subcategories'. */
+                                    parent: string | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every band of starting price, in order, zeros included: use `from` and `to` as `minPrice` and `maxPrice`. Ignores `minPrice` and `maxPrice`. */
+                                priceBands: {
+                                    /** @enum {string} */
+                                    key: "0-25" | "25-50" | "50-100" | "100-250" | "250-500" | "500+";
+                                    /** @description Lowest starting price in the band. */
+                                    from: number;
+                                    /** @description Highest starting price in the band; null for the last band. */
+                                    to: number | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every band of the cheapest package's delivery days, in order, zeros included. Ignores `deliveryDays`. */
+                                deliveryBands: {
+                                    /** @enum {string} */
+                                    key: "1" | "2-3" | "4-7" | "8+";
+                                    /**
+                                     * Format: int64
+                                     * @description Fewest days of the cheapest package in the band.
+                                     */
+                                    from: number;
+                                    /**
+                                     * Format: int64
+                                     * @description Most days in the band; null for the last band.
+                                     */
+                                    to: number | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every seller level, from `new` to `top_rated`, zeros included. Ignores `sellerLevel`. */
+                                sellerLevels: {
+                                    /**
+                                     * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                     * @enum {string}
+                                     */
+                                    key: "new" | "level_one" | "level_two" | "top_rated";
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description False when a facet counted only the first 1,000 matches of its query (in the list's order; a search's first 1,000 candidates), as `total` does: its counts then describe those 1,000. */
+                                countsAreExact: boolean;
                             };
                         };
                     };
@@ -12764,6 +12978,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -12810,6 +13029,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -13088,6 +13314,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -13134,6 +13365,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -13461,6 +13699,479 @@ export interface operations {
             };
         };
     };
+    putServicesByServiceIdSaved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                serviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Saved (or already saved). */
+            204: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteServicesByServiceIdSaved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                serviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Not in your saved list (any more). */
+            204: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getUsersMeSaved: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                shortDescription: string;
+                                startingPrice: number;
+                                rating: {
+                                    average: number;
+                                    /** Format: int64 */
+                                    count: number;
+                                };
+                                /** Format: int64 */
+                                ordersCount: number;
+                                banner: string | null;
+                                seller: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /**
+                                 * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                 * @enum {string}
+                                 */
+                                sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
+                                category: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     postServicesByServiceIdPause: {
         parameters: {
             query?: never;
@@ -13523,6 +14234,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -13569,6 +14285,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -13784,6 +14507,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -13830,6 +14558,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -14053,6 +14788,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -14099,6 +14839,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -14347,6 +15094,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -14393,6 +15145,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -14593,6 +15352,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -14639,6 +15403,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -14865,6 +15636,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -14911,6 +15687,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -15160,6 +15943,11 @@ export interface operations {
                                     username: string;
                                     avatar: string | null;
                                 };
+                                /**
+                                 * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                 * @enum {string}
+                                 */
+                                sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                                 packages: {
                                     /**
                                      * Format: uuid
@@ -15206,6 +15994,13 @@ export interface operations {
                                 };
                                 /** Format: int64 */
                                 ordersCount: number;
+                                /**
+                                 * Format: int64
+                                 * @description How many people keep the service in their saved list.
+                                 */
+                                savedCount: number;
+                                /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                                saved: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601, UTC.
@@ -15434,6 +16229,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -15480,6 +16280,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -15738,6 +16545,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -15784,6 +16596,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.

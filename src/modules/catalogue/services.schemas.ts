@@ -292,6 +292,7 @@ const listFilters = {
   // One message on the parameter: its values are checked as a whole, whether sent once or repeated.
   sellerLevel: Type.Optional(
     Type.Array(Type.String({ maxLength: 60, pattern: `^(${sellerLevels.join('|')})(,(${sellerLevels.join('|')}))*$` }), {
+      minItems: 1,
       maxItems: 4,
       errorMessage: `must be one or more of ${sellerLevels.join(', ')}, comma-separated or repeated`,
       description: 'Sellers at one of these levels: comma-separated (`level_two,top_rated`), or the parameter repeated.',
