@@ -12103,7 +12103,7 @@ export interface operations {
                                 pages: number;
                                 hasNext: boolean;
                                 hasPrev: boolean;
-                                /** @description False when `total` is a floor: filters other than category (price, seller, tags) and searches count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+". */
+                                /** @description False when `total` is a floor: searches and every filter but the category count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+". */
                                 totalIsExact: boolean;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
                                 nextCursor: string | null;
@@ -12735,7 +12735,7 @@ export interface operations {
                                 pages: number;
                                 hasNext: boolean;
                                 hasPrev: boolean;
-                                /** @description False when `total` is a floor: filters other than category (price, seller, tags) and searches count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+". */
+                                /** @description False when `total` is a floor: searches and every filter but the category count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+". */
                                 totalIsExact: boolean;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
                                 nextCursor: string | null;

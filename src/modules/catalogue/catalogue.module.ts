@@ -12,7 +12,7 @@ import { servicesAdminRoutes } from './services.admin.routes.ts'
 import { servicesRoutes } from './services.routes.ts'
 import { searchWords, serviceExtras, servicePackages, services } from './services.table.ts'
 
-/** Categories and services ("gigs"): offers, moderation, images, browsing and search. */
+/** Categories and services ("gigs"): offers, moderation, images, browsing, search and facets, and buyers' saved services. */
 export const catalogueModule = defineModule({
   name: 'catalogue',
   needs: ['users', 'uploads', 'audit'],

@@ -9,8 +9,9 @@ import { categories, categoryServiceCounts } from './categories.table.ts'
 import { ServiceListRow } from './services.schemas.ts'
 import { services } from './services.table.ts'
 
-// The catalogue's public lists: what a list asks for, and the common lists and searches, one
-// prepared statement per shape, their pages built as JSON by PostgreSQL.
+// The catalogue's public lists: what a list asks for, the list row every list statement builds,
+// and the common lists (no search, filter or facets), one prepared statement per shape, their
+// pages built as JSON by PostgreSQL.
 
 export type ServiceSort = 'price' | 'rating' | 'createdAt' | 'relevance'
 

@@ -245,7 +245,7 @@ export const ServicePage = Type.Object({
     Type.Object({
       totalIsExact: Type.Boolean({
         description:
-          'False when `total` is a floor: filters other than category (price, seller, tags) and searches count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+".',
+          'False when `total` is a floor: searches and every filter but the category count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+".',
       }),
       nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
     }),
