@@ -8,7 +8,9 @@ import { AppError } from './lib/errors.ts'
 import { createLogger } from './platform/logging/logger.ts'
 import { createMailer } from './platform/mail/mailer.ts'
 import { createStorage } from './platform/storage/create-storage.ts'
+import { createRealtimeHub } from './platform/realtime/create-hub.ts'
 import { createInProcessHub } from './platform/realtime/in-process-hub.ts'
+import type { RealtimeHub } from './platform/realtime/realtime.ts'
 import { Email, FullName, Password, Username } from './modules/users/users.schemas.ts'
 import { createContainer } from './container.ts'
 import { seedBulk } from './seed/bulk.ts'
@@ -25,6 +27,7 @@ Commands:
       [--services N]         instead, top up to N generated active services for benchmarks
   worker                     run the background worker alone (PostgreSQL only)
   ledger:check               check that the books balance; exits 1 when they do not
+  levels:evaluate            evaluate every seller's level now and print each change
 `
 
 async function withDatabase<T>(config: Config, run: (database: Database) => Promise<T>): Promise<T> {
@@ -36,11 +39,11 @@ async function withDatabase<T>(config: Config, run: (database: Database) => Prom
   }
 }
 
-function containerFor(config: Config, database: Database) {
+function containerFor(config: Config, database: Database, hub?: RealtimeHub) {
   const logger = createLogger({ level: config.logLevel })
   const mailer = createMailer(config.mail, logger)
-  // Commands hold no sockets: realtime frames (sent by request handlers, not jobs) have nowhere to go here.
-  const realtime = createInProcessHub(config.realtime)
+  // Commands hold no sockets: without a hub given, frames have nowhere to go here.
+  const realtime = hub ?? createInProcessHub(config.realtime)
   return { logger, mailer, container: createContainer({ config, db: database.db, clock: systemClock, mailer, storage: createStorage(config.storage), logger, realtime }) }
 }
 
@@ -107,17 +110,35 @@ async function checkLedger(config: Config): Promise<void> {
   })
 }
 
+/** Prints one line per change of level (`<userId> <from> -> <to>`), then how many sellers were evaluated and how many levels changed. */
+async function evaluateLevels(config: Config): Promise<void> {
+  await withDatabase(config, async (database) => {
+    const { container, mailer } = containerFor(config, database)
+    try {
+      const { evaluated, changes } = await container.reviews.evaluateSellerLevels()
+      for (const change of changes) console.log(`${change.userId} ${change.from} -> ${change.to}`)
+      console.log(`sellers evaluated: ${evaluated}, levels changed: ${changes.length}`)
+    } finally {
+      mailer.close()
+    }
+  })
+}
+
 async function runWorker(config: Config): Promise<void> {
   if (config.database.kind === 'pglite') {
     throw new Error('The standalone worker needs PostgreSQL (DATABASE_URL): the embedded database belongs to the API process, whose worker runs in-process.')
   }
   const database = await openMigratedDatabase(config.database, createLogger({ level: config.logLevel }))
-  const { container, logger, mailer } = containerFor(config, database)
+  // Jobs push frames too (a new notification): through Redis they reach the API instances' sockets.
+  const realtime = createRealtimeHub({ redisUrl: config.redisUrl, ...config.realtime, logger: createLogger({ level: config.logLevel }) })
+  await realtime.start()
+  const { container, logger, mailer } = containerFor(config, database, realtime)
   container.worker.start()
   logger.info('worker started')
   const stop = async () => {
     logger.info('worker stopping')
     await container.worker.stop()
+    await realtime.close()
     mailer.close()
     await database.close()
     process.exit(0)
@@ -140,6 +161,8 @@ async function main(argv: string[]): Promise<void> {
       return seed(loadConfig(), rest)
     case 'ledger:check':
       return checkLedger(loadConfig())
+    case 'levels:evaluate':
+      return evaluateLevels(loadConfig())
     case 'worker':
       return runWorker(loadConfig())
     default:

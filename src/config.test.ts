@@ -334,10 +334,14 @@ describe('loadConfig webhooks', () => {
 })
 
 describe('order settings', () => {
-  it('defaults to a 10 % fee and 3 days, reads decimals, and refuses values out of range by name', () => {
-    expect(loadConfig({ DATA_DIR: dataDir }).orders).toEqual({ platformFeeBasisPoints: 1000, autoCompleteAfterMs: 3 * 24 * 3600 * 1000 })
-    expect(loadConfig({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: '2.5', ORDER_AUTO_COMPLETE_DAYS: '0.5' }).orders).toEqual({ platformFeeBasisPoints: 250, autoCompleteAfterMs: 12 * 3600 * 1000 })
-    expect(variablesOf(configError({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: '101', ORDER_AUTO_COMPLETE_DAYS: '0' }))).toEqual(['ORDER_AUTO_COMPLETE_DAYS', 'PLATFORM_FEE_PERCENT'])
+  it('defaults to a 10 % fee, 3 days to auto-complete and 2 to answer a request, reads decimals, and refuses values out of range by name', () => {
+    expect(loadConfig({ DATA_DIR: dataDir }).orders).toEqual({ platformFeeBasisPoints: 1000, autoCompleteAfterMs: 3 * 24 * 3600 * 1000, requestExpiresAfterMs: 2 * 24 * 3600 * 1000 })
+    expect(loadConfig({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: '2.5', ORDER_AUTO_COMPLETE_DAYS: '0.5', ORDER_REQUEST_DAYS: '0.001' }).orders).toEqual({
+      platformFeeBasisPoints: 250,
+      autoCompleteAfterMs: 12 * 3600 * 1000,
+      requestExpiresAfterMs: 86_400,
+    })
+    expect(variablesOf(configError({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: '101', ORDER_AUTO_COMPLETE_DAYS: '0', ORDER_REQUEST_DAYS: '0.0009' }))).toEqual(['ORDER_AUTO_COMPLETE_DAYS', 'ORDER_REQUEST_DAYS', 'PLATFORM_FEE_PERCENT'])
     expect(variablesOf(configError({ DATA_DIR: dataDir, PLATFORM_FEE_PERCENT: 'ten' }))).toEqual(['PLATFORM_FEE_PERCENT'])
   })
 })
@@ -351,6 +355,62 @@ describe('tip and worker settings', () => {
     expect(short.tips).toEqual({ windowMs: 43_200, feeBasisPoints: 500 })
     expect(short.workerTickMs).toBe(2000)
     expect(variablesOf(configError({ DATA_DIR: dataDir, TIP_DAYS: '0', TIP_FEE_PERCENT: '100.5', WORKER_TICK_SECONDS: '0.5' }))).toEqual(['TIP_DAYS', 'TIP_FEE_PERCENT', 'WORKER_TICK_SECONDS'])
+  })
+})
+
+describe('notification settings', () => {
+  it('keeps notifications 90 days by default, reads fractions of a day, and refuses values out of range by name', () => {
+    expect(loadConfig({ DATA_DIR: dataDir }).notifications).toEqual({ retentionMs: 90 * 24 * 3600 * 1000 })
+    expect(loadConfig({ DATA_DIR: dataDir, NOTIFICATION_RETENTION_DAYS: '0.25' }).notifications).toEqual({ retentionMs: 6 * 3600 * 1000 })
+    expect(variablesOf(configError({ DATA_DIR: dataDir, NOTIFICATION_RETENTION_DAYS: '0' }))).toEqual(['NOTIFICATION_RETENTION_DAYS'])
+    expect(variablesOf(configError({ DATA_DIR: dataDir, NOTIFICATION_RETENTION_DAYS: 'forever' }))).toEqual(['NOTIFICATION_RETENTION_DAYS'])
+  })
+})
+
+describe('review window and seller levels', () => {
+  it('defaults to a 10-day review window, a daily evaluation over 60 days and the documented thresholds; reads fractions', () => {
+    const defaults = loadConfig({ DATA_DIR: dataDir })
+    expect(defaults.reviews).toEqual({ windowMs: 10 * 24 * 3600 * 1000 })
+    expect(defaults.sellerLevels).toEqual({
+      evaluationMs: 24 * 3600 * 1000,
+      windowMs: 60 * 24 * 3600 * 1000,
+      thresholds: {
+        level_one: { accountDays: 60, completedOrders: 10, rating: 4.7, onTimePercent: 90, completionPercent: 90 },
+        level_two: { accountDays: 120, completedOrders: 50, rating: 4.7, onTimePercent: 90, completionPercent: 90 },
+        top_rated: { accountDays: 180, completedOrders: 100, rating: 4.8, onTimePercent: 95, completionPercent: 95 },
+      },
+    })
+    const short = loadConfig({ DATA_DIR: dataDir, REVIEW_WINDOW_DAYS: '0.001', SELLER_LEVEL_EVALUATION_HOURS: '0.5', SELLER_LEVEL_WINDOW_DAYS: '30.5', SELLER_LEVEL_MIN_RATING: '4,4.25,4.9' })
+    expect(short.reviews.windowMs).toBe(86_400)
+    expect(short.sellerLevels).toMatchObject({ evaluationMs: 1_800_000, windowMs: 30.5 * 24 * 3600 * 1000 })
+    expect([short.sellerLevels.thresholds.level_one.rating, short.sellerLevels.thresholds.level_two.rating, short.sellerLevels.thresholds.top_rated.rating]).toEqual([4, 4.25, 4.9])
+  })
+
+  it('refuses windows out of range, a triple that is malformed, above its maximum, fractional where orders are counted, or decreasing, each by name', () => {
+    expect(variablesOf(configError({ DATA_DIR: dataDir, REVIEW_WINDOW_DAYS: '0', SELLER_LEVEL_EVALUATION_HOURS: '0', SELLER_LEVEL_WINDOW_DAYS: 'sixty' }))).toEqual([
+      'REVIEW_WINDOW_DAYS',
+      'SELLER_LEVEL_EVALUATION_HOURS',
+      'SELLER_LEVEL_WINDOW_DAYS',
+    ])
+    expect(variablesOf(configError({ DATA_DIR: dataDir, SELLER_LEVEL_MIN_RATING: '4.7,4.8' }))).toEqual(['SELLER_LEVEL_MIN_RATING'])
+    const problems = configError({
+      DATA_DIR: dataDir,
+      SELLER_LEVEL_MIN_RATING: '4,5,5.5',
+      SELLER_LEVEL_MIN_ON_TIME_PERCENT: '90,101,101',
+      SELLER_LEVEL_MIN_COMPLETED_ORDERS: '10,50.5,100',
+      SELLER_LEVEL_MIN_ACCOUNT_DAYS: '60,30,180',
+    })
+    expect(variablesOf(problems)).toEqual(['SELLER_LEVEL_MIN_ACCOUNT_DAYS', 'SELLER_LEVEL_MIN_COMPLETED_ORDERS', 'SELLER_LEVEL_MIN_ON_TIME_PERCENT', 'SELLER_LEVEL_MIN_RATING'])
+    expect(problems.problems.find((problem) => problem.startsWith('SELLER_LEVEL_MIN_ACCOUNT_DAYS'))).toContain('each at least the one before')
+  })
+})
+
+describe('clearance settings', () => {
+  it('defaults to 7 days, reads fractions down to 0.001, takes 0 as no clearance, and refuses anything else by name', () => {
+    expect(loadConfig({ DATA_DIR: dataDir }).clearanceAfterMs).toBe(7 * 24 * 3600 * 1000)
+    expect(loadConfig({ DATA_DIR: dataDir, CLEARANCE_DAYS: '0.001' }).clearanceAfterMs).toBe(86_400)
+    expect(loadConfig({ DATA_DIR: dataDir, CLEARANCE_DAYS: '0' }).clearanceAfterMs).toBe(0)
+    for (const days of ['0.0005', '-1', '366', 'seven']) expect(variablesOf(configError({ DATA_DIR: dataDir, CLEARANCE_DAYS: days }))).toEqual(['CLEARANCE_DAYS'])
   })
 })
 

@@ -6,9 +6,12 @@ import { Value } from '@sinclair/typebox/value'
 import { defaultHashConcurrency } from './lib/passwords.ts'
 import { Email, FullName, Password } from './modules/users/account-fields.ts'
 
+const DAY_MS = 24 * 3600 * 1000
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false')])
 const Url = (protocols: string) => Type.String({ pattern: `^(${protocols})://\\S+$` })
 const Count = (fallback: number) => Type.Integer({ minimum: 1, maximum: 1_000_000, default: fallback })
+/** Three numbers, for level_one, level_two and top_rated: `60,120,180`. */
+const LevelTriple = (fallback: string) => Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?,[0-9]+(\\.[0-9]+)?,[0-9]+(\\.[0-9]+)?$', default: fallback })
 
 /** Every environment variable the service reads, with its default. The only reader of process.env. */
 const EnvSchema = Type.Object({
@@ -51,9 +54,20 @@ const EnvSchema = Type.Object({
   LEDGER_PLATFORM_SUB_ACCOUNTS: Type.Integer({ minimum: 1, maximum: 1024, default: 16 }),
   PLATFORM_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 10 }),
   ORDER_AUTO_COMPLETE_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 3 }),
+  ORDER_REQUEST_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 2 }),
   TIP_DAYS: Type.Number({ minimum: 0.0001, maximum: 365, default: 14 }),
   TIP_FEE_PERCENT: Type.Number({ minimum: 0, maximum: 100, default: 0 }),
+  CLEARANCE_DAYS: Type.Number({ minimum: 0, maximum: 365, default: 7 }),
   WORKER_TICK_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
+  NOTIFICATION_RETENTION_DAYS: Type.Number({ minimum: 0.001, maximum: 3650, default: 90 }),
+  REVIEW_WINDOW_DAYS: Type.Number({ minimum: 0.001, maximum: 365, default: 10 }),
+  SELLER_LEVEL_EVALUATION_HOURS: Type.Number({ minimum: 0.001, maximum: 8760, default: 24 }),
+  SELLER_LEVEL_WINDOW_DAYS: Type.Number({ minimum: 0.001, maximum: 3650, default: 60 }),
+  SELLER_LEVEL_MIN_ACCOUNT_DAYS: LevelTriple('60,120,180'),
+  SELLER_LEVEL_MIN_COMPLETED_ORDERS: LevelTriple('10,50,100'),
+  SELLER_LEVEL_MIN_RATING: LevelTriple('4.7,4.7,4.8'),
+  SELLER_LEVEL_MIN_ON_TIME_PERCENT: LevelTriple('90,90,95'),
+  SELLER_LEVEL_MIN_COMPLETION_PERCENT: LevelTriple('90,90,95'),
   PAYMENTS_PROVIDER: Type.Union([Type.Literal('sandbox')], { default: 'sandbox' }),
   PAYMENTS_SANDBOX_ENABLED: Type.Optional(Bool),
   SUPERUSER_EMAIL: Type.Optional(Type.String()),
@@ -116,12 +130,23 @@ export interface Config {
    * whether destinations in private networks are allowed (outside production by default).
    */
   webhooks: { url: string | undefined; secret: string | undefined; allowPrivateNetworks: boolean }
-  /** Orders: the platform's share of a completed order in basis points (10 % = 1000), and how long after the latest delivery an undecided order completes by itself. */
-  orders: { platformFeeBasisPoints: number; autoCompleteAfterMs: number }
+  /**
+   * Orders: the platform's share of a completed order in basis points (10 % = 1000), how long after the latest delivery an undecided
+   * order completes by itself, and how long a request between the parties stays open unanswered.
+   */
+  orders: { platformFeeBasisPoints: number; autoCompleteAfterMs: number; requestExpiresAfterMs: number }
   /** Tips on completed orders: how long after completion the buyer may tip, and the platform's share in basis points. */
   tips: { windowMs: number; feeBasisPoints: number }
-  /** How often the worker runs its periodic checks (auto-completion, offer expiry). */
+  /** How long a seller's earning (an order's, a tip's) stays clearing before it becomes available; 0: available at once. */
+  clearanceAfterMs: number
+  /** How often the worker runs its periodic checks (auto-completion, offer expiry, unanswered order requests, clearance, review publication). */
   workerTickMs: number
+  /** Notifications: how long they are kept before the worker deletes them. */
+  notifications: { retentionMs: number }
+  /** Two-way reviews: how long after an order's completion its parties may review it; the reviews stay hidden until both are in or this has passed. */
+  reviews: { windowMs: number }
+  /** Seller levels (docs/seller-levels.md): how often the worker evaluates them, the span of the recent figures, and what each level needs. */
+  sellerLevels: { evaluationMs: number; windowMs: number; thresholds: Record<RankedSellerLevel, LevelThresholds> }
   /** Realtime sockets: how often each is pinged; one that missed the previous ping is dropped. */
   realtime: { heartbeatMs: number; maxSocketsPerUser: number }
   logLevel: Env['LOG_LEVEL']
@@ -134,6 +159,69 @@ export interface Config {
   superuser: { email?: string; password?: string; fullName?: string }
 }
 
+/** The levels above `new`, lowest first. */
+export const rankedSellerLevels = ['level_one', 'level_two', 'top_rated'] as const
+export type RankedSellerLevel = (typeof rankedSellerLevels)[number]
+
+/** What a seller needs to hold a level; each figure is at least the one of the level below. */
+export interface LevelThresholds {
+  accountDays: number
+  completedOrders: number
+  /** Average rating, 1 to 5. */
+  rating: number
+  onTimePercent: number
+  completionPercent: number
+}
+
+const LEVEL_VARIABLES = {
+  accountDays: { name: 'SELLER_LEVEL_MIN_ACCOUNT_DAYS', max: 3650, whole: false },
+  completedOrders: { name: 'SELLER_LEVEL_MIN_COMPLETED_ORDERS', max: 1_000_000, whole: true },
+  rating: { name: 'SELLER_LEVEL_MIN_RATING', max: 5, whole: false },
+  onTimePercent: { name: 'SELLER_LEVEL_MIN_ON_TIME_PERCENT', max: 100, whole: false },
+  completionPercent: { name: 'SELLER_LEVEL_MIN_COMPLETION_PERCENT', max: 100, whole: false },
+} as const satisfies Record<keyof LevelThresholds, { name: keyof Env; max: number; whole: boolean }>
+
+const levelTriples = (env: Env) =>
+  (Object.entries(LEVEL_VARIABLES) as [keyof LevelThresholds, (typeof LEVEL_VARIABLES)[keyof LevelThresholds]][]).map(([key, variable]) => ({
+    key,
+    variable,
+    raw: env[variable.name],
+    values: env[variable.name].split(',').map(Number),
+  }))
+
+/**
+ * What is wrong with the level thresholds (`10,50,100`: level_one, level_two, top_rated). A level
+ * that asked less than the one below would be reached by skipping it, so no triple may decrease.
+ */
+function sellerLevelProblems(env: Env): string[] {
+  return levelTriples(env).flatMap(({ variable, raw, values }) => {
+    // A malformed triple was reported by its pattern.
+    if (values.length !== 3 || values.some(Number.isNaN)) return []
+    const why = values.some((value) => value > variable.max)
+      ? `each value at most ${variable.max}`
+      : variable.whole && values.some((value) => !Number.isInteger(value))
+        ? 'whole numbers'
+        : values.some((value, index) => index > 0 && value < values[index - 1]!)
+          ? 'level_one, level_two, top_rated, each at least the one before'
+          : undefined
+    return why ? [`${variable.name}: must be ${why} (got ${JSON.stringify(raw)})`] : []
+  })
+}
+
+/** The review window and the seller level settings, from variables already checked. */
+function reviewSettings(env: Env): Pick<Config, 'reviews' | 'sellerLevels'> {
+  const triples = levelTriples(env)
+  const levelAt = (index: number) => Object.fromEntries(triples.map(({ key, values }) => [key, values[index]!])) as unknown as LevelThresholds
+  return {
+    reviews: { windowMs: Math.round(env.REVIEW_WINDOW_DAYS * DAY_MS) },
+    sellerLevels: {
+      evaluationMs: Math.round(env.SELLER_LEVEL_EVALUATION_HOURS * 3600 * 1000),
+      windowMs: Math.round(env.SELLER_LEVEL_WINDOW_DAYS * DAY_MS),
+      thresholds: { level_one: levelAt(0), level_two: levelAt(1), top_rated: levelAt(2) },
+    },
+  }
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`)
@@ -144,6 +232,60 @@ export class ConfigError extends Error {
 const DEFAULTS: Record<string, string> = {
   TRUST_PROXY: 'false',
   RUN_WORKER: 'true',
+}
+
+/** Rules between variables, and what production requires besides the schema. */
+function crossVariableProblems(env: Env): string[] {
+  const problems: string[] = []
+  if (env.NODE_ENV === 'production') {
+    for (const name of ['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET', 'FILE_SIGNING_SECRET'] as const) {
+      if (!env[name]) problems.push(`${name}: required when NODE_ENV=production (at least 32 characters)`)
+    }
+    // Without SMTP, mail goes to files and its links (reset tokens) to the log: development only.
+    if (!env.SMTP_URL) problems.push('SMTP_URL: required when NODE_ENV=production')
+  }
+  // 0 turns clearance off; any other window is at least the 0.001 day (86.4 s) every *_DAYS setting allows.
+  if (env.CLEARANCE_DAYS > 0 && env.CLEARANCE_DAYS < 0.001) problems.push(`CLEARANCE_DAYS: must be 0 or from 0.001 to 365 (got ${JSON.stringify(env.CLEARANCE_DAYS)})`)
+  if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) problems.push('WEBHOOK_SECRET: required with WEBHOOK_URL (a whsec_ secret, base64 of at least 16 bytes)')
+  if (env.WEBHOOK_URL && hasCredentials(env.WEBHOOK_URL)) problems.push('WEBHOOK_URL: must not carry credentials (user:password@)')
+  if (env.JWT_ACCESS_SECRET && env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) problems.push('JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET')
+  if (env.FILE_SIGNING_SECRET && [env.JWT_ACCESS_SECRET, env.JWT_REFRESH_SECRET].includes(env.FILE_SIGNING_SECRET)) {
+    problems.push('FILE_SIGNING_SECRET: must differ from the JWT secrets')
+  }
+  return problems
+}
+
+/** Where files go: an S3-compatible bucket when `S3_BUCKET` is set, else the local disk under DATA_DIR. */
+function storageSettings(env: Env, dataDir: string): Config['storage'] {
+  return env.S3_BUCKET
+    ? {
+        kind: 's3',
+        bucket: env.S3_BUCKET,
+        region: env.S3_REGION,
+        endpoint: env.S3_ENDPOINT,
+        publicEndpoint: env.S3_PUBLIC_ENDPOINT,
+        accessKeyId: env.S3_ACCESS_KEY_ID,
+        secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+        // Custom endpoints (MinIO, R2, ...) usually need path-style addressing.
+        forcePathStyle: env.S3_FORCE_PATH_STYLE ? env.S3_FORCE_PATH_STYLE === 'true' : env.S3_ENDPOINT !== undefined,
+      }
+    : { kind: 'local', dir: join(dataDir, 'uploads') }
+}
+
+const days = (value: number) => Math.round(value * 24 * 3600 * 1000)
+
+/** Money, orders and the business clock: fees, the windows of orders, tips, requests, clearance and notifications. */
+function marketSettings(env: Env) {
+  return {
+    currency: env.CURRENCY,
+    minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
+    ledgerPlatformSubAccounts: env.LEDGER_PLATFORM_SUB_ACCOUNTS,
+    orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: days(env.ORDER_AUTO_COMPLETE_DAYS), requestExpiresAfterMs: days(env.ORDER_REQUEST_DAYS) },
+    tips: { windowMs: days(env.TIP_DAYS), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
+    clearanceAfterMs: days(env.CLEARANCE_DAYS),
+    workerTickMs: env.WORKER_TICK_SECONDS * 1000,
+    notifications: { retentionMs: days(env.NOTIFICATION_RETENTION_DAYS) },
+  }
 }
 
 /**
@@ -172,20 +314,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     problems.push(`${key || 'environment'}: ${error.message} (got ${JSON.stringify(raw[key] ?? null)})`)
   }
   const env = withDefaults as Env
-  if (env.NODE_ENV === 'production') {
-    for (const name of ['JWT_ACCESS_SECRET', 'JWT_REFRESH_SECRET', 'FILE_SIGNING_SECRET'] as const) {
-      if (!env[name]) problems.push(`${name}: required when NODE_ENV=production (at least 32 characters)`)
-    }
-    // Without SMTP, mail goes to files and its links (reset tokens) to the log: development only.
-    if (!env.SMTP_URL) problems.push('SMTP_URL: required when NODE_ENV=production')
-  }
-  if (env.WEBHOOK_URL && !env.WEBHOOK_SECRET) problems.push('WEBHOOK_SECRET: required with WEBHOOK_URL (a whsec_ secret, base64 of at least 16 bytes)')
-  if (env.WEBHOOK_URL && hasCredentials(env.WEBHOOK_URL)) problems.push('WEBHOOK_URL: must not carry credentials (user:password@)')
-  if (env.JWT_ACCESS_SECRET && env.JWT_ACCESS_SECRET === env.JWT_REFRESH_SECRET) problems.push('JWT_REFRESH_SECRET: must differ from JWT_ACCESS_SECRET')
-  if (env.FILE_SIGNING_SECRET && [env.JWT_ACCESS_SECRET, env.JWT_REFRESH_SECRET].includes(env.FILE_SIGNING_SECRET)) {
-    problems.push('FILE_SIGNING_SECRET: must differ from the JWT secrets')
-  }
-  problems.push(...superuserProblems(env))
+  problems.push(...crossVariableProblems(env), ...superuserProblems(env), ...sellerLevelProblems(env))
   if (problems.length > 0) throw new ConfigError(problems)
 
   const isProduction = env.NODE_ENV === 'production'
@@ -207,19 +336,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     redisUrl: env.REDIS_URL,
     jwt,
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM, dir: join(dataDir, 'mail') },
-    storage: env.S3_BUCKET
-      ? {
-          kind: 's3',
-          bucket: env.S3_BUCKET,
-          region: env.S3_REGION,
-          endpoint: env.S3_ENDPOINT,
-          publicEndpoint: env.S3_PUBLIC_ENDPOINT,
-          accessKeyId: env.S3_ACCESS_KEY_ID,
-          secretAccessKey: env.S3_SECRET_ACCESS_KEY,
-          // Custom endpoints (MinIO, R2, ...) usually need path-style addressing.
-          forcePathStyle: env.S3_FORCE_PATH_STYLE ? env.S3_FORCE_PATH_STYLE === 'true' : env.S3_ENDPOINT !== undefined,
-        }
-      : { kind: 'local', dir: join(dataDir, 'uploads') },
+    storage: storageSettings(env, dataDir),
     tmpDir: join(dataDir, 'tmp'),
     signedUrlTtlSeconds: env.SIGNED_URL_TTL_SECONDS,
     fileSigning: { secret: secrets.fileSigningSecret, previousSecret: env.FILE_SIGNING_SECRET_PREVIOUS },
@@ -234,12 +351,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       general: env.RATE_LIMIT_GENERAL,
       windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS,
     },
-    currency: env.CURRENCY,
-    minPayoutCents: Math.round(env.MIN_PAYOUT * 100),
-    ledgerPlatformSubAccounts: env.LEDGER_PLATFORM_SUB_ACCOUNTS,
-    orders: { platformFeeBasisPoints: Math.round(env.PLATFORM_FEE_PERCENT * 100), autoCompleteAfterMs: Math.round(env.ORDER_AUTO_COMPLETE_DAYS * 24 * 3600 * 1000) },
-    tips: { windowMs: Math.round(env.TIP_DAYS * 24 * 3600 * 1000), feeBasisPoints: Math.round(env.TIP_FEE_PERCENT * 100) },
-    workerTickMs: env.WORKER_TICK_SECONDS * 1000,
+    ...marketSettings(env),
+    ...reviewSettings(env),
     payments: { provider: env.PAYMENTS_PROVIDER, sandboxEnabled: env.PAYMENTS_SANDBOX_ENABLED ? env.PAYMENTS_SANDBOX_ENABLED === 'true' : !isProduction },
     webhooks: {
       url: env.WEBHOOK_URL,

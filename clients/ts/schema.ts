@@ -351,6 +351,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your notifications
+         * @description Newest first. `unread=true` keeps those not read yet. Page with `page`, or pass the `nextCursor` of a page as `cursor` for the next one (steady while new ones arrive). Each new notification is also pushed to your open sockets (`GET /messages/ws`) as `{ type: "notification", data }`. Notifications older than NOTIFICATION_RETENTION_DAYS are deleted.
+         */
+        get: operations["getNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/notifications/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark notifications read
+         * @description Send `ids` (up to 100 of yours) or `all: true`, not both. An id that is not one of your notifications answers 404 and nothing is marked. Marking a read one again changes nothing. Answers how many this marked and how many are still unread.
+         */
+        post: operations["postNotificationsRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/notification-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your notification settings
+         * @description For each kind of notification, whether it is e-mailed to you too. Security e-mails (activation, password reset, suspension) are always sent and not listed.
+         */
+        get: operations["getUsersMeNotificationSettings"];
+        /**
+         * Change your notification settings
+         * @description Names the kinds to change under `email`; the others keep their setting. A kind that is not listed, a security e-mail among them, is 400 on that field. Answers every setting.
+         */
+        put: operations["putUsersMeNotificationSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/audit": {
         parameters: {
             query?: never;
@@ -1002,7 +1066,7 @@ export interface paths {
         };
         /**
          * The caller's statement
-         * @description Movements of the available balance, newest first (default 20 per page, at most 100).
+         * @description Movements of the available and clearing balances, newest first (default 20 per page, at most 100); `account` keeps one of them. A seller’s earning first shows as a `clearing` line with `availableAt`; when it clears, a `clearance` pair follows (out of `clearing`, into `available`), and a staff refund of it shows as an `earning_reversal` out of `clearing`. With CLEARANCE_DAYS set to 0, earnings are `available` lines at once.
          */
         get: operations["getWalletTransactions"];
         put?: never;
@@ -1199,7 +1263,7 @@ export interface paths {
         };
         /**
          * Check that the books balance (superuser)
-         * @description Every ledger transaction must sum to zero and every account balance must equal the sum of its entries. Also `npm run cli -- ledger:check`.
+         * @description Every ledger transaction must sum to zero, every account balance must equal the sum of its entries, and every clearing balance what its user’s earnings still clearing hold (`clearing_mismatch` otherwise). Also `npm run cli -- ledger:check`.
          */
         get: operations["getAdminLedgerCheck"];
         put?: never;
@@ -1607,6 +1671,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orders/{orderId}/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the other party of an order (cancel, more time, a partial refund)
+         * @description `cancellation`: either party, while the order is pending, in progress or delivered; accepted, the order is cancelled and what is still in escrow goes back to the buyer. `extension`: the seller, while in progress, with `days` (1 to 30); accepted, `dueAt` moves that many days later. `partial_refund`: the seller, while in progress or delivered, with `amount` (less than what the order still holds in escrow, 400 on `amount` otherwise); accepted, it goes back to the buyer’s wallet at once and completion pays the seller what is left minus the fee on it. A field of another kind is 400 on that field. Anyone else, or another status, is 422 INVALID_TRANSITION; one request is open at a time (422 REQUEST_OPEN). Unanswered within ORDER_REQUEST_DAYS (now 2), a cancellation request is accepted by the system and any other request expires. Any other move of the order ends an open request as `expired`. Both parties are e-mailed each outcome. Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404, as for a request id that is not one of the order’s.
+         */
+        post: operations["postOrdersByOrderIdRequests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}/requests/{requestId}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a request (the other party)
+         * @description While the request is open (422 INVALID_TRANSITION otherwise, or for the wrong party). Applies it in the same transaction (the order cancelled and refunded, its due date moved, or the partial refund paid) and answers the order with its `requests`. Of an accept and a decline at the same moment, one wins and the other is 422. Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404, as for a request id that is not one of the order’s.
+         */
+        post: operations["postOrdersByOrderIdRequestsByRequestIdAccept"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}/requests/{requestId}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline a request (the other party)
+         * @description While the request is open (422 INVALID_TRANSITION otherwise, or for the wrong party). Nothing else changes; answers the order with its `requests`. Of an accept and a decline at the same moment, one wins and the other is 422. Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404, as for a request id that is not one of the order’s.
+         */
+        post: operations["postOrdersByOrderIdRequestsByRequestIdDecline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}/requests/{requestId}/withdraw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Withdraw your request (its author)
+         * @description While the request is open (422 INVALID_TRANSITION otherwise, or for the wrong party). Nothing else changes; answers the order with its `requests`. Of an accept and a decline at the same moment, one wins and the other is 422. Only its buyer and seller, and staff with view_orders, see an order: anyone else gets 404, as for a request id that is not one of the order’s.
+         */
+        post: operations["postOrdersByOrderIdRequestsByRequestIdWithdraw"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/orders": {
         parameters: {
             query?: never;
@@ -1661,6 +1805,26 @@ export interface paths {
          * @description A disputed order: `refundAmount` goes from escrow to the buyer’s wallet, the rest to the seller minus the platform fee on the rest (the order’s own fee rate, rounded half-up to the cent). The order ends `completed` when the seller gets anything, `cancelled` when the refund is the whole escrow. One transaction with the audit record, the timeline entry, the e-mails to both parties and the `order.resolved` event. A `refundAmount` above what the order holds in escrow is 400 on the field. The all-or-nothing resolutions stay `PUT /orders/{orderId}/status`.
          */
         post: operations["postAdminOrdersByOrderIdResolve"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/orders/{orderId}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund part of a completed order while its earnings clear (manage_orders)
+         * @description A completed order whose seller earnings (the completion’s, the tip’s) are still clearing: `amount` goes back from the seller’s clearing balance to the buyer’s available balance (`earning_reversal` and `staff_refund`), the order’s `refunded` grows by it, and the worker later clears only what is left. One transaction under the order’s lock with the audit record, the `order.refunded` event and an e-mail to each party. An order not completed is 422 `INVALID_TRANSITION`; once nothing of it is clearing (all cleared, or CLEARANCE_DAYS is 0), 422 `ALREADY_CLEARED`.
+         */
+        post: operations["postAdminOrdersByOrderIdRefund"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1777,8 +1941,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Review a completed order (buyer)
-         * @description Once per order. The rating joins the service's and the seller's averages at once. Another user's order is 404.
+         * Review a completed order (its buyer or its seller, once each)
+         * @description The buyer rates the seller and the service (`criteria` optional); the seller rates the buyer with `rating` and `comment` (`criteria` from the seller is 400 on `criteria`). Both reviews of an order stay hidden until both parties have written theirs or 10 days (REVIEW_WINDOW_DAYS) have passed since it completed; until then only the author sees a review whole, the other party sees that it exists, and it counts in no average. After that no review of the order is accepted (422 `REVIEW_WINDOW_CLOSED`). Another user's order is 404.
          */
         post: operations["postReviews"];
         delete?: never;
@@ -1797,10 +1961,50 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Reply to a review (the reviewed seller, once)
-         * @description Anyone but the seller of the reviewed order gets 404.
+         * Reply to a review (the party it is about, once)
+         * @description The seller answers a buyer’s review, the buyer a seller’s, once the review is public (422 `REVIEW_HIDDEN` before). Anyone else gets 404.
          */
         post: operations["postReviewsByReviewIdReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reviews/{reviewId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A review
+         * @description Anyone may read a public review. Both reviews of an order stay hidden until both parties have written theirs or 10 days (REVIEW_WINDOW_DAYS) have passed since it completed; until then only the author sees a review whole, the other party sees that it exists, and it counts in no average. A hidden review is 404 to anyone but the order's two parties.
+         */
+        get: operations["getReviewsByReviewId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orders/{orderId}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The reviews of an order (its parties)
+         * @description The buyer's and the seller's review as the caller may see them, until when the order may be reviewed, and whether the caller may review it now. Both reviews of an order stay hidden until both parties have written theirs or 10 days (REVIEW_WINDOW_DAYS) have passed since it completed; until then only the author sees a review whole, the other party sees that it exists, and it counts in no average. Anyone but the order's buyer and seller gets 404.
+         */
+        get: operations["getOrdersByOrderIdReviews"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1816,9 +2020,29 @@ export interface paths {
         };
         /**
          * Reviews of a service
-         * @description Newest first, 10 per page by default. A service that is not active is 404 except to its owner and staff with view_services.
+         * @description The buyers’ public reviews, newest public first, 10 per page by default. A service that is not active is 404 except to its owner and staff with view_services.
          */
         get: operations["getServicesByServiceIdReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{userId}/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reviews a user received
+         * @description The public reviews a user received as seller (`role=seller`, the default: from buyers) or as buyer (`role=buyer`: from sellers), newest public first, 10 per page by default. Inactive or unknown users are 404.
+         */
+        get: operations["getUsersByUserIdReviews"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1836,7 +2060,7 @@ export interface paths {
         };
         /**
          * Extended statistics of a user
-         * @description The user as a seller: services (`totalServices` not deleted, `activeServices`), orders (`totalOrders` in any status), `completionRate` (completed over completed and cancelled, in percent; 0 when none ended), ratings and their distribution. Inactive or unknown users are 404.
+         * @description The user as a seller: services (`totalServices` not deleted, `activeServices`), orders (`totalOrders` in any status), `completionRate` (completed over completed and cancelled, in percent; 0 when none ended), `onTimeDeliveryRate` (first delivered by the due time over delivered, in percent; 0 when none was delivered), public ratings and their distribution, the seller level and when it was last evaluated. Inactive or unknown users are 404.
          */
         get: operations["getUsersByUserIdStats"];
         put?: never;
@@ -2851,7 +3075,7 @@ export interface webhooks {
         put?: never;
         /**
          * order.completed
-         * @description An order completed: the seller was paid its total minus the platform fee.
+         * @description An order completed: the seller was paid what was left in escrow (the total, less partial refunds accepted before) minus the platform fee on it; `sellerEarning` and `platformFee` are what moved.
          *
          *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
          */
@@ -2924,7 +3148,7 @@ export interface webhooks {
         put?: never;
         /**
          * order.cancelled
-         * @description An order was cancelled: its total went back to the buyer.
+         * @description An order was cancelled: what it still held in escrow went back to the buyer (its `total`, less partial refunds accepted before).
          *
          *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
          */
@@ -3180,6 +3404,478 @@ export interface webhooks {
                             /** Format: uuid */
                             sellerId: string;
                             reason: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.request_opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.request_opened
+         * @description A party of an order asked the other for a cancellation or more time, or the seller offered a partial refund; the other party accepts or declines it within ORDER_REQUEST_DAYS.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.request_opened";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: uuid */
+                            requestId: string;
+                            type: "cancellation" | "extension" | "partial_refund";
+                            requestedBy: "buyer" | "seller";
+                            /**
+                             * Format: int64
+                             * @description An extension’s days.
+                             */
+                            days?: number;
+                            /** @description A partial refund’s amount. */
+                            amount?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.request_accepted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.request_accepted
+         * @description A request was accepted and applied: by the other party, or by the system for a cancellation nobody answered within ORDER_REQUEST_DAYS (then `order.status_changed` says `by: system`).
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.request_accepted";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: uuid */
+                            requestId: string;
+                            type: "cancellation" | "extension" | "partial_refund";
+                            requestedBy: "buyer" | "seller";
+                            /**
+                             * Format: int64
+                             * @description An extension’s days.
+                             */
+                            days?: number;
+                            /** @description A partial refund’s amount. */
+                            amount?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.request_declined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.request_declined
+         * @description The other party declined a request; nothing changed.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.request_declined";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: uuid */
+                            requestId: string;
+                            type: "cancellation" | "extension" | "partial_refund";
+                            requestedBy: "buyer" | "seller";
+                            /**
+                             * Format: int64
+                             * @description An extension’s days.
+                             */
+                            days?: number;
+                            /** @description A partial refund’s amount. */
+                            amount?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.request_withdrawn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.request_withdrawn
+         * @description The party who made a request withdrew it before it was answered.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.request_withdrawn";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: uuid */
+                            requestId: string;
+                            type: "cancellation" | "extension" | "partial_refund";
+                            requestedBy: "buyer" | "seller";
+                            /**
+                             * Format: int64
+                             * @description An extension’s days.
+                             */
+                            days?: number;
+                            /** @description A partial refund’s amount. */
+                            amount?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.request_expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.request_expired
+         * @description A request ended unanswered: ORDER_REQUEST_DAYS passed (a cancellation is accepted instead), or another move of the order (a delivery, a dispute, a completion, a cancellation) ended it.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.request_expired";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            /** Format: uuid */
+                            requestId: string;
+                            type: "cancellation" | "extension" | "partial_refund";
+                            requestedBy: "buyer" | "seller";
+                            /**
+                             * Format: int64
+                             * @description An extension’s days.
+                             */
+                            days?: number;
+                            /** @description A partial refund’s amount. */
+                            amount?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.refunded
+         * @description Staff refunded part of a completed order: `amount` went back from the seller’s earnings still clearing to the buyer’s available balance. The note stays in the audit log and the e-mails to both parties.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "order.refunded";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            orderId: string;
+                            serviceId: string | null;
+                            /** Format: uuid */
+                            buyerId: string;
+                            /** Format: uuid */
+                            sellerId: string;
+                            amount: number;
+                            /** Format: uuid */
+                            by: string;
                         };
                     };
                 };
@@ -3570,7 +4266,7 @@ export interface webhooks {
         put?: never;
         /**
          * review.created
-         * @description A buyer reviewed a completed order.
+         * @description A party reviewed a completed order: the buyer the seller (`subjectId` is `sellerId`), or the seller the buyer. The review stays hidden until `review.published`.
          *
          *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
          */
@@ -3606,10 +4302,353 @@ export interface webhooks {
                             /** Format: uuid */
                             orderId: string;
                             serviceId: string | null;
-                            /** Format: uuid */
+                            /**
+                             * Format: uuid
+                             * @description The order’s seller, whoever wrote the review.
+                             */
                             sellerId: string;
+                            /** Format: uuid */
+                            authorId: string;
+                            /** Format: uuid */
+                            subjectId: string;
                             /** Format: int32 */
                             rating: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * review.published
+         * @description A review became public: both parties of the order reviewed it, or REVIEW_WINDOW_DAYS passed since it completed. From now on it counts in the averages.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "review.published";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            reviewId: string;
+                            /** Format: uuid */
+                            orderId: string;
+                            /** Format: uuid */
+                            authorId: string;
+                            /** Format: uuid */
+                            subjectId: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "review.replied": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * review.replied
+         * @description The party a public review is about replied to it (`subjectId` replied to `authorId`’s review).
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "review.replied";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            reviewId: string;
+                            /** Format: uuid */
+                            orderId: string;
+                            /** Format: uuid */
+                            authorId: string;
+                            /** Format: uuid */
+                            subjectId: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "seller.level_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * seller.level_changed
+         * @description The seller level evaluation moved a seller to another level (docs/seller-levels.md).
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "seller.level_changed";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            userId: string;
+                            /** @enum {string} */
+                            from: "new" | "level_one" | "level_two" | "top_rated";
+                            /** @enum {string} */
+                            to: "new" | "level_one" | "level_two" | "top_rated";
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.suspended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.suspended
+         * @description Staff suspended an account: it is locked out until the suspension ends.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "user.suspended";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            userId: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Received. Any other answer is retried. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "user.unsuspended": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * user.unsuspended
+         * @description Staff ended the suspension of an account: its owner may log in again.
+         *
+         *     A 2xx answer is success; anything else, a timeout (10 s) or a redirect is retried about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later. 410 Gone disables the endpoint.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id: the same on every attempt of this message, so receivers can drop duplicates. */
+                    "webhook-id": string;
+                    /** @description Unix time (seconds) of this attempt; refuse messages more than a few minutes old. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256>` signatures of `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint secret (base64 after `whsec_`); during a secret rotation, one per secret. Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        event: "user.unsuspended";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened (ISO 8601, UTC).
+                         */
+                        timestamp: string;
+                        /** @description The event's `cursor` in the event log (`GET /admin/events`). Deliveries may arrive in any order and more than once; sorting them by this number (as an integer) gives the order of the log, in which an event never comes before one of the same object that happened before it. */
+                        cursor: string;
+                        data: {
+                            /** Format: uuid */
+                            userId: string;
                         };
                     };
                 };
@@ -8491,6 +9530,11 @@ export interface operations {
                             updatedAt: string;
                             /** @description What the caller may do in the admin area. */
                             permissions: ("view_users" | "manage_users" | "view_services" | "approve_services" | "view_orders" | "manage_orders" | "resolve_disputes" | "view_kyc" | "manage_kyc" | "view_accounts" | "approve_withdrawals")[];
+                            /**
+                             * Format: int64
+                             * @description How many of your notifications are unread (`GET /notifications?unread=true`).
+                             */
+                            unreadNotifications: number;
                         };
                     };
                 };
@@ -9159,6 +10203,11 @@ export interface operations {
                                     description: string;
                                 }[];
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             /** @description The public profile’s statistics: active services, orders completed as seller, average rating and reviews (`GET /users/{userId}/stats` has the extended record). */
                             stats: {
                                 /**
@@ -9171,17 +10220,872 @@ export interface operations {
                                  * @description Orders completed as seller.
                                  */
                                 completedOrdersCount: number;
-                                /** @description Average rating of the reviews of the user’s services, two decimals; 0 without reviews. */
+                                /** @description Average rating of the public reviews buyers gave the user as seller, two decimals; 0 without reviews. */
                                 averageRating: number;
-                                /** Format: int64 */
+                                /**
+                                 * Format: int64
+                                 * @description Public reviews buyers gave the user as seller.
+                                 */
                                 reviewsCount: number;
                             };
+                            /** @description Average rating of the public reviews sellers gave the user as buyer, two decimals; 0 without any. */
+                            buyerRating: number;
+                            /**
+                             * Format: int64
+                             * @description Public reviews sellers gave the user as buyer.
+                             */
+                            buyerReviewsCount: number;
                         };
                     };
                 };
             };
             /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
             404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getNotifications: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100 (default 20). */
+                limit?: number;
+                /** @description Continue after this position: the `nextCursor` of the previous page. Takes precedence over `page`. */
+                cursor?: string;
+                /** @description `true`: only the notifications not read yet; `false` or absent: all of them. */
+                unread?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * @description What happened, as a dotted name (docs/notifications.md lists every kind and who hears of it).
+                                 * @example order.delivered
+                                 * @enum {string}
+                                 */
+                                kind: "order.placed" | "order.accepted" | "order.delivered" | "order.revision_requested" | "order.completed" | "order.cancelled" | "order.disputed" | "order.resolved" | "order.tipped" | "order.refunded" | "order.request_opened" | "order.request_accepted" | "order.request_declined" | "order.request_withdrawn" | "order.request_expired" | "offer.received" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.received" | "review.replied" | "message.received" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "service.approved" | "service.rejected" | "seller.level_changed" | "account.suspended" | "account.unsuspended";
+                                /** @description A short heading, e.g. "Order delivered". */
+                                title: string;
+                                /** @description One or two sentences saying what happened and what to do. */
+                                body: string;
+                                /** @description The object to open: an order, a conversation, a service, a payout, a KYC submission or a user. */
+                                link: {
+                                    /**
+                                     * @description What kind of object it concerns.
+                                     * @enum {string}
+                                     */
+                                    type: "order" | "conversation" | "service" | "payout" | "kyc_submission" | "user";
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description When the person marked it read; null while unread.
+                                 */
+                                readAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                                /** @description Send as `cursor` for the next (older) page; null on the last page. */
+                                nextCursor: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postNotificationsRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Up to 100 of your notifications to mark read. Send this or `all`. */
+                    ids?: string[];
+                    /**
+                     * @description `true` marks every one of your notifications read. Send this or `ids`.
+                     * @enum {boolean}
+                     */
+                    all?: true;
+                } & (unknown | unknown);
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: int64
+                             * @description How many notifications this request marked read (those read already are not counted).
+                             */
+                            updated: number;
+                            /**
+                             * Format: int64
+                             * @description How many of your notifications are still unread.
+                             */
+                            unread: number;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getUsersMeNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description Your notification settings (defaults in docs/notifications.md). */
+                        data: {
+                            /** @description For every kind of notification you may switch, whether it is e-mailed to you as well. Security e-mails (activation, password reset, suspension and its end) are always sent and not listed. */
+                            email: {
+                                /** @description Default off. */
+                                "order.placed": boolean;
+                                /** @description Default off. */
+                                "order.accepted": boolean;
+                                /** @description Default off. */
+                                "order.delivered": boolean;
+                                /** @description Default off. */
+                                "order.revision_requested": boolean;
+                                /** @description Default off. */
+                                "order.completed": boolean;
+                                /** @description Default off. */
+                                "order.cancelled": boolean;
+                                /** @description Default off. */
+                                "order.disputed": boolean;
+                                /** @description Default on. */
+                                "order.resolved": boolean;
+                                /** @description Default off. */
+                                "order.tipped": boolean;
+                                /** @description Default off. */
+                                "order.refunded": boolean;
+                                /** @description Default on. */
+                                "order.request_opened": boolean;
+                                /** @description Default on. */
+                                "order.request_accepted": boolean;
+                                /** @description Default on. */
+                                "order.request_declined": boolean;
+                                /** @description Default on. */
+                                "order.request_withdrawn": boolean;
+                                /** @description Default on. */
+                                "order.request_expired": boolean;
+                                /** @description Default on. */
+                                "offer.received": boolean;
+                                /** @description Default on. */
+                                "offer.accepted": boolean;
+                                /** @description Default on. */
+                                "offer.declined": boolean;
+                                /** @description Default on. */
+                                "offer.withdrawn": boolean;
+                                /** @description Default on. */
+                                "offer.expired": boolean;
+                                /** @description Default off. */
+                                "review.received": boolean;
+                                /** @description Default off. */
+                                "review.replied": boolean;
+                                /** @description Default on. */
+                                "message.received": boolean;
+                                /** @description Default off. */
+                                "payout.processed": boolean;
+                                /** @description Default off. */
+                                "payout.rejected": boolean;
+                                /** @description Default on. */
+                                "kyc.approved": boolean;
+                                /** @description Default on. */
+                                "kyc.rejected": boolean;
+                                /** @description Default off. */
+                                "service.approved": boolean;
+                                /** @description Default off. */
+                                "service.rejected": boolean;
+                                /** @description Default off. */
+                                "seller.level_changed": boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putUsersMeNotificationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": {
+                 *         "message.received": false,
+                 *         "order.delivered": true
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The kinds to change, each `true` (e-mail me) or `false`; kinds not named keep their setting. A kind that is not listed (a security e-mail, or no kind at all) is refused. */
+                    email: {
+                        /** @description Default off. */
+                        "order.placed"?: boolean;
+                        /** @description Default off. */
+                        "order.accepted"?: boolean;
+                        /** @description Default off. */
+                        "order.delivered"?: boolean;
+                        /** @description Default off. */
+                        "order.revision_requested"?: boolean;
+                        /** @description Default off. */
+                        "order.completed"?: boolean;
+                        /** @description Default off. */
+                        "order.cancelled"?: boolean;
+                        /** @description Default off. */
+                        "order.disputed"?: boolean;
+                        /** @description Default on. */
+                        "order.resolved"?: boolean;
+                        /** @description Default off. */
+                        "order.tipped"?: boolean;
+                        /** @description Default off. */
+                        "order.refunded"?: boolean;
+                        /** @description Default on. */
+                        "order.request_opened"?: boolean;
+                        /** @description Default on. */
+                        "order.request_accepted"?: boolean;
+                        /** @description Default on. */
+                        "order.request_declined"?: boolean;
+                        /** @description Default on. */
+                        "order.request_withdrawn"?: boolean;
+                        /** @description Default on. */
+                        "order.request_expired"?: boolean;
+                        /** @description Default on. */
+                        "offer.received"?: boolean;
+                        /** @description Default on. */
+                        "offer.accepted"?: boolean;
+                        /** @description Default on. */
+                        "offer.declined"?: boolean;
+                        /** @description Default on. */
+                        "offer.withdrawn"?: boolean;
+                        /** @description Default on. */
+                        "offer.expired"?: boolean;
+                        /** @description Default off. */
+                        "review.received"?: boolean;
+                        /** @description Default off. */
+                        "review.replied"?: boolean;
+                        /** @description Default on. */
+                        "message.received"?: boolean;
+                        /** @description Default off. */
+                        "payout.processed"?: boolean;
+                        /** @description Default off. */
+                        "payout.rejected"?: boolean;
+                        /** @description Default on. */
+                        "kyc.approved"?: boolean;
+                        /** @description Default on. */
+                        "kyc.rejected"?: boolean;
+                        /** @description Default off. */
+                        "service.approved"?: boolean;
+                        /** @description Default off. */
+                        "service.rejected"?: boolean;
+                        /** @description Default off. */
+                        "seller.level_changed"?: boolean;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description Your notification settings (defaults in docs/notifications.md). */
+                        data: {
+                            /** @description For every kind of notification you may switch, whether it is e-mailed to you as well. Security e-mails (activation, password reset, suspension and its end) are always sent and not listed. */
+                            email: {
+                                /** @description Default off. */
+                                "order.placed": boolean;
+                                /** @description Default off. */
+                                "order.accepted": boolean;
+                                /** @description Default off. */
+                                "order.delivered": boolean;
+                                /** @description Default off. */
+                                "order.revision_requested": boolean;
+                                /** @description Default off. */
+                                "order.completed": boolean;
+                                /** @description Default off. */
+                                "order.cancelled": boolean;
+                                /** @description Default off. */
+                                "order.disputed": boolean;
+                                /** @description Default on. */
+                                "order.resolved": boolean;
+                                /** @description Default off. */
+                                "order.tipped": boolean;
+                                /** @description Default off. */
+                                "order.refunded": boolean;
+                                /** @description Default on. */
+                                "order.request_opened": boolean;
+                                /** @description Default on. */
+                                "order.request_accepted": boolean;
+                                /** @description Default on. */
+                                "order.request_declined": boolean;
+                                /** @description Default on. */
+                                "order.request_withdrawn": boolean;
+                                /** @description Default on. */
+                                "order.request_expired": boolean;
+                                /** @description Default on. */
+                                "offer.received": boolean;
+                                /** @description Default on. */
+                                "offer.accepted": boolean;
+                                /** @description Default on. */
+                                "offer.declined": boolean;
+                                /** @description Default on. */
+                                "offer.withdrawn": boolean;
+                                /** @description Default on. */
+                                "offer.expired": boolean;
+                                /** @description Default off. */
+                                "review.received": boolean;
+                                /** @description Default off. */
+                                "review.replied": boolean;
+                                /** @description Default on. */
+                                "message.received": boolean;
+                                /** @description Default off. */
+                                "payout.processed": boolean;
+                                /** @description Default off. */
+                                "payout.rejected": boolean;
+                                /** @description Default on. */
+                                "kyc.approved": boolean;
+                                /** @description Default on. */
+                                "kyc.rejected": boolean;
+                                /** @description Default off. */
+                                "service.approved": boolean;
+                                /** @description Default off. */
+                                "service.rejected": boolean;
+                                /** @description Default off. */
+                                "seller.level_changed": boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
                 headers: {
                     /** @description Requests allowed in the current window. */
                     "X-RateLimit-Limit"?: number;
@@ -12073,7 +13977,7 @@ export interface operations {
                                     avatar: string | null;
                                 };
                                 /**
-                                 * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                 * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                                  * @enum {string}
                                  */
                                 sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -12159,7 +14063,7 @@ export interface operations {
                                 /** @description Every seller level, from `new` to `top_rated`, zeros included. Ignores `sellerLevel`. */
                                 sellerLevels: {
                                     /**
-                                     * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                     * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                                      * @enum {string}
                                      */
                                     key: "new" | "level_one" | "level_two" | "top_rated";
@@ -12438,7 +14342,7 @@ export interface operations {
                                 avatar: string | null;
                             };
                             /**
-                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                              * @enum {string}
                              */
                             sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -12705,7 +14609,7 @@ export interface operations {
                                     avatar: string | null;
                                 };
                                 /**
-                                 * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                 * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                                  * @enum {string}
                                  */
                                 sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -12791,7 +14695,7 @@ export interface operations {
                                 /** @description Every seller level, from `new` to `top_rated`, zeros included. Ignores `sellerLevel`. */
                                 sellerLevels: {
                                     /**
-                                     * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                     * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                                      * @enum {string}
                                      */
                                     key: "new" | "level_one" | "level_two" | "top_rated";
@@ -12979,7 +14883,7 @@ export interface operations {
                                 avatar: string | null;
                             };
                             /**
-                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                              * @enum {string}
                              */
                             sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -13315,7 +15219,7 @@ export interface operations {
                                 avatar: string | null;
                             };
                             /**
-                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                              * @enum {string}
                              */
                             sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -14029,7 +15933,7 @@ export interface operations {
                                     avatar: string | null;
                                 };
                                 /**
-                                 * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                 * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                                  * @enum {string}
                                  */
                                 sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -14235,7 +16139,7 @@ export interface operations {
                                 avatar: string | null;
                             };
                             /**
-                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                              * @enum {string}
                              */
                             sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -14508,7 +16412,7 @@ export interface operations {
                                 avatar: string | null;
                             };
                             /**
-                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                              * @enum {string}
                              */
                             sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -14789,7 +16693,7 @@ export interface operations {
                                 avatar: string | null;
                             };
                             /**
-                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                              * @enum {string}
                              */
                             sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -15095,7 +16999,7 @@ export interface operations {
                                 avatar: string | null;
                             };
                             /**
-                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                              * @enum {string}
                              */
                             sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -15353,7 +17257,7 @@ export interface operations {
                                 avatar: string | null;
                             };
                             /**
-                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                              * @enum {string}
                              */
                             sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -15637,7 +17541,7 @@ export interface operations {
                                 avatar: string | null;
                             };
                             /**
-                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                              * @enum {string}
                              */
                             sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -15944,7 +17848,7 @@ export interface operations {
                                     avatar: string | null;
                                 };
                                 /**
-                                 * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                                 * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                                  * @enum {string}
                                  */
                                 sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -16230,7 +18134,7 @@ export interface operations {
                                 avatar: string | null;
                             };
                             /**
-                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                              * @enum {string}
                              */
                             sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -16546,7 +18450,7 @@ export interface operations {
                                 avatar: string | null;
                             };
                             /**
-                             * @description The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record.
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
                              * @enum {string}
                              */
                             sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
@@ -17907,6 +19811,13 @@ export interface operations {
                             escrow: number;
                             /** @description Requested payouts awaiting staff approval. Two decimals, in the platform currency. */
                             pendingPayouts: number;
+                            /** @description Earnings (orders, tips) waiting CLEARANCE_DAYS before they become available: neither spendable nor withdrawable yet. Two decimals, in the platform currency. */
+                            clearing: number;
+                            /**
+                             * Format: date-time
+                             * @description When the next clearing earning becomes available (the worker moves it within WORKER_TICK_SECONDS after); null when nothing is clearing.
+                             */
+                            nextClearingAt: string | null;
                             /** @description ISO 4217 code, e.g. `USD`. */
                             currency: string;
                         };
@@ -17997,6 +19908,7 @@ export interface operations {
                 page?: number;
                 /** @description Items per page, at most 100. */
                 limit?: number;
+                account?: "available" | "clearing";
             };
             header?: never;
             path?: never;
@@ -18029,10 +19941,12 @@ export interface operations {
                                  */
                                 id: string;
                                 /** @description What moved the money. */
-                                type: "deposit" | "order_payment" | "order_refund" | "order_earning" | "payout" | "payout_reversal" | "adjustment" | "tip" | "tip_earning";
+                                type: "deposit" | "order_payment" | "order_refund" | "order_earning" | "payout" | "payout_reversal" | "adjustment" | "tip" | "tip_earning" | "order_partial_refund" | "clearance" | "earning_reversal" | "staff_refund";
+                                /** @description The balance this line moved: `available`, or `clearing` (an earning waiting to become available, or its clearance or reversal). */
+                                account: "available" | "clearing";
                                 /** @description Signed: positive when money came in. Two decimals, in the platform currency. */
                                 amount: number;
-                                /** @description The available balance right after this movement. Two decimals, in the platform currency. */
+                                /** @description The balance of `account` right after this movement. Two decimals, in the platform currency. */
                                 balanceAfter: number;
                                 description: string;
                                 /**
@@ -18045,6 +19959,11 @@ export interface operations {
                                  * @description UUIDv7 identifier.
                                  */
                                 payoutId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description On an earning credited to `clearing`: when it becomes available (its `clearance` lines follow then); null on every other line.
+                                 */
+                                availableAt: string | null;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601, UTC.
@@ -19859,6 +21778,13 @@ export interface operations {
                             escrow: number;
                             /** @description Requested payouts awaiting staff approval. Two decimals, in the platform currency. */
                             pendingPayouts: number;
+                            /** @description Earnings (orders, tips) waiting CLEARANCE_DAYS before they become available: neither spendable nor withdrawable yet. Two decimals, in the platform currency. */
+                            clearing: number;
+                            /**
+                             * Format: date-time
+                             * @description When the next clearing earning becomes available (the worker moves it within WORKER_TICK_SECONDS after); null when nothing is clearing.
+                             */
+                            nextClearingAt: string | null;
                             /** @description ISO 4217 code, e.g. `USD`. */
                             currency: string;
                         };
@@ -20057,6 +21983,13 @@ export interface operations {
                             escrow: number;
                             /** @description Requested payouts awaiting staff approval. Two decimals, in the platform currency. */
                             pendingPayouts: number;
+                            /** @description Earnings (orders, tips) waiting CLEARANCE_DAYS before they become available: neither spendable nor withdrawable yet. Two decimals, in the platform currency. */
+                            clearing: number;
+                            /**
+                             * Format: date-time
+                             * @description When the next clearing earning becomes available (the worker moves it within WORKER_TICK_SECONDS after); null when nothing is clearing.
+                             */
+                            nextClearingAt: string | null;
                             /** @description ISO 4217 code, e.g. `USD`. */
                             currency: string;
                         };
@@ -20291,17 +22224,18 @@ export interface operations {
                         /** @enum {boolean} */
                         success: true;
                         data: {
-                            /** @description True only when every transaction sums to zero and every balance equals the sum of its entries. */
+                            /** @description True only when every transaction sums to zero, every balance equals the sum of its entries and every clearing balance equals what its earnings still clearing hold. */
                             ok: boolean;
                             /** Format: int64 */
                             transactions: number;
                             /** Format: int64 */
                             accounts: number;
                             problems: {
+                                /** @description `unbalanced_transaction`, `balance_mismatch` or `clearing_mismatch`. */
                                 kind: string;
                                 /**
                                  * Format: uuid
-                                 * @description UUIDv7 identifier.
+                                 * @description The transaction or the account.
                                  */
                                 id: string;
                                 message: string;
@@ -24151,9 +26085,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -24172,7 +26106,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -24222,15 +26156,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -24558,9 +26537,9 @@ export interface operations {
                                 price: number;
                                 /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                                 total: number;
-                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                                 platformFee: number;
-                                /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                                /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                                 sellerEarning: number;
                                 /**
                                  * Format: int64
@@ -24579,7 +26558,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -24629,15 +26608,60 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
-                                /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                                /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                                 refunded: number;
+                                /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                                requests: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    orderId: string;
+                                    /** @enum {string} */
+                                    type: "cancellation" | "extension" | "partial_refund";
+                                    /**
+                                     * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                     * @enum {string}
+                                     */
+                                    status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                    /** @enum {string} */
+                                    requestedBy: "buyer" | "seller";
+                                    reason: string;
+                                    /**
+                                     * Format: int64
+                                     * @description An extension’s days; null for the other kinds.
+                                     */
+                                    days: number | null;
+                                    /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                    amount: number | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                     */
+                                    expiresAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it stopped being open.
+                                     */
+                                    respondedAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                }[];
                                 /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                                 tip: number | null;
                                 /**
@@ -24885,9 +26909,9 @@ export interface operations {
                                 price: number;
                                 /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                                 total: number;
-                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                                 platformFee: number;
-                                /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                                /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                                 sellerEarning: number;
                                 /**
                                  * Format: int64
@@ -24906,7 +26930,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -24956,15 +26980,60 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
-                                /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                                /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                                 refunded: number;
+                                /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                                requests: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    orderId: string;
+                                    /** @enum {string} */
+                                    type: "cancellation" | "extension" | "partial_refund";
+                                    /**
+                                     * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                     * @enum {string}
+                                     */
+                                    status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                    /** @enum {string} */
+                                    requestedBy: "buyer" | "seller";
+                                    reason: string;
+                                    /**
+                                     * Format: int64
+                                     * @description An extension’s days; null for the other kinds.
+                                     */
+                                    days: number | null;
+                                    /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                    amount: number | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                     */
+                                    expiresAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it stopped being open.
+                                     */
+                                    respondedAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                }[];
                                 /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                                 tip: number | null;
                                 /**
@@ -25209,9 +27278,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -25230,7 +27299,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -25280,15 +27349,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -25439,22 +27553,31 @@ export interface operations {
          *     | from | to | who | action | how | effect |
          *     |---|---|---|---|---|---|
          *     | pending | in_progress | seller | `accept` | `PUT /orders/{id}/status` `in_progress` | due date = now + delivery days (package and extras) |
-         *     | pending | cancelled | buyer | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
-         *     | pending | cancelled | seller | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         *     | pending | cancelled | buyer | `cancel` | `PUT /orders/{id}/status` `cancelled` | what is still in escrow refunded to the buyer |
+         *     | pending | cancelled | seller | `cancel` | `PUT /orders/{id}/status` `cancelled` | what is still in escrow refunded to the buyer |
          *     | in_progress | delivered | seller | `deliver` | only through `POST /orders/{id}/deliver` | delivery recorded; auto-complete after ORDER_AUTO_COMPLETE_DAYS |
          *     | delivered | in_progress | buyer | `request_revision` | `PUT /orders/{id}/status` `in_progress`, while revisions remain | a revision is used |
-         *     | delivered | completed | buyer | `complete` | `PUT /orders/{id}/status` `completed` | escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed` |
-         *     | delivered | completed | the system (worker) | `complete` | - | ORDER_AUTO_COMPLETE_DAYS after the latest delivery: escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed` |
+         *     | delivered | completed | buyer | `complete` | `PUT /orders/{id}/status` `completed` | what is still in escrow to the seller minus the fee on it (PLATFORM_FEE_PERCENT) to the platform; emits `order.completed` |
+         *     | delivered | completed | the system (worker) | `complete` | - | ORDER_AUTO_COMPLETE_DAYS after the latest delivery: what is still in escrow to the seller minus the fee on it (PLATFORM_FEE_PERCENT) to the platform; emits `order.completed` |
          *     | in_progress | disputed | buyer | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
          *     | in_progress | disputed | seller | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
          *     | delivered | disputed | buyer | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
          *     | delivered | disputed | seller | `dispute` | `PUT /orders/{id}/status` `disputed`, with a `reason` | staff decide |
-         *     | disputed | completed | staff with resolve_disputes | `resolve_completed` | `PUT /orders/{id}/status` `completed` | escrow to the seller minus PLATFORM_FEE_PERCENT to the platform; emits `order.completed` |
-         *     | disputed | cancelled | staff with resolve_disputes | `resolve_cancelled` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         *     | disputed | completed | staff with resolve_disputes | `resolve_completed` | `PUT /orders/{id}/status` `completed` | what is still in escrow to the seller minus the fee on it (PLATFORM_FEE_PERCENT) to the platform; emits `order.completed` |
+         *     | disputed | cancelled | staff with resolve_disputes | `resolve_cancelled` | `PUT /orders/{id}/status` `cancelled` | what is still in escrow refunded to the buyer |
          *     | disputed | completed | staff with resolve_disputes | `resolve_split` | only through `POST /admin/orders/{id}/resolve`, with a `note` | `refundAmount` of the escrow to the buyer, the rest to the seller minus the fee on the rest; emits `order.resolved` (a refund less than the escrow) |
          *     | disputed | cancelled | staff with resolve_disputes | `resolve_split` | only through `POST /admin/orders/{id}/resolve`, with a `note` | a `refundAmount` of the whole escrow: all of it to the buyer; emits `order.resolved` |
-         *     | pending | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
-         *     | in_progress | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | escrow refunded to the buyer |
+         *     | pending | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | what is still in escrow refunded to the buyer |
+         *     | in_progress | cancelled | staff with manage_orders | `cancel` | `PUT /orders/{id}/status` `cancelled` | what is still in escrow refunded to the buyer |
+         *     | pending | cancelled | seller | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the buyer’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | pending | cancelled | buyer | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the seller’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | pending | cancelled | the system (worker) | `accept_request` | - | a cancellation request nobody answered within ORDER_REQUEST_DAYS; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | in_progress | cancelled | seller | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the buyer’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | in_progress | cancelled | buyer | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the seller’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | in_progress | cancelled | the system (worker) | `accept_request` | - | a cancellation request nobody answered within ORDER_REQUEST_DAYS; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | delivered | cancelled | seller | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the buyer’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | delivered | cancelled | buyer | `accept_request` | only through `POST /orders/{id}/requests/{requestId}/accept` | the seller’s cancellation request accepted; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
+         *     | delivered | cancelled | the system (worker) | `accept_request` | - | a cancellation request nobody answered within ORDER_REQUEST_DAYS; the order is cancelled, what is still in escrow refunded to the buyer (`order_refund`) |
          */
         requestBody: {
             content: {
@@ -25551,9 +27674,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -25572,7 +27695,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -25622,15 +27745,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -25781,7 +27949,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -25968,9 +28136,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -25989,7 +28157,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -26039,15 +28207,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -26198,7 +28411,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -26382,9 +28595,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -26403,7 +28616,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -26453,15 +28666,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -26689,6 +28947,1555 @@ export interface operations {
             };
         };
     };
+    postOrdersByOrderIdRequests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        /** @description `cancellation` takes `reason`; `extension` takes `reason` and `days`; `partial_refund` takes `reason` and `amount`. Kinds: cancellation, extension, partial_refund. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "cancellation";
+                    /** @description Why you ask, 10 to 1000 characters; the other party reads it on the order and in the e-mail. */
+                    reason: string & unknown;
+                } | {
+                    /** @enum {string} */
+                    type: "extension";
+                    /** @description Why you ask, 10 to 1000 characters; the other party reads it on the order and in the e-mail. */
+                    reason: string & unknown;
+                    /**
+                     * Format: int32
+                     * @description How many days later the order is due, 1 to 30.
+                     */
+                    days: number;
+                } | {
+                    /** @enum {string} */
+                    type: "partial_refund";
+                    /** @description Why you ask, 10 to 1000 characters; the other party reads it on the order and in the e-mail. */
+                    reason: string & unknown;
+                    /** @description What goes back to the buyer at once: more than 0 and less than what the order still holds in escrow (its total less what was refunded before), at most two decimals. */
+                    amount: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description A request between the parties of an order (the resolution center). */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            orderId: string;
+                            /** @enum {string} */
+                            type: "cancellation" | "extension" | "partial_refund";
+                            /**
+                             * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                             * @enum {string}
+                             */
+                            status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                            /** @enum {string} */
+                            requestedBy: "buyer" | "seller";
+                            reason: string;
+                            /**
+                             * Format: int64
+                             * @description An extension’s days; null for the other kinds.
+                             */
+                            days: number | null;
+                            /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                            amount: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                             */
+                            expiresAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it stopped being open.
+                             */
+                            respondedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). `REQUEST_OPEN`: The order has an open request: it is accepted, declined, withdrawn or expires before another is made. */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOrdersByOrderIdRequestsByRequestIdAccept: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+                /** @description UUIDv7 identifier. */
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer that named no service.
+                             */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer.
+                             */
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
+                            packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given with the latest move; null when it had none. */
+                            statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /** @description The original name, for display only. */
+                                    filename: string;
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
+                                    size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOrdersByOrderIdRequestsByRequestIdDecline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+                /** @description UUIDv7 identifier. */
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer that named no service.
+                             */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer.
+                             */
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
+                            packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given with the latest move; null when it had none. */
+                            statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /** @description The original name, for display only. */
+                                    filename: string;
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
+                                    size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postOrdersByOrderIdRequestsByRequestIdWithdraw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+                /** @description UUIDv7 identifier. */
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer that named no service.
+                             */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer.
+                             */
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
+                            packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given with the latest move; null when it had none. */
+                            statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /** @description The original name, for display only. */
+                                    filename: string;
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
+                                    size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getAdminOrders: {
         parameters: {
             query?: {
@@ -26791,9 +30598,9 @@ export interface operations {
                                 price: number;
                                 /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                                 total: number;
-                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                                /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                                 platformFee: number;
-                                /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                                /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                                 sellerEarning: number;
                                 /**
                                  * Format: int64
@@ -26812,7 +30619,7 @@ export interface operations {
                                 statusReason: string | null;
                                 /** @description Every move since the order was placed, oldest first. */
                                 timeline: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -26862,15 +30669,60 @@ export interface operations {
                                  * @description While delivered: when the order completes by itself unless the buyer acts.
                                  */
                                 autoCompleteAt: string | null;
-                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                                /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                                 allowedActions: {
-                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                    /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                     action: string;
                                     status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                     reasonRequired: boolean;
                                 }[];
-                                /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                                /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                                 refunded: number;
+                                /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                                requests: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    orderId: string;
+                                    /** @enum {string} */
+                                    type: "cancellation" | "extension" | "partial_refund";
+                                    /**
+                                     * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                     * @enum {string}
+                                     */
+                                    status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                    /** @enum {string} */
+                                    requestedBy: "buyer" | "seller";
+                                    reason: string;
+                                    /**
+                                     * Format: int64
+                                     * @description An extension’s days; null for the other kinds.
+                                     */
+                                    days: number | null;
+                                    /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                    amount: number | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                     */
+                                    expiresAt: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description When it stopped being open.
+                                     */
+                                    respondedAt: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                }[];
                                 /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                                 tip: number | null;
                                 /**
@@ -27158,9 +31010,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -27179,7 +31031,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -27229,15 +31081,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -27388,7 +31285,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -27484,7 +31381,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description What goes back to the buyer, from 0 to what the order holds in escrow (its total), at most two decimals. The rest goes to the seller minus the platform fee on the rest. */
+                    /** @description What goes back to the buyer, from 0 to what the order holds in escrow (its total less any partial refund accepted before), at most two decimals. The rest goes to the seller minus the platform fee on the rest. */
                     refundAmount: number;
                     /** @description Why staff decided so; kept on the order’s `timeline`, in `statusReason` and in the audit log, and e-mailed to both parties. */
                     note: string & unknown;
@@ -27577,9 +31474,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -27598,7 +31495,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -27648,15 +31545,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -27807,7 +31749,471 @@ export interface operations {
                     };
                 };
             };
-            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status). */
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postAdminOrdersByOrderIdRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 30,
+                 *       "note": "The source files promised by the package never arrived; 30.00 of the seller’s clearing earning goes back to the buyer."
+                 *     }
+                 */
+                "application/json": {
+                    /** @description More than 0, at most two decimals, and at most what the seller still has clearing from the order (its earning and its tip while they clear); a larger amount is 400 on the field, naming that bound. */
+                    amount: number;
+                    /** @description Why staff refund; kept in the audit log and e-mailed to both parties. */
+                    note: string & unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description An order, as one of its parties or staff see it. */
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description The conversation of the buyer and the seller about this order, opened when it was placed (`GET /messages/conversations/{conversationId}`).
+                             */
+                            conversationId: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer that named no service.
+                             */
+                            serviceId: string | null;
+                            /** @description As it was when the order was placed; an order from a custom offer carries the offer’s title. */
+                            serviceTitle: string;
+                            /**
+                             * Format: uuid
+                             * @description Null for an order from a custom offer.
+                             */
+                            packageId: string | null;
+                            /** @description `Custom offer` for an order from a custom offer. */
+                            packageName: string;
+                            /**
+                             * Format: uuid
+                             * @description The custom offer the order was placed from (`GET /offers`); null for an order of a package.
+                             */
+                            offerId: string | null;
+                            buyer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            seller: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                            requirements: string;
+                            extras: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                price: number;
+                                /** Format: int64 */
+                                additionalDays: number;
+                            }[];
+                            /** @description The package price at placement. Two decimals, in the platform currency. */
+                            price: number;
+                            /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
+                            total: number;
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            platformFee: number;
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
+                            sellerEarning: number;
+                            /**
+                             * Format: int64
+                             * @description The package’s delivery days plus the extras’ additional days.
+                             */
+                            deliveryDays: number;
+                            /**
+                             * Format: date-time
+                             * @description Set when the seller accepts: then plus `deliveryDays`.
+                             */
+                            dueAt: string | null;
+                            /** @description In progress past its due date. */
+                            late: boolean;
+                            revisionsLeft: number | "unlimited";
+                            /** @description The reason given with the latest move; null when it had none. */
+                            statusReason: string | null;
+                            /** @description Every move since the order was placed, oldest first. */
+                            timeline: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                /** @description Who moved it: a party, staff, or the system (auto-completion). */
+                                by: "buyer" | "seller" | "staff" | "system";
+                                /** @description The reason or note sent with the move. */
+                                reason: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                at: string;
+                            }[];
+                            /** @description Oldest first. */
+                            deliveries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                message: string;
+                                files: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    /** @description The original name, for display only. */
+                                    filename: string;
+                                    /**
+                                     * Format: int64
+                                     * @description Bytes.
+                                     */
+                                    size: number;
+                                    /** @description Detected from the bytes. */
+                                    mimetype: string;
+                                    /** @description A signed link that expires (SIGNED_URL_TTL_SECONDS). */
+                                    url: string;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description While delivered: when the order completes by itself unless the buyer acts.
+                             */
+                            autoCompleteAt: string | null;
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
+                            allowedActions: {
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
+                                action: string;
+                                status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
+                                reasonRequired: boolean;
+                            }[];
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
+                            tip: number | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            completedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            cancelledAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INVALID_TRANSITION`: The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move). `ALREADY_CLEARED`: Nothing the seller earned from the order is still clearing: it became available to them (or was refunded already), so staff cannot take it back through the ledger. */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -28507,9 +32913,9 @@ export interface operations {
                             price: number;
                             /** @description Package plus extras: what the buyer paid into escrow. Two decimals, in the platform currency. */
                             total: number;
-                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
+                            /** @description The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got. Two decimals, in the platform currency. */
                             platformFee: number;
-                            /** @description What the seller receives on completion: total minus the fee. Two decimals, in the platform currency. */
+                            /** @description What the seller receives on completion: the total less `refunded` and the fee. Two decimals, in the platform currency. */
                             sellerEarning: number;
                             /**
                              * Format: int64
@@ -28528,7 +32934,7 @@ export interface operations {
                             statusReason: string | null;
                             /** @description Every move since the order was placed, oldest first. */
                             timeline: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 /** @description Who moved it: a party, staff, or the system (auto-completion). */
@@ -28578,15 +32984,60 @@ export interface operations {
                              * @description While delivered: when the order completes by itself unless the buyer acts.
                              */
                             autoCompleteAt: string | null;
-                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is. */
+                            /** @description The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move. */
                             allowedActions: {
-                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`. */
+                                /** @description `accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation). */
                                 action: string;
                                 status: "pending" | "in_progress" | "delivered" | "completed" | "cancelled" | "disputed";
                                 reasonRequired: boolean;
                             }[];
-                            /** @description What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
+                            /** @description What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both. Two decimals, in the platform currency. */
                             refunded: number;
+                            /** @description The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`. */
+                            requests: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /** @enum {string} */
+                                type: "cancellation" | "extension" | "partial_refund";
+                                /**
+                                 * @description `open` until the other party accepts or declines it, its author withdraws it, or it ends: `expired` when ORDER_REQUEST_DAYS pass unanswered (a cancellation is `accepted` then) or another move of the order ends it.
+                                 * @enum {string}
+                                 */
+                                status: "open" | "accepted" | "declined" | "withdrawn" | "expired";
+                                /** @enum {string} */
+                                requestedBy: "buyer" | "seller";
+                                reason: string;
+                                /**
+                                 * Format: int64
+                                 * @description An extension’s days; null for the other kinds.
+                                 */
+                                days: number | null;
+                                /** @description A partial refund’s amount, two decimals; null for the other kinds. */
+                                amount: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When it ends if nobody answers it (ORDER_REQUEST_DAYS after it was made).
+                                 */
+                                expiresAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it stopped being open.
+                                 */
+                                respondedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
                             /** @description The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one. Two decimals, in the platform currency. */
                             tip: number | null;
                             /**
@@ -29363,20 +33814,9 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The buyer rates the seller and the service (with optional `criteria`); the seller rates the buyer with `rating` and `comment` only. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "orderId": "0196b576-4b4e-7eba-998b-6c91910e2ad5",
-                 *       "rating": 5,
-                 *       "comment": "María understood our roastery at once. Three strong concepts, quick revisions and files ready for print.",
-                 *       "criteria": {
-                 *         "communication": 5,
-                 *         "quality": 5,
-                 *         "delivery": 4
-                 *       }
-                 *     }
-                 */
                 "application/json": {
                     /** Format: uuid */
                     orderId: string;
@@ -29387,7 +33827,7 @@ export interface operations {
                     rating: number;
                     /** @description At most 2,000 characters. */
                     comment?: string;
-                    /** @description Optional; when sent, all three scores. */
+                    /** @description The buyer’s review only (from the seller: 400 on `criteria`); optional, and when sent all three scores. */
                     criteria?: {
                         /**
                          * Format: int32
@@ -29426,7 +33866,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        /** @description A buyer’s review of a completed order. */
+                        /** @description A review of a completed order, as its author sees it, or anyone once it is public. */
                         data: {
                             /**
                              * Format: uuid
@@ -29440,11 +33880,22 @@ export interface operations {
                             orderId: string;
                             /**
                              * Format: uuid
-                             * @description The service reviewed; null for an order from a custom offer that named none (the review counts for the seller).
+                             * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
                              */
                             serviceId: string | null;
+                            /**
+                             * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                             * @enum {string}
+                             */
+                            authorRole: "buyer" | "seller";
+                            /**
+                             * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                             * @enum {string}
+                             */
+                            status: "published" | "hidden";
                             /** Format: int64 */
                             rating: number;
+                            /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
                             criteria: {
                                 /** Format: int64 */
                                 communication: number;
@@ -29454,7 +33905,7 @@ export interface operations {
                                 delivery: number;
                             } | null;
                             comment: string;
-                            /** @description The buyer’s public fields. */
+                            /** @description The author’s public fields. */
                             reviewer: {
                                 /**
                                  * Format: uuid
@@ -29465,6 +33916,18 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /** @description The public fields of the party reviewed. */
+                            subject: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /** @description The reviewed party’s one answer. */
                             reply: {
                                 text: string;
                                 /**
@@ -29478,6 +33941,11 @@ export interface operations {
                              * @description ISO 8601, UTC.
                              */
                             createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it became public; null while hidden.
+                             */
+                            publishedAt: string | null;
                         };
                     };
                 };
@@ -29575,7 +34043,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_REVIEWABLE`: Only the buyer reviews an order, and only once it is completed. `ALREADY_REVIEWED`: The order already has its review. */
+            /** @description `NOT_REVIEWABLE`: Only a completed order can be reviewed, by its buyer or its seller. `ALREADY_REVIEWED`: The caller already reviewed this order: each party reviews it once. `REVIEW_WINDOW_CLOSED`: More than REVIEW_WINDOW_DAYS have passed since the order completed: its reviews are closed. */
             422: {
                 headers: {
                     /** @description Requests allowed in the current window. */
@@ -29693,7 +34161,7 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        /** @description A buyer’s review of a completed order. */
+                        /** @description A review of a completed order, as its author sees it, or anyone once it is public. */
                         data: {
                             /**
                              * Format: uuid
@@ -29707,11 +34175,22 @@ export interface operations {
                             orderId: string;
                             /**
                              * Format: uuid
-                             * @description The service reviewed; null for an order from a custom offer that named none (the review counts for the seller).
+                             * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
                              */
                             serviceId: string | null;
+                            /**
+                             * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                             * @enum {string}
+                             */
+                            authorRole: "buyer" | "seller";
+                            /**
+                             * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                             * @enum {string}
+                             */
+                            status: "published" | "hidden";
                             /** Format: int64 */
                             rating: number;
+                            /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
                             criteria: {
                                 /** Format: int64 */
                                 communication: number;
@@ -29721,7 +34200,7 @@ export interface operations {
                                 delivery: number;
                             } | null;
                             comment: string;
-                            /** @description The buyer’s public fields. */
+                            /** @description The author’s public fields. */
                             reviewer: {
                                 /**
                                  * Format: uuid
@@ -29732,6 +34211,18 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /** @description The public fields of the party reviewed. */
+                            subject: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /** @description The reviewed party’s one answer. */
                             reply: {
                                 text: string;
                                 /**
@@ -29745,6 +34236,11 @@ export interface operations {
                              * @description ISO 8601, UTC.
                              */
                             createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it became public; null while hidden.
+                             */
+                            publishedAt: string | null;
                         };
                     };
                 };
@@ -29842,8 +34338,642 @@ export interface operations {
                     };
                 };
             };
-            /** @description `ALREADY_REPLIED`: The seller already replied to this review. */
+            /** @description `REVIEW_HIDDEN`: The review is not public yet (both parties have not reviewed and the window is open): it can be answered once it is. `ALREADY_REPLIED`: The review already has its reply. */
             422: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getReviewsByReviewId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                reviewId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            orderId: string;
+                            /**
+                             * Format: uuid
+                             * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
+                             */
+                            serviceId: string | null;
+                            /**
+                             * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                             * @enum {string}
+                             */
+                            authorRole: "buyer" | "seller";
+                            /**
+                             * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                             * @enum {string}
+                             */
+                            status: "published" | "hidden";
+                            /** Format: int64 */
+                            rating: number;
+                            /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
+                            criteria: {
+                                /** Format: int64 */
+                                communication: number;
+                                /** Format: int64 */
+                                quality: number;
+                                /** Format: int64 */
+                                delivery: number;
+                            } | null;
+                            comment: string;
+                            /** @description The author’s public fields. */
+                            reviewer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /** @description The public fields of the party reviewed. */
+                            subject: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /** @description The reviewed party’s one answer. */
+                            reply: {
+                                text: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            } | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description When it became public; null while hidden.
+                             */
+                            publishedAt: string | null;
+                        } | {
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUIDv7 identifier.
+                             */
+                            orderId: string;
+                            /**
+                             * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                             * @enum {string}
+                             */
+                            authorRole: "buyer" | "seller";
+                            /** @enum {string} */
+                            status: "hidden";
+                            /** @description The author’s public fields. */
+                            reviewer: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /** @description The public fields of the party reviewed. */
+                            subject: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                fullName: string;
+                                username: string;
+                                avatar: string | null;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601, UTC.
+                             */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getOrdersByOrderIdReviews: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @description The reviews of an order as one of its parties sees them. */
+                        data: {
+                            buyerReview: ({
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
+                                 */
+                                serviceId: string | null;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /**
+                                 * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                                 * @enum {string}
+                                 */
+                                status: "published" | "hidden";
+                                /** Format: int64 */
+                                rating: number;
+                                /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
+                                criteria: {
+                                    /** Format: int64 */
+                                    communication: number;
+                                    /** Format: int64 */
+                                    quality: number;
+                                    /** Format: int64 */
+                                    delivery: number;
+                                } | null;
+                                comment: string;
+                                /** @description The author’s public fields. */
+                                reviewer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The reviewed party’s one answer. */
+                                reply: {
+                                    text: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it became public; null while hidden.
+                                 */
+                                publishedAt: string | null;
+                            } | {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /** @enum {string} */
+                                status: "hidden";
+                                /** @description The author’s public fields. */
+                                reviewer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }) | null;
+                            sellerReview: ({
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
+                                 */
+                                serviceId: string | null;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /**
+                                 * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                                 * @enum {string}
+                                 */
+                                status: "published" | "hidden";
+                                /** Format: int64 */
+                                rating: number;
+                                /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
+                                criteria: {
+                                    /** Format: int64 */
+                                    communication: number;
+                                    /** Format: int64 */
+                                    quality: number;
+                                    /** Format: int64 */
+                                    delivery: number;
+                                } | null;
+                                comment: string;
+                                /** @description The author’s public fields. */
+                                reviewer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The reviewed party’s one answer. */
+                                reply: {
+                                    text: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it became public; null while hidden.
+                                 */
+                                publishedAt: string | null;
+                            } | {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /** @enum {string} */
+                                status: "hidden";
+                                /** @description The author’s public fields. */
+                                reviewer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }) | null;
+                            /**
+                             * Format: date-time
+                             * @description Until when the order may be reviewed (its completion plus REVIEW_WINDOW_DAYS); null while it is not completed.
+                             */
+                            windowClosesAt: string | null;
+                            /** @description Whether the caller may review the order now. */
+                            canReview: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
                 headers: {
                     /** @description Requests allowed in the current window. */
                     "X-RateLimit-Limit"?: number;
@@ -29967,11 +35097,22 @@ export interface operations {
                                 orderId: string;
                                 /**
                                  * Format: uuid
-                                 * @description The service reviewed; null for an order from a custom offer that named none (the review counts for the seller).
+                                 * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
                                  */
                                 serviceId: string | null;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /**
+                                 * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                                 * @enum {string}
+                                 */
+                                status: "published" | "hidden";
                                 /** Format: int64 */
                                 rating: number;
+                                /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
                                 criteria: {
                                     /** Format: int64 */
                                     communication: number;
@@ -29981,7 +35122,7 @@ export interface operations {
                                     delivery: number;
                                 } | null;
                                 comment: string;
-                                /** @description The buyer’s public fields. */
+                                /** @description The author’s public fields. */
                                 reviewer: {
                                     /**
                                      * Format: uuid
@@ -29992,6 +35133,18 @@ export interface operations {
                                     username: string;
                                     avatar: string | null;
                                 };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The reviewed party’s one answer. */
                                 reply: {
                                     text: string;
                                     /**
@@ -30005,6 +35158,252 @@ export interface operations {
                                  * @description ISO 8601, UTC.
                                  */
                                 createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it became public; null while hidden.
+                                 */
+                                publishedAt: string | null;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getUsersByUserIdReviews: {
+        parameters: {
+            query?: {
+                /** @description `seller` (default): the reviews buyers gave the user as seller; `buyer`: the reviews sellers gave the user as buyer. */
+                role?: "seller" | "buyer";
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page: 10 by default, at most 100. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The order’s service; null for an order from a custom offer that named none (the review counts for the seller).
+                                 */
+                                serviceId: string | null;
+                                /**
+                                 * @description `buyer`: the buyer reviewed the seller (and the service); `seller`: the seller reviewed the buyer.
+                                 * @enum {string}
+                                 */
+                                authorRole: "buyer" | "seller";
+                                /**
+                                 * @description `hidden` until both parties have reviewed the order or REVIEW_WINDOW_DAYS have passed since it completed: then only its author sees it whole.
+                                 * @enum {string}
+                                 */
+                                status: "published" | "hidden";
+                                /** Format: int64 */
+                                rating: number;
+                                /** @description The buyer’s scores of the seller’s work, when given; always null on a seller’s review. */
+                                criteria: {
+                                    /** Format: int64 */
+                                    communication: number;
+                                    /** Format: int64 */
+                                    quality: number;
+                                    /** Format: int64 */
+                                    delivery: number;
+                                } | null;
+                                comment: string;
+                                /** @description The author’s public fields. */
+                                reviewer: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The public fields of the party reviewed. */
+                                subject: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /** @description The reviewed party’s one answer. */
+                                reply: {
+                                    text: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601, UTC.
+                                     */
+                                    createdAt: string;
+                                } | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When it became public; null while hidden.
+                                 */
+                                publishedAt: string | null;
                             }[];
                             pagination: {
                                 /** Format: int64 */
@@ -30179,7 +35578,12 @@ export interface operations {
                             completedOrders: number;
                             /** @description completed / (completed + cancelled) x 100, two decimals; 0 when no order has ended. */
                             completionRate: number;
-                            /** Format: int64 */
+                            /** @description Orders first delivered on or before their due time over orders delivered, x 100, two decimals; 0 when none was delivered. An order in dispute counts in neither until staff resolve it. */
+                            onTimeDeliveryRate: number;
+                            /**
+                             * Format: int64
+                             * @description Public reviews buyers gave the user as seller.
+                             */
                             totalReviews: number;
                             /** @description Average rating, two decimals; 0 without reviews. */
                             averageRating: number;
@@ -30206,6 +35610,16 @@ export interface operations {
                              */
                             lastLogin: string | null;
                             isKYCVerified: boolean;
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
+                            /**
+                             * Format: date-time
+                             * @description When the seller level was last evaluated; null before the first evaluation.
+                             */
+                            levelEvaluatedAt: string | null;
                         };
                     };
                 };
@@ -32620,6 +38034,8 @@ export interface operations {
                                 platformRevenue: number;
                                 /** @description Paid into orders that are not finished yet, all users together. Two decimals, in the platform currency. */
                                 escrowHeld: number;
+                                /** @description Sellers’ earnings still clearing, all users together. Two decimals, in the platform currency. */
+                                clearingHeld: number;
                                 payoutsPending: {
                                     /** Format: int64 */
                                     count: number;
@@ -32656,7 +38072,7 @@ export interface operations {
                                     /** Format: int64 */
                                     disputed: number;
                                 };
-                                /** @description The totals of completed orders: what buyers paid for work they accepted. Two decimals, in the platform currency. */
+                                /** @description What buyers paid for the work of completed orders: their totals less what went back to the buyer (partial refunds, a split resolution’s refund). Two decimals, in the platform currency. */
                                 grossVolume: number;
                             };
                             webhooks: {
@@ -33262,7 +38678,7 @@ export interface operations {
                     url: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "order.request_opened" | "order.request_accepted" | "order.request_declined" | "order.request_withdrawn" | "order.request_expired" | "order.refunded" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "review.published" | "review.replied" | "seller.level_changed" | "user.suspended" | "user.unsuspended")[] | null;
                     /** @default true */
                     enabled?: boolean;
                 };
@@ -33915,7 +39331,7 @@ export interface operations {
                     url?: string;
                     description?: string | null;
                     /** @description Event names this endpoint receives: the `webhooks` of this document except `webhook.test`, which every endpoint receives when it is tested. Omitted or null: every event. */
-                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created")[] | null;
+                    events?: ("service.approved" | "service.rejected" | "payout.processed" | "payout.rejected" | "kyc.approved" | "kyc.rejected" | "order.created" | "order.status_changed" | "order.delivered" | "order.completed" | "order.cancelled" | "order.tipped" | "order.resolved" | "order.disputed" | "order.request_opened" | "order.request_accepted" | "order.request_declined" | "order.request_withdrawn" | "order.request_expired" | "order.refunded" | "offer.created" | "offer.accepted" | "offer.declined" | "offer.withdrawn" | "offer.expired" | "review.created" | "review.published" | "review.replied" | "seller.level_changed" | "user.suspended" | "user.unsuspended")[] | null;
                     /** @description true enables a disabled endpoint again (its pending deliveries resume). */
                     enabled?: boolean;
                 };

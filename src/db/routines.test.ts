@@ -111,6 +111,8 @@ describe('database functions and triggers', () => {
       'trigger ledger_entries_no_truncate': 'modules/wallet/ledger-entries-append-only.sql',
       'function ledger_escrow_stat_counter': 'modules/wallet/escrow-stat-counter.sql',
       'trigger ledger_escrow_stat_counter': 'modules/wallet/escrow-stat-counter.sql',
+      'function ledger_clearing_stat_counter': 'modules/wallet/clearing-stat-counter.sql',
+      'trigger ledger_clearing_stat_counter': 'modules/wallet/clearing-stat-counter.sql',
       'function audit_log_append_only': 'modules/audit/audit-log-append-only.sql',
       'trigger audit_log_append_only': 'modules/audit/audit-log-append-only.sql',
       'trigger audit_log_no_truncate': 'modules/audit/audit-log-append-only.sql',
@@ -134,6 +136,8 @@ describe('database functions and triggers', () => {
       'function catalogue_search_correction': 'modules/catalogue/search-correction.sql',
       'function event_log_append': 'platform/outbox/event-log-append.sql',
       'trigger outbox_jobs_event_log': 'platform/outbox/event-log-append.sql',
+      'function notifications_from_event': 'modules/notifications/notifications-from-events.sql',
+      'trigger outbox_jobs_notifications': 'modules/notifications/notifications-from-events.sql',
     })
   })
 

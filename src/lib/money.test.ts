@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { basisPointsOfCents, fromCents, toCents } from './money.ts'
+import { basisPointsOfCents, fromCents, proportionOfCents, toCents } from './money.ts'
 
 describe('money', () => {
   it('converts two-decimal amounts to cents exactly, despite binary floating point', () => {
@@ -36,5 +36,16 @@ describe('money', () => {
     expect(basisPointsOfCents(4, 1000)).toBe(0) // 0.4 cent rounds down
     expect(basisPointsOfCents(3335, 1000)).toBe(334)
     expect(basisPointsOfCents(12_345, 0)).toBe(0)
+  })
+
+  it('takes a proportion rounded half-up to the cent, exactly whatever the sizes', () => {
+    expect(proportionOfCents(6665, 1000, 10_000)).toBe(667) // 666.5 rounds up
+    expect(proportionOfCents(9994, 1000, 10_000)).toBe(999)
+    expect(proportionOfCents(3, 1, 5)).toBe(1) // 0.6
+    expect(proportionOfCents(2, 1, 5)).toBe(0) // 0.4
+    expect(proportionOfCents(0, 1000, 10_000)).toBe(0)
+    // Past 2^53 in the intermediate product: 99,999,999.99 at a 99.99 % fee of a total of the same size.
+    expect(proportionOfCents(9_999_999_999, 9_999_000_000, 9_999_999_999)).toBe(9_999_000_000)
+    for (const cents of [1, 5, 4, 3335, 999_999]) expect(proportionOfCents(cents, 1000, 10_000)).toBe(basisPointsOfCents(cents, 1000))
   })
 })

@@ -26,7 +26,13 @@ export function toCents(amount: number): number | undefined {
 export const fromCents = (cents: number): number => cents / 100
 
 /**
+ * `cents` times `part / whole`, rounded half-up to the cent, exactly (in integers, whatever the
+ * sizes): an order's fee rate applied to part of its escrow.
+ */
+export const proportionOfCents = (cents: number, part: number, whole: number): number => Number((2n * BigInt(cents) * BigInt(part) + BigInt(whole)) / (2n * BigInt(whole)))
+
+/**
  * A share of an amount in basis points (10 % = 1000), rounded half-up to the cent: the platform's
  * fee on an order, a tip. Order placement computes the same in its statement.
  */
-export const basisPointsOfCents = (cents: number, basisPoints: number): number => Math.floor((cents * basisPoints + 5000) / 10000)
+export const basisPointsOfCents = (cents: number, basisPoints: number): number => proportionOfCents(cents, basisPoints, 10_000)

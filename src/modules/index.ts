@@ -5,6 +5,7 @@ import { catalogueModule } from './catalogue/catalogue.module.ts'
 import { kycModule } from './kyc/kyc.module.ts'
 import { ordersModule } from './orders/orders.module.ts'
 import { messagingModule } from './messaging/messaging.module.ts'
+import { notificationsModule } from './notifications/notifications.module.ts'
 import { offersModule } from './offers/offers.module.ts'
 import { portfolioModule } from './portfolio/portfolio.module.ts'
 import { reviewsModule } from './reviews/reviews.module.ts'
@@ -18,4 +19,4 @@ import { webhooksModule } from './webhooks/webhooks.module.ts'
  * Every module of the application, in dependency order: a module comes after the modules it
  * `needs`. Adding a module is its folder plus one line here.
  */
-export const appModules = [uploadsModule, portfolioModule, usersModule, auditModule, rolesModule, authModule, catalogueModule, walletModule, kycModule, messagingModule, ordersModule, offersModule, reviewsModule, adminModule, webhooksModule] as const
+export const appModules = [uploadsModule, portfolioModule, usersModule, notificationsModule, auditModule, rolesModule, authModule, catalogueModule, walletModule, kycModule, messagingModule, ordersModule, offersModule, reviewsModule, adminModule, webhooksModule] as const

@@ -121,11 +121,29 @@ describe('cli on the embedded database', () => {
     expect(result.stdout.trim()).toMatch(UUID)
   })
 
+  it('levels:evaluate evaluates every seller now and prints each change of level, then the counts', { timeout: 2 * TIMEOUT }, async () => {
+    // A level no record supports (the superuser never sold): the evaluation takes it back to new.
+    const database = fromPglite(new PGlite(join(dataDir, 'db'), { extensions: pgliteExtensions }))
+    try {
+      await database.db.update(users).set({ sellerLevel: 'level_two' }).where(eq(users.id, userId))
+    } finally {
+      await database.close()
+    }
+    const first = await runCli(['levels:evaluate'], env)
+    expect(first.stderr).toBe('')
+    expect(first.code).toBe(0)
+    expect(first.stdout.trim().split('\n')).toEqual([`${userId} level_two -> new`, 'sellers evaluated: 1, levels changed: 1'])
+
+    const again = await runCli(['levels:evaluate'], env)
+    expect(again.code).toBe(0)
+    expect(again.stdout.trim()).toBe('sellers evaluated: 0, levels changed: 0')
+  })
+
   it('an unknown command prints the usage and exits 2; help exits 0', { timeout: 2 * TIMEOUT }, async () => {
     const unknown = await runCli(['frobnicate'], env)
     expect(unknown.code).toBe(2)
     expect(unknown.stdout).toContain('Usage:')
-    for (const command of ['migrate', 'create-superuser', 'worker']) expect(unknown.stdout).toContain(command)
+    for (const command of ['migrate', 'create-superuser', 'worker', 'levels:evaluate']) expect(unknown.stdout).toContain(command)
 
     const help = await runCli(['help'], env)
     expect(help.code).toBe(0)

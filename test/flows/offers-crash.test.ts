@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm'
 import { describe, expect, it } from 'vitest'
 import { offers } from '../../src/modules/offers/offers.table.ts'
 import { orders } from '../../src/modules/orders/orders.table.ts'
+import { clearances } from '../../src/modules/wallet/clearance.table.ts'
 import { ledgerTransactions } from '../../src/modules/wallet/ledger.table.ts'
 import { makeOffer, offerParties } from '../factories/offers.ts'
 import { orderIn } from '../factories/orders.ts'
@@ -11,21 +12,26 @@ import { freePort } from '../setup/ports.ts'
 const url = process.env.TEST_DATABASE_URL
 
 /**
- * A SIGKILL in the middle of a burst of offer accepts and tips: afterwards the books balance, every
- * acknowledged write is there and none is half-applied. PostgreSQL only: the server runs as its
- * own process.
+ * A SIGKILL in the middle of a burst of offer accepts, tips and the worker's clearance of earnings:
+ * afterwards the books balance, every acknowledged write is there and none is half-applied.
+ * PostgreSQL only: the server runs as its own process.
  */
-describe.runIf(url)('a crash in the middle of offer accepts and tips', () => {
-  const crash = crashServer(url!, 'offers-crash')
+describe.runIf(url)('a crash in the middle of offer accepts, tips and clearances', () => {
+  // Earnings clear a day after they are credited; the arranged ones are made due before the burst.
+  const crash = crashServer(url!, 'offers-crash', { env: { CLEARANCE_DAYS: '1' } })
 
-  it('leaves the ledger balanced, each accepted offer with its one order and each tip whole', async () => {
+  it('leaves the ledger balanced, each accepted offer with its one order, each tip whole and each earning cleared once or not at all', async () => {
     const parties = await offerParties(crash.ctx, 10_000)
     const made = []
     for (let index = 0; index < 60; index++) made.push(await makeOffer(crash.ctx, parties, { price: 50 }))
     const completed = []
     for (let index = 0; index < 12; index++) completed.push(await orderIn(crash.ctx, 'completed', { buyer: parties.buyer }))
+    for (let index = 0; index < 30; index++) await orderIn(crash.ctx, 'completed')
+    // The earnings credited so far fall due over the next seconds: the server's worker, ticking every second, clears them during the burst.
+    const due = await crash.ctx.database.db.update(clearances).set({ availableAt: sql`now() + random() * interval '8 seconds'` }).returning({ id: clearances.id })
+    expect(due.length).toBe(42)
     const port = await freePort()
-    let server = crash.start(port)
+    let server = crash.start(port, { RUN_WORKER: 'true', WORKER_TICK_SECONDS: '1' })
     await crash.ready(port)
 
     const post = (path: string, body: object, key: string) =>
@@ -70,6 +76,16 @@ describe.runIf(url)('a crash in the middle of offer accepts and tips', () => {
       expect(moves, `order ${order.orderId}`).toEqual(row!.tipCents === null ? [] : ['tip', 'tip_earning'])
       if (answered.some((answer) => 'orderId' in answer && answer.orderId === order.orderId && answer.status === 200)) expect(row!.tipCents).toBe(300)
     }
+
+    // Each earning cleared exactly when its one clearance transaction exists, and moved what it held then.
+    const earnings = await crash.ctx.database.db.select().from(clearances)
+    const clearanceMoves = await crash.ctx.database.db.select().from(ledgerTransactions).where(eq(ledgerTransactions.type, 'clearance'))
+    for (const earning of earnings) {
+      const moves = clearanceMoves.filter((move) => move.id === earning.clearanceTransactionId)
+      expect(moves, `earning ${earning.id}`).toHaveLength(earning.clearanceTransactionId === null ? 0 : 1)
+      expect(earning.settledAt === null, `earning ${earning.id}`).toBe(earning.clearanceTransactionId === null)
+    }
+    expect(new Set(earnings.map((earning) => earning.clearanceTransactionId).filter(Boolean)).size).toBe(clearanceMoves.length)
 
     // And the server starts again on the same database.
     server = crash.start(port)

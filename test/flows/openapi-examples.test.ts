@@ -18,6 +18,7 @@ import { kycStep1, passKyc, submitKyc } from '../factories/kyc.ts'
 import { sendMessage } from '../factories/messages.ts'
 import { makeOffer, offerParties } from '../factories/offers.ts'
 import { createActiveService, createFundedBuyer, orderIn } from '../factories/orders.ts'
+import { openRequest } from '../factories/requests.ts'
 import { createCategory, publishService } from '../factories/services.ts'
 import { createSuperuser, createUser, unique, type TestUser } from '../factories/users.ts'
 import { createTestApp, request, type TestContext } from '../setup/test-app.ts'
@@ -117,7 +118,8 @@ describe('the request body examples of the OpenAPI document', () => {
   let image: Buffer
 
   beforeAll(async () => {
-    ctx = await createTestApp()
+    // Earnings clear for a while, so that a completed order can be refunded by staff.
+    ctx = await createTestApp({ env: { CLEARANCE_DAYS: '7' } })
     superuser = await createSuperuser(ctx)
     image = await png({ width: 32, height: 24 })
   })
@@ -274,7 +276,23 @@ describe('the request body examples of the OpenAPI document', () => {
       return { token: order.seller.accessToken, params: { orderId: order.orderId }, files: [pdfPart('files', 'tostadero-azul-logo.pdf'), pngPart('files', 'tostadero-azul-logo.png')] }
     },
     'POST /api/v1/admin/orders/{orderId}/resolve': async () => ({ token: (await staff('resolve_disputes')).accessToken, params: { orderId: (await orderIn(ctx, 'disputed')).orderId } }),
+    'POST /api/v1/admin/orders/{orderId}/refund': async () => ({ token: (await staff('manage_orders')).accessToken, params: { orderId: (await orderIn(ctx, 'completed')).orderId } }),
     'POST /api/v1/admin/orders/{orderId}/cancel': async () => ({ token: (await staff('manage_orders')).accessToken, params: { orderId: (await orderIn(ctx, 'pending')).orderId } }),
+    // The seller asks for time or offers a refund; the buyer asks to cancel.
+    'POST /api/v1/orders/{orderId}/requests': async (example) => {
+      const order = await orderIn(ctx, 'in_progress')
+      return { token: (example.type === 'cancellation' ? order.buyer : order.seller).accessToken, params: { orderId: order.orderId } }
+    },
+    ...Object.fromEntries(
+      (['accept', 'decline', 'withdraw'] as const).map((move) => [
+        `POST /api/v1/orders/{orderId}/requests/{requestId}/${move}`,
+        async () => {
+          const order = await orderIn(ctx, 'in_progress')
+          const asked = await openRequest(ctx, order.buyer.accessToken, order.orderId, { type: 'cancellation' })
+          return { token: (move === 'withdraw' ? order.buyer : order.seller).accessToken, params: { orderId: order.orderId, requestId: asked.id } }
+        },
+      ]),
+    ),
     'POST /api/v1/orders/{orderId}/tip': async () => {
       const order = await orderIn(ctx, 'completed')
       return { token: order.buyer.accessToken, params: { orderId: order.orderId } }
@@ -294,14 +312,27 @@ describe('the request body examples of the OpenAPI document', () => {
         },
       ]),
     ),
-    'POST /api/v1/reviews': async () => {
+    // The example with criteria is the buyer's review; the one without, the seller's review of the buyer.
+    'POST /api/v1/reviews': async (example) => {
       const order = await orderIn(ctx, 'completed')
-      return { token: order.buyer.accessToken, real: { orderId: order.orderId } }
+      return { token: ('criteria' in example ? order.buyer : order.seller).accessToken, real: { orderId: order.orderId } }
     },
     'POST /api/v1/reviews/{reviewId}/reply': async () => {
       const order = await orderIn(ctx, 'completed')
       const review = await created(order.buyer.accessToken, '/reviews', { orderId: order.orderId, rating: 5 })
+      // The seller's review makes the buyer's public, which the seller may then answer.
+      await created(order.seller.accessToken, '/reviews', { orderId: order.orderId, rating: 5 })
       return { token: order.seller.accessToken, params: { reviewId: review.id } }
+    },
+
+    'POST /api/v1/notifications/read': async (example) => {
+      const caller = await user()
+      for (let n = 0; n < countOf(example.ids); n++) {
+        await ctx.database.db.transaction((tx) => ctx.app.container.notifications.notify(tx, { userId: caller.user.id, kind: 'kyc.approved', link: { type: 'kyc_submission', id: caller.user.id }, data: {} }))
+      }
+      if (!('ids' in example)) return { token: caller.accessToken }
+      const listed = await request(ctx.app, { method: 'GET', url: '/notifications', token: caller.accessToken })
+      return { token: caller.accessToken, real: { ids: (listed.json().data.items as { id: string }[]).map((item) => item.id) } }
     },
 
     'POST /api/v1/wallet/payout': async (example) => ({ token: (await verifiedSeller(Number(example.amount) + 50)).accessToken }),

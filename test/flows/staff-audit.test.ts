@@ -21,7 +21,8 @@ describe('staff writes and the audit log', () => {
   let ctx: TestContext
   let team: StaffTeam
   beforeAll(async () => {
-    ctx = await createTestApp()
+    // Earnings clear for a while, so that a completed order can be refunded by staff.
+    ctx = await createTestApp({ env: { CLEARANCE_DAYS: '7' } })
     team = await createStaffTeam(ctx)
   })
   afterEach(() => expectBooksBalance(ctx))
@@ -92,6 +93,7 @@ describe('staff writes and the audit log', () => {
     { route: 'PUT /orders/{orderId}/status', label: 'staff cancel through the status route', prepare: async () => withTarget('PUT', '/orders/{}/status', (await placeOrder(ctx)).orderId, team.orderManager, 'order', { status: 'cancelled', reason: 'Duplicate order' }) },
     { route: 'PUT /orders/{orderId}/status', label: 'dispute resolution through the status route', prepare: async () => withTarget('PUT', '/orders/{}/status', (await orderIn(ctx, 'disputed')).orderId, team.arbiter, 'order', { status: 'completed', reason: 'The delivery matches the brief' }) },
     { route: 'POST /admin/orders/{orderId}/resolve', label: 'split dispute resolution', prepare: async () => withTarget('POST', '/admin/orders/{}/resolve', (await orderIn(ctx, 'disputed')).orderId, team.arbiter, 'order', { refundAmount: 25, note: 'Half the work was delivered' }) },
+    { route: 'POST /admin/orders/{orderId}/refund', label: 'staff refund', prepare: async () => withTarget('POST', '/admin/orders/{}/refund', (await orderIn(ctx, 'completed')).orderId, team.orderManager, 'order', { amount: 10, note: 'Part of the work was missing' }) },
     { route: 'POST /admin/orders/{orderId}/cancel', label: 'staff cancel', prepare: async () => withTarget('POST', '/admin/orders/{}/cancel', (await placeOrder(ctx)).orderId, team.orderManager, 'order', { reason: 'Fraudulent listing' }) },
     { route: 'POST /admin/staff', label: 'staff creation', prepare: async () => ({ method: 'POST', url: '/admin/staff', actor: team.admin, payload: staffBody(), targetType: 'user', targetId: created }) },
     { route: 'PUT /admin/staff/{userId}/roles', label: 'staff roles', prepare: async () => withTarget('PUT', '/admin/staff/{}/roles', await newStaff(), team.admin, 'user', { roleIds: [await newRole()] }) },

@@ -47,7 +47,7 @@ describe('the typed TypeScript client (clients/ts)', () => {
 
       const wallet = await api.GET('/api/v1/wallet')
       expect(wallet.response.status).toBe(200)
-      expect(wallet.data?.data).toEqual({ balance: 0, escrow: 0, pendingPayouts: 0, currency: 'USD' })
+      expect(wallet.data?.data).toEqual({ balance: 0, escrow: 0, pendingPayouts: 0, clearing: 0, nextClearingAt: null, currency: 'USD' })
     })
 
     it('answers errors in the typed envelope', async () => {

@@ -2,6 +2,7 @@ import { expect } from 'vitest'
 import { createSuperuser, createUser, type TestUser } from '../factories/users.ts'
 import { fileForm, png } from '../factories/files.ts'
 import { orderIn } from '../factories/orders.ts'
+import { openRequest } from '../factories/requests.ts'
 import { API, request, type TestContext } from '../setup/test-app.ts'
 import { listOperations, type KnownValues, type OpenApiDocument, type Operation, type Schema } from './openapi.ts'
 
@@ -31,9 +32,10 @@ export interface Fixtures {
   /** A webhook endpoint (nothing listens at its URL) and its test delivery. */
   webhookIds: string[]
   deliveryIds: string[]
-  /** Orders in several states (staff see them all), and a review of the completed one. */
+  /** Orders in several states (staff see them all), a review of the completed one, and a request open on the delivered one. */
   orderIds: string[]
   reviewIds: string[]
+  requestIds: string[]
 }
 
 async function post(ctx: TestContext, token: string, url: string, payload: object): Promise<{ id: string; [key: string]: unknown }> {
@@ -83,6 +85,7 @@ export async function createFixtures(ctx: TestContext): Promise<Fixtures> {
   const orders = [await orderIn(ctx, 'pending'), await orderIn(ctx, 'delivered'), await orderIn(ctx, 'completed')]
   const completed = orders[2]!
   const reviewed = await post(ctx, completed.buyer.accessToken, '/reviews', { orderId: completed.orderId, rating: 5 })
+  const asked = await openRequest(ctx, orders[1]!.seller.accessToken, orders[1]!.orderId, { type: 'partial_refund', amount: 5 })
 
   const downloadPath = (url: string) => new URL(url, 'http://x').pathname.replace(/^\/api\/v1\/uploads\//, '')
   return {
@@ -100,6 +103,7 @@ export async function createFixtures(ctx: TestContext): Promise<Fixtures> {
     deliveryIds: [delivery.id],
     orderIds: orders.map((order) => order.orderId),
     reviewIds: [reviewed.id],
+    requestIds: [asked.id],
   }
 }
 
@@ -118,6 +122,7 @@ export function knownValues(fixtures: Fixtures): KnownValues {
     id: fixtures.portfolioIds,
     orderId: fixtures.orderIds,
     reviewId: fixtures.reviewIds,
+    requestId: fixtures.requestIds,
     buyerId: users,
     uploadId: fixtures.uploadIds,
     webhookId: fixtures.webhookIds,

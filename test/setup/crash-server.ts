@@ -12,20 +12,19 @@ import { createTestApp, testConfig, type TestContext } from './test-app.ts'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
-
 /**
  * For tests that SIGKILL the server in a burst of writes: a PostgreSQL database of their own
  * (cloned from the migrated template), an app on it in the test process to arrange data and read
  * the books, and the server started as a process of its own on the same database. Call it inside
  * `describe`; it registers its own set-up and tear-down.
  */
-export function crashServer(url: string, prefix: string) {
+export function crashServer(url: string, prefix: string, options: { env?: Record<string, string> } = {}) {
   let name: string
   let database: Database
   let ctx: TestContext
   let admin: pg.Client
   const dataDir = mkdtempSync(join(tmpdir(), `marketplace-${prefix}-`))
-  const config = testConfig()
+  const config = testConfig(options.env)
 
   beforeAll(async () => {
     name = `mk_${inject('pgTemplate').split('_')[2]}_${randomBytes(6).toString('hex')}`
@@ -33,7 +32,7 @@ export function crashServer(url: string, prefix: string) {
     await admin.connect()
     await admin.query(`create database ${name} template ${inject('pgTemplate')}`)
     database = fromPool(new pg.Pool({ connectionString: withDatabase(url, name), max: 4 }))
-    ctx = await createTestApp({ database })
+    ctx = await createTestApp({ database, env: options.env })
   })
   afterAll(async () => {
     await ctx.app.close()
@@ -49,8 +48,8 @@ export function crashServer(url: string, prefix: string) {
       return ctx
     },
 
-    /** The server as its own process on the test's database, without the worker. */
-    start(port: number): ChildProcess {
+    /** The server as its own process on the test's database: without the worker unless `env` runs it (`RUN_WORKER`), with the suite's `env` and this one's. */
+    start(port: number, env: Record<string, string> = {}): ChildProcess {
       return spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
         cwd: ROOT,
         stdio: 'ignore',
@@ -67,6 +66,8 @@ export function crashServer(url: string, prefix: string) {
           RATE_LIMIT_GENERAL: '100000',
           RUN_WORKER: 'false',
           LOG_LEVEL: 'silent',
+          ...options.env,
+          ...env,
         },
       })
     },

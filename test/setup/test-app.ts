@@ -90,6 +90,8 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
     RATE_LIMIT_GENERAL: '100000',
     LOG_LEVEL: 'silent',
     APP_URL: 'http://app.test',
+    // Earnings available at once, as before clearance existed; the clearance tests turn it on.
+    CLEARANCE_DAYS: '0',
     ...env,
   })
 }

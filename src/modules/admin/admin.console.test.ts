@@ -180,7 +180,7 @@ describe('admin console', () => {
       expect(Object.keys(data).sort()).toEqual(['kyc', 'orders', 'services', 'users', 'wallet', 'webhooks'])
       expect(data.users).toEqual({ total: expect.any(Number), active: expect.any(Number), staff: expect.any(Number), suspended: expect.any(Number), newLast7Days: expect.any(Number), newLast30Days: expect.any(Number) })
       expect(data.services).toEqual({ total: expect.any(Number), byStatus: { pending: expect.any(Number), active: expect.any(Number), rejected: expect.any(Number), paused: expect.any(Number) } })
-      expect(data.wallet).toEqual({ platformRevenue: expect.any(Number), escrowHeld: expect.any(Number), payoutsPending: { count: expect.any(Number), amount: expect.any(Number) }, currency: 'USD' })
+      expect(data.wallet).toEqual({ platformRevenue: expect.any(Number), escrowHeld: expect.any(Number), clearingHeld: expect.any(Number), payoutsPending: { count: expect.any(Number), amount: expect.any(Number) }, currency: 'USD' })
       expect(data.orders).toEqual({ total: expect.any(Number), byStatus: { pending: expect.any(Number), in_progress: expect.any(Number), delivered: expect.any(Number), completed: expect.any(Number), cancelled: expect.any(Number), disputed: expect.any(Number) }, grossVolume: expect.any(Number) })
       expect(data.webhooks).toEqual({ endpoints: { enabled: expect.any(Number), disabled: expect.any(Number) }, deliveries: { waiting: expect.any(Number), retrying: expect.any(Number), failed: expect.any(Number) } })
       expect(data.kyc).toEqual({ pendingReview: expect.any(Number) })
@@ -234,6 +234,7 @@ describe('admin console', () => {
       expect(after.wallet).toEqual({
         platformRevenue: before.wallet.platformRevenue + 3,
         escrowHeld: before.wallet.escrowHeld + 27,
+        clearingHeld: before.wallet.clearingHeld,
         payoutsPending: { count: before.wallet.payoutsPending.count + 1, amount: before.wallet.payoutsPending.amount + 20 },
         currency: 'USD',
       })

@@ -4,6 +4,7 @@ import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { RolesService } from '../roles/roles.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { adminErrors } from './admin.errors.ts'
+import { adminEvents } from './admin.events.ts'
 import { adminRoutes } from './admin.routes.ts'
 import { adminStatsRoutes } from './admin.stats.routes.ts'
 import { createAdminService } from './admin.service.ts'
@@ -18,12 +19,13 @@ export const adminModule = defineModule({
   name: 'admin',
   needs: ['users', 'roles', 'catalogue', 'audit'],
   tables: {},
-  create: ({ db, clock, statistics, realtime }, deps: { users: UsersService; roles: RolesService; catalogue: CatalogueService; audit: AuditService }) =>
-    createAdminService({ db, clock, statistics, realtime, ...deps }),
+  create: ({ db, clock, outbox, statistics, realtime }, deps: { users: UsersService; roles: RolesService; catalogue: CatalogueService; audit: AuditService }) =>
+    createAdminService({ db, clock, outbox, statistics, realtime, ...deps }),
   routes: (api) => async (app) => {
     await app.register(adminRoutes, { admin: api })
     await app.register(adminStatsRoutes, { admin: api })
   },
+  events: Object.values(adminEvents),
   errors: adminErrors,
 })
 

@@ -4,7 +4,10 @@ import type { Clock } from '../../lib/clock.ts'
 import { hashPassword } from '../../lib/passwords.ts'
 import { normaliseEmail } from '../../lib/text.ts'
 import { forbidden, notFound } from '../../lib/errors.ts'
+import { emitEvent } from '../../platform/outbox/events.ts'
+import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { StatisticsRegistry } from '../../platform/statistics/statistics.ts'
+import { adminEvents } from './admin.events.ts'
 import { dailySeries, type SeriesMetric } from './admin.series.ts'
 import { alreadySuspended, cannotModifySelf, notStaff, notSuspended } from './admin.errors.ts'
 import type { Actor } from '../../access/access.ts'
@@ -43,10 +46,17 @@ const toAdminUser = (row: Account, servicesCount: number) => ({
 /** The fields of an account an audit row records around a status change. */
 const accessState = (row: Account) => ({ status: statusOf(row), isActive: row.isActive, suspendedAt: row.suspendedAt?.toISOString() ?? null })
 
+/** Only a superuser acts on another staff or superuser account; nobody switches themselves off. */
+function assertMayManage(actor: Actor, target: Account): void {
+  if (target.id === actor.id) throw cannotModifySelf()
+  if ((target.isStaff || target.isSuperuser) && !actor.isSuperuser) throw forbidden('Only a superuser may act on a staff account')
+}
+
 /** Staff operations that span modules; owns no tables and works through the users, roles, catalogue and audit services. */
 export function createAdminService(deps: {
   db: Db
   clock: Clock
+  outbox: Outbox
   users: Pick<UsersService, 'findAccountById' | 'createAccount' | 'lockAccount' | 'updateAccount' | 'listAccounts' | 'hasSuperuser' | 'lockFirstSuperuser'>
   roles: Pick<RolesService, 'assignRoles' | 'rolesOf'>
   catalogue: Pick<CatalogueService, 'countServicesBySellers'>
@@ -54,13 +64,7 @@ export function createAdminService(deps: {
   realtime: Pick<RealtimeHub, 'disconnectUser'>
   statistics: StatisticsRegistry
 }) {
-  const { db, clock, users, roles, catalogue, audit, statistics, realtime } = deps
-
-  /** Only a superuser acts on another staff or superuser account; nobody switches themselves off. */
-  function assertMayManage(actor: Actor, target: Account): void {
-    if (target.id === actor.id) throw cannotModifySelf()
-    if ((target.isStaff || target.isSuperuser) && !actor.isSuperuser) throw forbidden('Only a superuser may act on a staff account')
-  }
+  const { db, clock, outbox, users, roles, catalogue, audit, statistics, realtime } = deps
 
   /** Locks the account, checks the actor may act on it, applies `change` and records the action, in one transaction. */
   function changeAccess(actor: Actor, userId: string, action: string, reason: string | null, change: (tx: Tx, target: Account) => Promise<Account>): Promise<Account> {
@@ -202,9 +206,11 @@ export function createAdminService(deps: {
      * whatever else must follow it (closing the user's open sockets) hooks in here.
      */
     async suspendUser(actor: Actor, userId: string, reason: string) {
-      const row = await changeAccess(actor, userId, 'user.suspend', reason.trim(), (tx, target) => {
+      const row = await changeAccess(actor, userId, 'user.suspend', reason.trim(), async (tx, target) => {
         if (target.suspendedAt) throw alreadySuspended()
-        return users.updateAccount(tx, userId, { suspendedAt: clock.now(), suspensionReason: reason.trim(), tokenVersion: target.tokenVersion + 1 })
+        const now = clock.now()
+        await emitEvent(outbox, tx, adminEvents.userSuspended, { userId }, now)
+        return users.updateAccount(tx, userId, { suspendedAt: now, suspensionReason: reason.trim(), tokenVersion: target.tokenVersion + 1 })
       })
       // After the commit: the user's open sockets, on every instance, close with 4401.
       await realtime.disconnectUser(userId)
@@ -213,8 +219,9 @@ export function createAdminService(deps: {
 
     /** `POST /admin/users/{id}/unsuspend`: the user may log in again (old tokens stay refused). */
     async unsuspendUser(actor: Actor, userId: string) {
-      const row = await changeAccess(actor, userId, 'user.unsuspend', null, (tx, target) => {
+      const row = await changeAccess(actor, userId, 'user.unsuspend', null, async (tx, target) => {
         if (!target.suspendedAt) throw notSuspended()
+        await emitEvent(outbox, tx, adminEvents.userUnsuspended, { userId }, clock.now())
         return users.updateAccount(tx, userId, { suspendedAt: null, suspensionReason: null })
       })
       return withServicesCount(row)

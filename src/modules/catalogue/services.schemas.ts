@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Amount, Id, Nullable, Page, PageQuery, Pagination, StringEnum, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
 import { PublicFile, TAG_RULES } from '../uploads/uploads.module.ts'
-import { sellerLevels, UserSummary } from '../users/users.module.ts'
+import { SellerLevel, sellerLevels, UserSummary } from '../users/users.module.ts'
 import { deliveryBands, priceBands } from './service-rules.ts'
 import { GALLERY_LIMIT } from './service-rules.ts'
 import { serviceStatuses } from './services.table.ts'
@@ -111,7 +111,6 @@ const ServiceStatus = Type.Union(
 
 const CategoryRef = Type.Object({ id: Id, name: Type.String(), slug: Type.String() })
 const Rating = Type.Object({ average: Type.Number(), count: Type.Integer() })
-const SellerLevel = StringEnum(sellerLevels, { description: "The seller's level: `new`, `level_one`, `level_two` or `top_rated`, set by the daily evaluation of their record." })
 
 export const Service = Type.Object(
   {

@@ -9,6 +9,7 @@ import { emitEvent } from '../../platform/outbox/events.ts'
 import { defineJob } from '../../platform/outbox/jobs.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { AuditService } from '../audit/audit.module.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { kycDecisionEmail } from './kyc-emails.ts'
 import type { KycViews } from './kyc-views.ts'
@@ -28,11 +29,12 @@ export interface ReviewDeps {
   users: Pick<UsersService, 'updateAccount' | 'findAccountById'>
   audit: Pick<AuditService, 'record'>
   views: Pick<KycViews, 'staffViews'>
+  notifications: Pick<NotificationsService, 'emailWanted'>
 }
 
 /** The staff side: the review queue and the decision, which sets `isKYCVerified` on approval. */
 export function createKycReview(deps: ReviewDeps) {
-  const { db, clock, outbox, mailer, users, audit, views } = deps
+  const { db, clock, outbox, mailer, users, audit, views, notifications } = deps
 
   /** Approves or rejects a submission awaiting review, with its e-mail, event and audit row, once. */
   function decide(actor: Actor, submissionId: string, approved: boolean, reason: string | null) {
@@ -80,13 +82,15 @@ export function createKycReview(deps: ReviewDeps) {
     /** `POST /admin/kyc/{id}/reject` (manage_kyc): the reason is shown to the user. */
     rejectSubmission: (actor: Actor, submissionId: string, reason: string) => decide(actor, submissionId, false, reason.trim()),
 
-    /** The worker's half of a decision: the e-mail to the user. */
+    /** The worker's half of a decision: the e-mail to the user, unless they switched these e-mails off. */
     async sendDecisionEmail(job: KycMailJob): Promise<void> {
       const row = await createKycRepository(db).findById(job.submissionId)
       if (!row || (row.status !== 'approved' && row.status !== 'rejected')) return
       const user = await users.findAccountById(db, row.userId)
       if (!user) return
-      await mailer.send(kycDecisionEmail(user, { approved: row.status === 'approved', reason: row.rejectionReason }))
+      const approved = row.status === 'approved'
+      if (!(await notifications.emailWanted(db, user.id, approved ? 'kyc.approved' : 'kyc.rejected'))) return
+      await mailer.send(kycDecisionEmail(user, { approved, reason: row.rejectionReason }))
     },
   }
 }

@@ -2,6 +2,7 @@ import { defineModule } from '../../platform/module.ts'
 import { handleJob } from '../../platform/outbox/jobs.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { kycAdminRoutes } from './kyc.admin.routes.ts'
 import { kycErrors } from './kyc.errors.ts'
@@ -14,9 +15,9 @@ import { kycSubmissions } from './kyc.table.ts'
 /** Seller identity verification: personal details, private identity documents, staff decisions (which set `isKYCVerified`). */
 export const kycModule = defineModule({
   name: 'kyc',
-  needs: ['users', 'uploads', 'audit'],
+  needs: ['users', 'uploads', 'audit', 'notifications'],
   tables: { kycSubmissions },
-  create: ({ db, clock, outbox, mailer }, deps: { users: UsersService; uploads: UploadsService; audit: AuditService }) => createKycService({ db, clock, outbox, mailer, ...deps }),
+  create: ({ db, clock, outbox, mailer }, deps: { users: UsersService; uploads: UploadsService; audit: AuditService; notifications: NotificationsService }) => createKycService({ db, clock, outbox, mailer, ...deps }),
   routes: (api, { config }) => async (app) => {
     await app.register(kycRoutes, { kyc: api, tmpDir: config.tmpDir })
     await app.register(kycAdminRoutes, { kyc: api })

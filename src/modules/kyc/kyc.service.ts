@@ -5,6 +5,7 @@ import type { Outbox } from '../../platform/outbox/outbox.ts'
 import { defineStats } from '../../platform/statistics/statistics.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { createKycReview } from './kyc-review.service.ts'
 import { createKycSubmission } from './kyc-submission.service.ts'
@@ -27,6 +28,7 @@ export function createKycService(deps: {
   users: Pick<UsersService, 'lockAccount' | 'updateAccount' | 'findAccountById' | 'publicSummariesOf'>
   uploads: KycUploads
   audit: Pick<AuditService, 'record'>
+  notifications: Pick<NotificationsService, 'emailWanted'>
 }) {
   const { db, uploads } = deps
 

@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.ts'
 import { MINUTE } from '../../lib/clock.ts'
 import type { Mailer } from '../../platform/mail/mailer.ts'
 import { defineJob } from '../../platform/outbox/jobs.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { createMessagingRepository } from './messaging.repository.ts'
 
@@ -16,10 +17,10 @@ export const MESSAGING_JOBS = {
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
 
 /** The e-mail to a recipient who was away (decision 0053), sent by the worker. */
-export function createMessageEmails(deps: { db: Db; mailer: Mailer; appUrl: string; users: Pick<UsersService, 'findAccountById'> }) {
-  const { db, mailer, users } = deps
+export function createMessageEmails(deps: { db: Db; mailer: Mailer; appUrl: string; users: Pick<UsersService, 'findAccountById'>; notifications: Pick<NotificationsService, 'emailWanted'> }) {
+  const { db, mailer, users, notifications } = deps
   return {
-    /** The e-mail job: skipped when the recipient read the message meanwhile or is no longer active. */
+    /** The e-mail job: skipped when the recipient read the message meanwhile, is no longer active, or switched these e-mails off. */
     async sendNewMessageEmail(job: { messageId: string; recipientId: string }): Promise<void> {
       const repository = createMessagingRepository(db)
       const message = await repository.findMessage(job.messageId)
@@ -27,6 +28,7 @@ export function createMessageEmails(deps: { db: Db; mailer: Mailer; appUrl: stri
       const [recipient, sender, participants] = await Promise.all([users.findAccountById(db, job.recipientId), users.findAccountById(db, message.senderId), repository.participantsOf(message.conversationId)])
       const reader = participants.find((participant) => participant.userId === job.recipientId)
       if (!recipient?.isActive || !sender || !reader || reader.lastReadSeq >= message.seq) return
+      if (!(await notifications.emailWanted(db, recipient.id, 'message.received'))) return
       const link = `${deps.appUrl}/messages/${message.conversationId}`
       const preview = message.content.length > 200 ? `${message.content.slice(0, 200)}…` : message.content
       const what = message.attachmentId ? 'sent you a file' : 'wrote to you'

@@ -6,6 +6,7 @@ import { newId } from '../../lib/ids.ts'
 import type { StagedFile } from '../../platform/files.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { ConversationAccess } from './conversation-access.service.ts'
@@ -20,6 +21,9 @@ export interface SendMessage {
   content: string
 }
 
+/** How much of a message its notification shows. */
+const PREVIEW_LENGTH = 140
+
 /** The key of the direct conversation of two users: the same whoever writes first. */
 const directKeyOf = (a: string, b: string) => (a < b ? `${a}:${b}` : `${b}:${a}`)
 
@@ -32,8 +36,9 @@ export function createMessageSending(deps: {
   users: Pick<UsersService, 'findAccountById'>
   uploads: Pick<UploadsService, 'storeFiles' | 'recordFiles' | 'discardFiles'>
   access: ConversationAccess
+  notifications: Pick<NotificationsService, 'notify'>
 }) {
-  const { db, clock, outbox, realtime, users, uploads } = deps
+  const { db, clock, outbox, realtime, users, uploads, notifications } = deps
   const { toMessages, conversationFor } = deps.access
 
   /** Where a new message goes: an existing conversation of the caller's, or the direct one with a user. */
@@ -56,8 +61,8 @@ export function createMessageSending(deps: {
 
   /**
    * Writes one message: numbered under the conversation's lock, both participants' lists and
-   * the recipient's unread count moved, and an e-mail job when the recipient is away and was not
-   * e-mailed about this conversation in the last 15 minutes. Frames go out after commit.
+   * the recipient's unread count moved, and, when the recipient is away and was not e-mailed about
+   * this conversation in the last 15 minutes, a notification and an e-mail job. Frames go out after commit.
    */
   async function writeMessage(tx: Tx, senderId: string, conversationId: string, recipientId: string, message: { content: string; attachmentId: string | null; offerId?: string }, recipientOnline: boolean) {
     const repository = createMessagingRepository(tx)
@@ -67,6 +72,8 @@ export function createMessageSending(deps: {
     const row = await repository.insertMessage({ id: newId(), conversationId, seq, senderId, content: message.content, attachmentId: message.attachmentId, offerId: message.offerId ?? null, createdAt: now })
     await repository.recordMessage(conversationId, senderId, seq, now)
     if (!recipientOnline && (await repository.claimEmail(conversationId, recipientId, now, EMAIL_EVERY))) {
+      const preview = message.content.length > PREVIEW_LENGTH ? `${message.content.slice(0, PREVIEW_LENGTH)}…` : message.content
+      await notifications.notify(tx, { userId: recipientId, kind: 'message.received', link: { type: 'conversation', id: conversationId }, data: { conversationId, messageId: row.id, senderId, preview } })
       await outbox.add(tx, MESSAGING_JOBS.newMessageEmail, { messageId: row.id, recipientId })
     }
     return row

@@ -1,6 +1,7 @@
 import { defineModule } from '../../platform/module.ts'
 import { handleJob } from '../../platform/outbox/jobs.ts'
 import type { AuthService } from '../auth/auth.module.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { messagingAdminRoutes } from './messaging.admin.routes.ts'
@@ -12,10 +13,21 @@ import { conversationParticipants, conversations, messages } from './messaging.t
 /** Conversations (direct and per order), messages and attachments, unread counts, realtime frames, e-mail to the away. */
 export const messagingModule = defineModule({
   name: 'messaging',
-  needs: ['users', 'uploads', 'auth'],
+  needs: ['users', 'uploads', 'auth', 'notifications'],
   tables: { conversations, conversationParticipants, messages },
-  create: ({ config, db, clock, outbox, mailer, realtime }, deps: { users: UsersService; uploads: UploadsService; auth: AuthService }) => {
-    const service = createMessagingService({ db, clock, outbox, mailer, realtime, appUrl: config.appUrl, users: deps.users, uploads: deps.uploads, sessions: deps.auth.sessionCheck })
+  create: ({ config, db, clock, outbox, mailer, realtime }, deps: { users: UsersService; uploads: UploadsService; auth: AuthService; notifications: NotificationsService }) => {
+    const service = createMessagingService({
+      db,
+      clock,
+      outbox,
+      mailer,
+      realtime,
+      appUrl: config.appUrl,
+      users: deps.users,
+      uploads: deps.uploads,
+      sessions: deps.auth.sessionCheck,
+      notifications: deps.notifications,
+    })
     // Chat attachments are served to the conversation's participants (and the holder of a signed link).
     deps.uploads.registerAccessPolicy('chat', (conversationId, actor) => service.isParticipant(db, conversationId, actor.id))
     return service

@@ -4,6 +4,7 @@ import type { Clock } from '../../lib/clock.ts'
 import type { Mailer } from '../../platform/mail/mailer.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import type { SessionCheck } from '../auth/auth.module.ts'
 import type { UsersService } from '../users/users.module.ts'
@@ -33,6 +34,7 @@ export function createMessagingService(deps: {
   users: Pick<UsersService, 'findAccountById' | 'publicSummariesOf' | 'availableAccountSql'>
   uploads: Pick<UploadsService, 'storeFiles' | 'recordFiles' | 'discardFiles' | 'filesByIds' | 'urlOf'>
   sessions: SessionCheck
+  notifications: Pick<NotificationsService, 'notify' | 'emailWanted'>
 }) {
   const access = createConversationAccess(deps)
   return {

@@ -2,6 +2,7 @@ import type { Mailer } from '../../platform/mail/mailer.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { OrdersApi } from '../orders/orders.module.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import { createOfferAccepting } from './offer-accepting.service.ts'
 import { createOfferDeclining } from './offer-declining.service.ts'
@@ -23,6 +24,7 @@ export function createOffersService(
     appUrl: string
     currency: string
     users: Pick<UsersService, 'findAccountById'>
+    notifications: Pick<NotificationsService, 'emailWanted'>
     catalogue: Pick<CatalogueService, 'offerSql'>
     messaging: Pick<MessagingService, 'conversationParties' | 'isOnline' | 'writeOfferMessage' | 'publishMessage' | 'registerOfferReader'>
     orders: Pick<OrdersApi, 'offerPlacement' | 'getOrder'>

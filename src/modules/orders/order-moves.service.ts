@@ -9,6 +9,8 @@ import type { AuditService } from '../audit/audit.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
 import { mayView, sellerEarningCents, type OrderAnswers } from './order-answers.service.ts'
+import { escrowLeftCents } from './order-money.ts'
+import { createRequestSettling, expireOpenRequest } from './order-request-rules.ts'
 import { allowedMoves, systemMove, type OrderStatus, type Transition } from './order-status.ts'
 import { invalidTransition } from './orders.errors.ts'
 import { ordersEvents } from './orders.events.ts'
@@ -19,7 +21,7 @@ export interface MovesDeps {
   db: Db
   clock: Clock
   outbox: Outbox
-  ledger: Pick<LedgerService, 'transfer'>
+  ledger: Pick<LedgerService, 'transfer' | 'creditEarning'>
   catalogue: Pick<CatalogueService, 'recordCompletedOrder'>
   audit: Pick<AuditService, 'record'>
   answers: Pick<OrderAnswers, 'describe'>
@@ -33,7 +35,8 @@ export const mayActOn = (row: OrderRow, actor: Actor) => mayView(row, actor) || 
 
 /**
  * Applies one decided move to a locked order: its effect on dates and revisions, its money, its
- * events. The single place where an order changes status.
+ * events. The single place where an order changes status; it ends the order's open request as
+ * `expired` (a request accepted is closed before its move, so it is no longer open here).
  */
 function createMoveApplier(deps: Pick<MovesDeps, 'clock' | 'outbox' | 'ledger' | 'catalogue'>) {
   const { clock, outbox, ledger, catalogue } = deps
@@ -43,6 +46,7 @@ function createMoveApplier(deps: Pick<MovesDeps, 'clock' | 'outbox' | 'ledger' |
     const timeline = [...row.timeline, { action: move.action, status: move.to, by: move.by, reason: reason ?? null, at: now.toISOString() }]
     const patch: Partial<OrderRow> = { status: move.to, updatedAt: now, statusReason: reason ?? null, timeline }
     const buyerEscrow = { userId: row.buyerId, kind: 'escrow' } as const
+    await expireOpenRequest(outbox, tx, row, now)
     if (move.action === 'accept') patch.dueAt = new Date(now.getTime() + row.deliveryDays * DAY)
     if (move.action === 'request_revision') {
       patch.revisionsLeft = row.revisionsLeft === null ? null : row.revisionsLeft - 1
@@ -51,13 +55,13 @@ function createMoveApplier(deps: Pick<MovesDeps, 'clock' | 'outbox' | 'ledger' |
     if (move.to === 'disputed') patch.autoCompleteAt = null
     if (move.to === 'completed') {
       const earning = sellerEarningCents(row)
-      if (earning > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { userId: row.sellerId, kind: 'available' }, amountCents: earning, type: 'order_earning', description: `Earning: ${row.serviceTitle}`, orderId: row.id })
+      if (earning > 0) await ledger.creditEarning(tx, { from: buyerEscrow, sellerId: row.sellerId, amountCents: earning, type: 'order_earning', description: `Earning: ${row.serviceTitle}`, orderId: row.id })
       if (row.platformFeeCents > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { platform: 'revenue' }, amountCents: row.platformFeeCents, type: 'order_earning', description: `Platform fee: ${row.serviceTitle}`, orderId: row.id })
       if (row.serviceId !== null) await catalogue.recordCompletedOrder(tx, row.serviceId)
       Object.assign(patch, { completedAt: now, autoCompleteAt: null })
     }
     if (move.to === 'cancelled') {
-      await ledger.transfer(tx, { from: buyerEscrow, to: { userId: row.buyerId, kind: 'available' }, amountCents: row.totalCents, type: 'order_refund', description: `Refund: ${row.serviceTitle}`, orderId: row.id })
+      await ledger.transfer(tx, { from: buyerEscrow, to: { userId: row.buyerId, kind: 'available' }, amountCents: escrowLeftCents(row), type: 'order_refund', description: `Refund: ${row.serviceTitle}`, orderId: row.id })
       Object.assign(patch, { cancelledAt: now, autoCompleteAt: null })
     }
     const updated = await createOrdersRepository(tx).update(row.id, patch)
@@ -84,6 +88,7 @@ function createMoveApplier(deps: Pick<MovesDeps, 'clock' | 'outbox' | 'ledger' |
 export function createOrderMoves(deps: MovesDeps) {
   const { db, clock, audit, answers } = deps
   const applyMove = createMoveApplier(deps)
+  const settleOverdue = createRequestSettling({ ...deps, applyMove })
 
   const staffMove = (row: OrderRow, actor: Actor, to: OrderStatus): Transition | undefined =>
     allowedMoves(row, actor).find((move) => move.by === 'staff' && move.to === to)
@@ -99,17 +104,37 @@ export function createOrderMoves(deps: MovesDeps) {
       after: { status: after.status },
     })
 
-  /** Completes one due order, if any is left that no other worker holds; false when there is none. */
+  /** Completes one due order, if any is left that no other worker holds; false when there is none. An overdue request is settled first (a cancellation accepted wins). */
   const completeOneDue = () =>
     db.transaction(async (tx) => {
       const [row] = await createOrdersRepository(tx).lockDueForAutoComplete(clock.now(), 1)
       if (!row) return false
-      await applyMove(tx, row, systemMove('delivered', 'completed')!, 'system')
+      const current = (await settleOverdue(tx, row)) ?? row
+      if (current.status === 'delivered') await applyMove(tx, current, systemMove('delivered', 'completed')!, 'system')
       return true
     })
 
+  /**
+   * Runs `work` on the order under its row lock (404 when `visible` refuses it). An overdue
+   * request of the order is settled first, as the worker would, in a transaction of its own that
+   * commits whatever `work` then decides; `work` then runs on what it left.
+   */
+  async function underOrderLock<T>(orderId: string, visible: (row: OrderRow) => boolean, work: (tx: Tx, row: OrderRow) => Promise<T>): Promise<T> {
+    for (;;) {
+      const outcome = await db.transaction(async (tx) => {
+        const current = await createOrdersRepository(tx).lockById(orderId)
+        if (!current || !visible(current)) throw notFound('Order')
+        if (await settleOverdue(tx, current)) return { settled: true as const }
+        return { settled: false as const, value: await work(tx, current) }
+      })
+      if (!outcome.settled) return outcome.value
+    }
+  }
+
   return {
     applyMove,
+    settleOverdue,
+    underOrderLock,
 
     /**
      * Staff cancel an order (manage_orders), from the status route or `POST /admin/orders/{id}/cancel`.
@@ -141,14 +166,9 @@ export function createOrderMoves(deps: MovesDeps) {
       return updated
     },
 
-    /** Locks an order the actor may act on (404 otherwise), runs `change`, and answers it as the actor sees it. */
+    /** Locks an order the actor may act on (404 otherwise; an overdue request settled first), runs `change`, and answers it as the actor sees it. */
     async changeOrder(actor: Actor, orderId: string, visible: (row: OrderRow) => boolean, change: (tx: Tx, row: OrderRow) => Promise<OrderRow>) {
-      const row = await db.transaction(async (tx) => {
-        const current = await createOrdersRepository(tx).lockById(orderId)
-        if (!current || !visible(current)) throw notFound('Order')
-        return change(tx, current)
-      })
-      return answers.describe(db, row, actor)
+      return answers.describe(db, await underOrderLock(orderId, visible, change), actor)
     },
 
     /**

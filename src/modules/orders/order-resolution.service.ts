@@ -10,8 +10,10 @@ import { defineJob } from '../../platform/outbox/jobs.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
+import { escrowLeftCents, feeOnCents } from './order-money.ts'
 import { mayActOn, parties, type OrderMoves } from './order-moves.service.ts'
 import { allowedMoves } from './order-status.ts'
 import { invalidTransition } from './orders.errors.ts'
@@ -23,20 +25,9 @@ export const ORDERS_JOBS = {
   resolvedEmail: defineJob('mail.order_resolved', Type.Object({ orderId: Type.String(), recipientId: Type.String(), refundCents: Type.Integer(), sellerCents: Type.Integer(), note: Type.String() })),
 }
 
-/** What an order still holds in the buyer's escrow: all of it until it ends. */
-const escrowOf = (row: Pick<OrderRow, 'totalCents'>): number => row.totalCents
-
-/**
- * The platform's fee on what the seller keeps of a split: the order's own rate (its fee over its
- * total, fixed when it was placed), rounded half-up to the cent, so the whole escrow to the
- * seller costs exactly the fee a completion takes.
- */
-const feeOnCents = (row: Pick<OrderRow, 'totalCents' | 'platformFeeCents'>, amountCents: number): number =>
-  Number((2n * BigInt(amountCents) * BigInt(row.platformFeeCents) + BigInt(row.totalCents)) / (2n * BigInt(row.totalCents)))
-
-/** How a split resolution divides an order's escrow, in cents. */
-function splitOf(row: Pick<OrderRow, 'totalCents' | 'platformFeeCents'>, refundCents: number) {
-  const rest = escrowOf(row) - refundCents
+/** How a split resolution divides what an order still holds in escrow, in cents; the seller's side pays the fee on it at the order's own rate. */
+function splitOf(row: Pick<OrderRow, 'totalCents' | 'platformFeeCents' | 'placementFeeCents' | 'refundedCents'>, refundCents: number) {
+  const rest = escrowLeftCents(row) - refundCents
   const feeCents = feeOnCents(row, rest)
   return { refundCents, sellerCents: rest - feeCents, feeCents, to: rest > 0 ? ('completed' as const) : ('cancelled' as const) }
 }
@@ -47,10 +38,11 @@ export interface ResolutionDeps {
   outbox: Outbox
   mailer: Mailer
   appUrl: string
-  ledger: Pick<LedgerService, 'transfer'>
+  ledger: Pick<LedgerService, 'transfer' | 'creditEarning'>
   catalogue: Pick<CatalogueService, 'recordCompletedOrder'>
   audit: Pick<AuditService, 'record'>
   users: Pick<UsersService, 'findAccountById'>
+  notifications: Pick<NotificationsService, 'emailWanted'>
   moves: OrderMoves
 }
 
@@ -67,13 +59,13 @@ export function createOrderResolution(deps: ResolutionDeps) {
     if (!move) throw invalidTransition(row.status, 'completed', allowedMoves(row, actor))
     const refundCents = toCents(refundAmount)
     if (refundCents === undefined || refundCents < 0) throw fieldError('refundAmount', 'must be a number from 0 with at most two decimals')
-    if (refundCents > escrowOf(row)) throw fieldError('refundAmount', `must be at most ${money(escrowOf(row))}, what the order holds in escrow`)
+    if (refundCents > escrowLeftCents(row)) throw fieldError('refundAmount', `must be at most ${money(escrowLeftCents(row))}, what the order holds in escrow`)
     const split = splitOf(row, refundCents)
     const now = clock.now()
     const escrow = { userId: row.buyerId, kind: 'escrow' } as const
     const about = { orderId: row.id }
     if (split.refundCents > 0) await ledger.transfer(tx, { from: escrow, to: { userId: row.buyerId, kind: 'available' }, amountCents: split.refundCents, type: 'order_refund', description: `Dispute refund: ${row.serviceTitle}`, ...about })
-    if (split.sellerCents > 0) await ledger.transfer(tx, { from: escrow, to: { userId: row.sellerId, kind: 'available' }, amountCents: split.sellerCents, type: 'order_earning', description: `Dispute earning: ${row.serviceTitle}`, ...about })
+    if (split.sellerCents > 0) await ledger.creditEarning(tx, { from: escrow, sellerId: row.sellerId, amountCents: split.sellerCents, type: 'order_earning', description: `Dispute earning: ${row.serviceTitle}`, ...about })
     if (split.feeCents > 0) await ledger.transfer(tx, { from: escrow, to: { platform: 'revenue' }, amountCents: split.feeCents, type: 'order_earning', description: `Platform fee: ${row.serviceTitle}`, ...about })
     if (split.to === 'completed' && row.serviceId !== null) await catalogue.recordCompletedOrder(tx, row.serviceId)
 
@@ -82,8 +74,8 @@ export function createOrderResolution(deps: ResolutionDeps) {
     const updated = await createOrdersRepository(tx).update(row.id, {
       status: to,
       statusReason: note,
-      // The answer's figures follow the money: the seller's earning is the total less both.
-      refundedCents: split.refundCents,
+      // The answer's figures follow the money: the seller's earning is the total less both (partial refunds accepted before count as refunded).
+      refundedCents: row.refundedCents + split.refundCents,
       platformFeeCents: split.feeCents,
       timeline,
       updatedAt: now,
@@ -97,7 +89,7 @@ export function createOrderResolution(deps: ResolutionDeps) {
       targetType: 'order',
       targetId: row.id,
       reason: note,
-      before: { status: row.status, total: fromCents(row.totalCents), escrow: fromCents(escrowOf(row)) },
+      before: { status: row.status, total: fromCents(row.totalCents), escrow: fromCents(escrowLeftCents(row)) },
       after: { status: to, ...amounts },
     })
     await emitEvent(outbox, tx, ordersEvents.orderStatusChanged, { ...parties(row), from: row.status, to, by: actor.id }, now)
@@ -113,10 +105,11 @@ export function createOrderResolution(deps: ResolutionDeps) {
     resolveSplit: (actor: Actor, orderId: string, body: { refundAmount: number; note: string }) =>
       moves.changeOrder(actor, orderId, (row) => mayActOn(row, actor), (tx, row) => applySplit(tx, actor, row, body.refundAmount, body.note.trim())),
 
-    /** The e-mail job: each party learns what they receive and why; skipped for an account no longer active. */
+    /** The e-mail job: each party learns what they receive and why; skipped for an account no longer active, or one that switched these e-mails off. */
     async sendResolvedEmail(job: { orderId: string; recipientId: string; refundCents: number; sellerCents: number; note: string }): Promise<void> {
       const [order, recipient] = await Promise.all([createOrdersRepository(db).findById(job.orderId), users.findAccountById(db, job.recipientId)])
       if (!order || !recipient?.isActive) return
+      if (!(await deps.notifications.emailWanted(db, recipient.id, 'order.resolved'))) return
       const buyer = recipient.id === order.buyerId
       const yours = buyer ? job.refundCents : job.sellerCents
       const what = buyer ? `${money(yours)} was refunded to your wallet` : `${money(yours)} was paid to your wallet`

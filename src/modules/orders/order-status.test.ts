@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import type { Actor, Permission } from '../../access/access.ts'
-import { allowedMoves, decide, orderStatuses, transitions, withTransitionTable, type OrderFacts } from './order-status.ts'
+import { allowedMoves, decide, orderStatuses, requestAcceptance, requestKinds, requestMoves, transitions, withTransitionTable, type OrderFacts } from './order-status.ts'
 
 const actor = (id: string, options: { staff?: Permission[]; superuser?: boolean } = {}): Actor => ({
   id,
@@ -47,9 +47,30 @@ describe('the order state machine (pure)', () => {
     expect(decide(order('disputed'), actor('root', { superuser: true }), 'cancelled')).toMatchObject({ ok: true, transition: { action: 'resolve_cancelled' } })
   })
 
-  it('docs/orders.md holds the table generated from the same data (npm run docs:orders)', () => {
+  it('docs/orders.md holds the tables generated from the same data (npm run docs:orders)', () => {
     const doc = readFileSync(new URL('../../../docs/orders.md', import.meta.url), 'utf8')
     expect(withTransitionTable(doc)).toBe(doc)
     for (const move of transitions) expect(doc).toContain(`| ${move.from} | ${move.to} |`)
+    for (const kind of requestKinds) expect(doc).toContain(`| \`${kind.type}\` | \`${kind.action}\` |`)
+  })
+
+  it('offers the request moves: opening them when none is open, answering to the other party and withdrawing to the author when one is', () => {
+    const actions = (status: OrderFacts['status'], who: string, open?: Parameters<typeof requestMoves>[1]) => requestMoves(order(status), open, actor(who)).map((move) => `${move.action}:${move.status}`)
+    expect(actions('in_progress', 'seller')).toEqual(['request_cancellation:in_progress', 'request_extension:in_progress', 'offer_partial_refund:in_progress'])
+    expect(actions('delivered', 'buyer')).toEqual(['request_cancellation:delivered'])
+    expect(actions('completed', 'buyer')).toEqual([])
+    expect(actions('in_progress', 'root-staff')).toEqual([])
+    const cancellation = { type: 'cancellation', requestedBy: 'buyer' } as const
+    expect(actions('in_progress', 'seller', cancellation)).toEqual(['accept_request:cancelled', 'decline_request:in_progress'])
+    expect(actions('in_progress', 'buyer', cancellation)).toEqual(['withdraw_request:in_progress'])
+    expect(actions('in_progress', 'buyer', { type: 'extension', requestedBy: 'seller' })).toEqual(['accept_request:in_progress', 'decline_request:in_progress'])
+  })
+
+  it('keeps the acceptance of a cancellation out of the status route and of the moves listed', () => {
+    for (const status of ['pending', 'in_progress', 'delivered'] as const) {
+      for (const by of ['buyer', 'seller', 'system'] as const) expect(requestAcceptance(status, by)).toMatchObject({ from: status, to: 'cancelled', action: 'accept_request', viaRequest: true })
+      for (const who of ['buyer', 'seller']) expect(allowedMoves(order(status), actor(who)).map((move) => move.action)).not.toContain('accept_request')
+    }
+    expect(requestAcceptance('completed', 'seller')).toBeUndefined()
   })
 })

@@ -19,14 +19,14 @@ export const TIP_MAX_CENTS = 100_000
  * Tips (docs/offers.md): the buyer of a completed order thanks the seller once, within the
  * window after completion. The tip is paid and earned like an order, in one transaction under the
  * order's row lock: `tip` moves it from the buyer's available balance into their escrow, and
- * `tip_earning` moves it on to the seller's available balance and the platform's fee (TIP_FEE_PERCENT)
+ * `tip_earning` moves it on to the seller (an earning: it clears first) and the platform's fee (TIP_FEE_PERCENT)
  * to revenue, so the escrow is where it was and the statements read as for an order.
  */
 export function createOrderTips(deps: {
   db: Db
   clock: Clock
   outbox: Outbox
-  ledger: Pick<LedgerService, 'transfer'>
+  ledger: Pick<LedgerService, 'transfer' | 'creditEarning'>
   answers: Pick<OrderAnswers, 'describe'>
   tipWindowMs: number
   feeBasisPoints: number
@@ -51,7 +51,7 @@ export function createOrderTips(deps: {
         const earningCents = amountCents - feeCents
         const buyerEscrow = { userId: order.buyerId, kind: 'escrow' } as const
         await ledger.transfer(tx, { from: { userId: order.buyerId, kind: 'available' }, to: buyerEscrow, amountCents, type: 'tip', description: `Tip: ${order.serviceTitle}`, orderId: order.id })
-        if (earningCents > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { userId: order.sellerId, kind: 'available' }, amountCents: earningCents, type: 'tip_earning', description: `Tip: ${order.serviceTitle}`, orderId: order.id })
+        if (earningCents > 0) await ledger.creditEarning(tx, { from: buyerEscrow, sellerId: order.sellerId, amountCents: earningCents, type: 'tip_earning', description: `Tip: ${order.serviceTitle}`, orderId: order.id })
         if (feeCents > 0) await ledger.transfer(tx, { from: buyerEscrow, to: { platform: 'revenue' }, amountCents: feeCents, type: 'tip_earning', description: `Platform fee on a tip: ${order.serviceTitle}`, orderId: order.id })
         const updated = await orders.update(order.id, { tipCents: amountCents, tippedAt: now, updatedAt: now })
         await emitEvent(

@@ -1,5 +1,6 @@
 -- orders.<status> of the admin statistics: orders by their current status; and
--- orders.gross_volume_cents: the totals of completed orders (an order completes once).
+-- orders.gross_volume_cents: what buyers paid for completed orders, their totals less what went
+-- back to the buyer before completion (partial refunds, a split's refund; an order completes once).
 CREATE OR REPLACE FUNCTION public.orders_stat_counters()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -10,7 +11,7 @@ BEGIN
 	END IF;
 	PERFORM "stat_count"('orders.' || NEW."status", 1);
 	IF NEW."status" = 'completed' AND (TG_OP = 'INSERT' OR OLD."status" <> 'completed') THEN
-		PERFORM "stat_count"('orders.gross_volume_cents', NEW."total_cents");
+		PERFORM "stat_count"('orders.gross_volume_cents', NEW."total_cents" - NEW."refunded_cents");
 	END IF;
 	RETURN NULL;
 END $function$;

@@ -6,7 +6,8 @@ export const ordersErrors = defineErrors({
   OWN_SERVICE: { status: 422, description: 'A seller cannot order their own service.' },
   INVALID_TRANSITION: {
     status: 422,
-    description: 'The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status).',
+    description:
+      'The order cannot make this move now, or not by this caller; `details` lists the moves the caller may make (field `status`, message the status; for a request move, field `action`, message the request move).',
   },
 })
 

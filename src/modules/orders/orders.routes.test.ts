@@ -57,7 +57,11 @@ describe('orders: placing, reading, staff', () => {
         { id: service.extraIds.express, title: 'Express', price: 15.5, additionalDays: 0 },
       ])
       expect(order.buyer).not.toHaveProperty('email')
-      expect(order.allowedActions).toEqual([{ action: 'cancel', status: 'cancelled', reasonRequired: false }])
+      expect(order.allowedActions).toEqual([
+        { action: 'cancel', status: 'cancelled', reasonRequired: false },
+        { action: 'request_cancellation', status: 'pending', reasonRequired: true },
+      ])
+      expect(order.requests).toEqual([])
       expect(await wallet(ctx, buyer.accessToken)).toMatchObject({ balance: 364.5, escrow: 135.5 })
       const created = await eventsNamed(ctx, 'order.created')
       expect(created.find((event) => event.data.orderId === order.id)?.data).toEqual({
@@ -69,7 +73,7 @@ describe('orders: placing, reading, staff', () => {
       })
 
       const asSeller = await request(ctx.app, { method: 'GET', url: `/orders/${order.id}`, token: service.seller.accessToken })
-      expect(asSeller.json().data.allowedActions.map((move: { action: string }) => move.action).sort()).toEqual(['accept', 'cancel'])
+      expect(asSeller.json().data.allowedActions.map((move: { action: string }) => move.action).sort()).toEqual(['accept', 'cancel', 'request_cancellation'])
     })
 
     it('takes ids in any letter case, as PostgreSQL reads a UUID', async () => {

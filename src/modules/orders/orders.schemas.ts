@@ -3,6 +3,7 @@ import { Amount, Id, Nullable, PageQuery, Timestamp } from '../../http/common.sc
 import { defineForm } from '../../http/multipart.ts'
 import { FileReference, TAG_RULES } from '../uploads/uploads.module.ts'
 import { UserSummary } from '../users/users.module.ts'
+import { OrderRequest } from './order-requests.schemas.ts'
 import { orderStatuses, transitionTable, type OrderStatus } from './order-status.ts'
 
 export const REQUIREMENTS_MAX = 5_000
@@ -74,7 +75,7 @@ export const ResolveBody = Type.Object(
       minimum: 0,
       maximum: RESOLVE_REFUND_MAX,
       errorMessage: 'must be a number from 0 to what the order holds in escrow, with at most two decimals',
-      description: 'What goes back to the buyer, from 0 to what the order holds in escrow (its total), at most two decimals. The rest goes to the seller minus the platform fee on the rest.',
+      description: 'What goes back to the buyer, from 0 to what the order holds in escrow (its total less any partial refund accepted before), at most two decimals. The rest goes to the seller minus the platform fee on the rest.',
     }),
     note: Type.String({
       minLength: 1,
@@ -126,7 +127,10 @@ export const StaffOrdersQuery = Type.Composite(
   { additionalProperties: false },
 )
 
-const OrderActionSchema = Type.String({ description: '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split` or `tip`.' })
+const OrderActionSchema = Type.String({
+  description:
+    '`accept`, `cancel`, `deliver`, `request_revision`, `complete`, `dispute`, `resolve_completed`, `resolve_cancelled`, `resolve_split`, `tip` or `staff_refund`; and the requests: `request_cancellation`, `request_extension`, `offer_partial_refund`, `accept_request`, `decline_request`, `withdraw_request` (in a timeline, `accept_request` is an accepted cancellation).',
+})
 const Money = (description: string) => Type.Number({ description: `${description} Two decimals, in the platform currency.` })
 
 export const Order = Type.Object(
@@ -145,8 +149,10 @@ export const Order = Type.Object(
     extras: Type.Array(Type.Object({ id: Id, title: Type.String(), price: Type.Number(), additionalDays: Type.Integer() })),
     price: Money('The package price at placement.'),
     total: Money('Package plus extras: what the buyer paid into escrow.'),
-    platformFee: Money('The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a split dispute resolution, the fee on what the seller got.'),
-    sellerEarning: Money('What the seller receives on completion: total minus the fee.'),
+    platformFee: Money(
+      'The platform’s share, PLATFORM_FEE_PERCENT of the total rounded half-up to the cent; after a partial refund, the order’s rate on what is left; after a split dispute resolution, the fee on what the seller got.',
+    ),
+    sellerEarning: Money('What the seller receives on completion: the total less `refunded` and the fee.'),
     deliveryDays: Type.Integer({ description: 'The package’s delivery days plus the extras’ additional days.' }),
     dueAt: Nullable(Type.String({ format: 'date-time', description: 'Set when the seller accepts: then plus `deliveryDays`.' })),
     late: Type.Boolean({ description: 'In progress past its due date.' }),
@@ -178,9 +184,15 @@ export const Order = Type.Object(
         status: StatusSchema,
         reasonRequired: Type.Boolean(),
       }),
-      { description: 'The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, and `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is.' },
+      {
+        description:
+          'The moves the caller may make now: `status` to send to `PUT /orders/{orderId}/status`, except `deliver`, which is `POST /orders/{orderId}/deliver`, `resolve_split` (staff), which is `POST /admin/orders/{orderId}/resolve`, `tip` (the buyer of a completed order, within TIP_DAYS of completion, once), which is `POST /orders/{orderId}/tip` and leaves the status as it is, `staff_refund` (staff with manage_orders, on a completed order whose earnings are still clearing), which is `POST /admin/orders/{orderId}/refund` with a required note and leaves the status as it is, and the requests: `request_cancellation`, `request_extension` and `offer_partial_refund` are `POST /orders/{orderId}/requests` (none while a request is open), `accept_request` and `decline_request` (the other party of the open request) and `withdraw_request` (its author) are `POST /orders/{orderId}/requests/{requestId}/accept`, `/decline` and `/withdraw`; `status` is then the order’s status after the move.',
+      },
     ),
-    refunded: Money('What went back to the buyer from escrow before the order ended: the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`), 0 otherwise. `platformFee` is then the fee on what the seller got, and `sellerEarning` the total less both.'),
+    refunded: Money(
+      'What went back to the buyer: accepted partial refunds (`offer_partial_refund`) and the refund of a split dispute resolution (`POST /admin/orders/{orderId}/resolve`) from escrow before the order ended, plus staff refunds of a completed order while its earnings clear (`POST /admin/orders/{orderId}/refund`, which may reach the tip too); 0 otherwise. Until the order ends, what it still holds in escrow is the total less this; `platformFee` is the fee on what the seller is paid, and `sellerEarning` the total less both.',
+    ),
+    requests: Type.Array(OrderRequest, { description: 'The requests between the parties (cancellation, extension, partial refund), newest first; at most one is `open`.' }),
     tip: Nullable(Money('The buyer’s tip after completion (`POST /orders/{orderId}/tip`); null until there is one.')),
     completedAt: Nullable(Timestamp),
     cancelledAt: Nullable(Timestamp),
@@ -193,5 +205,5 @@ export const Order = Type.Object(
 export const OrdersStats = Type.Object({
   total: Type.Integer({ description: 'Orders ever placed.' }),
   byStatus: Type.Object(Object.fromEntries(orderStatuses.map((status) => [status, Type.Integer()])) as Record<OrderStatus, TInteger>, { description: 'Orders by their current status.' }),
-  grossVolume: Money('The totals of completed orders: what buyers paid for work they accepted.'),
+  grossVolume: Money('What buyers paid for the work of completed orders: their totals less what went back to the buyer (partial refunds, a split resolution’s refund).'),
 })

@@ -12,15 +12,17 @@ import type { SessionCheck } from '../auth/auth.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { MessagingService } from '../messaging/messaging.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
+import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UsersService } from '../users/users.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
 import { createOrderAnswers, mayView } from './order-answers.service.ts'
 import { createOrderMoves } from './order-moves.service.ts'
 import { createOrderPlacement } from './order-placement.service.ts'
 import { createOrderProgress } from './order-progress.service.ts'
+import { createOrderRequests } from './order-requests.service.ts'
 import { createOrderResolution } from './order-resolution.service.ts'
 import { orderStatuses, type OrderStatus } from './order-status.ts'
-import { createOrdersRepository, type OrderFilter } from './orders.repository.ts'
+import { createOrdersRepository, sellerPerformanceOf, type OrderFilter } from './orders.repository.ts'
 import { OrdersStats } from './orders.schemas.ts'
 
 export interface OrdersDeps {
@@ -31,10 +33,11 @@ export interface OrdersDeps {
   /** Where the links in e-mails point. */
   appUrl: string
   sessions: SessionCheck
-  ledger: Pick<LedgerService, 'transfer' | 'book' | 'transferSqlWith'>
+  ledger: Pick<LedgerService, 'transfer' | 'book' | 'transferSqlWith' | 'creditEarning' | 'ordersStillClearing'>
   catalogue: Pick<CatalogueService, 'offerSql' | 'lockOrderableSql' | 'pricedChoiceSql' | 'recordCompletedOrder' | 'registerOpenOrdersCounter'>
   users: Pick<UsersService, 'publicSummariesOf' | 'publicSummarySql' | 'findAccountById'>
   audit: Pick<AuditService, 'record'>
+  notifications: Pick<NotificationsService, 'emailWanted'>
   messaging: Pick<MessagingService, 'orderConversationCtes' | 'orderConversationValues' | 'conversationsOfOrders' | 'isOnline' | 'writeOrderNote' | 'publishMessage'>
   uploads: Pick<UploadsService, 'filesOf' | 'urlOf' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'registerAccessPolicy'>
   /** The platform's share in basis points (10 % = 1000). */
@@ -42,11 +45,14 @@ export interface OrdersDeps {
   /** How long after completion the buyer may tip. */
   tipWindowMs: number
   autoCompleteAfterMs: number
+  /** How long a request between the parties stays open unanswered (ORDER_REQUEST_DAYS). */
+  requestExpiresAfterMs: number
 }
 
 /**
  * Orders (docs/orders.md): placing into escrow, the moves of the state machine in
- * `order-status.ts`, deliveries, auto-completion and the reads, each group in its own file. Every
+ * `order-status.ts`, deliveries, auto-completion, the requests between the parties and the
+ * reads, each group in its own file. Every
  * move locks the order row first, so two moves at the same moment cannot both win, and moves its
  * money through the ledger and writes its events in the same transaction.
  */
@@ -71,6 +77,7 @@ export function createOrdersService(deps: OrdersDeps) {
     ...createOrderPlacement({ ...deps, answers }),
     ...createOrderProgress({ ...deps, moves }),
     ...createOrderResolution({ ...deps, moves }),
+    ...createOrderRequests({ ...deps, moves }),
     completeDueOrders: (limit?: number) => moves.completeDueOrders(limit),
 
     /** `GET /orders/{id}`: the parties and staff with view_orders; anyone else 404. */
@@ -87,9 +94,14 @@ export function createOrdersService(deps: OrdersDeps) {
 
     /** For reviews: the order under a row lock, in the caller's transaction. */
     lockOrder: (tx: Tx, orderId: string) => createOrdersRepository(tx).lockById(orderId),
+    /** For reviews: the order's row, to check who its parties are and when it completed. */
+    findOrder: (executor: Executor, orderId: string) => createOrdersRepository(executor).findById(orderId),
 
     /** For statistics: a seller's orders counted by status. */
     sellerOrderCounts: (executor: Executor, sellerId: string) => createOrdersRepository(executor).countBySellerAndStatus(sellerId),
+
+    /** For statistics and seller levels: each seller's completed, cancelled, delivered and on-time orders, lifetime and since `since` (a seller without orders is absent). */
+    sellerPerformance: (executor: Executor, sellerIds: string[], since: Date) => sellerPerformanceOf(executor, sellerIds, since),
 
     /** The orders section of `GET /admin/stats`: counters kept by a trigger on orders (migration 0016). */
     statistics: defineStats('orders', OrdersStats, async (executor) => {

@@ -52,8 +52,15 @@ export const orders = pgTable(
     priceCents: integer('price_cents').notNull(),
     extras: jsonb('extras').$type<OrderedExtra[]>().notNull(),
     totalCents: integer('total_cents').notNull(),
+    /** The platform's fee on what the order holds: fixed at placement on the total, recomputed on what is left by a partial refund, and set to the fee taken by a split resolution. */
     platformFeeCents: integer('platform_fee_cents').notNull(),
-    /** What went back to the buyer from escrow before the order ended (a split resolution's refund). */
+    /**
+     * The fee fixed at placement, kept here when a partial refund recomputes `platform_fee_cents`
+     * on what is left: the order's fee rate is this over the total. Null while
+     * `platform_fee_cents` is still that fee.
+     */
+    placementFeeCents: integer('placement_fee_cents'),
+    /** What went back to the buyer: from escrow before the order ended (accepted partial refunds, a split resolution's refund), and by staff refunds of earnings still clearing after it completed (the tip's included). */
     refundedCents: integer('refunded_cents').notNull().default(0),
     deliveryDays: integer('delivery_days').notNull(),
     /** Null means unlimited revisions. */
@@ -85,7 +92,8 @@ export const orders = pgTable(
       .where(sql`${table.status} = 'delivered'`),
     check('orders_total_positive', sql`${table.totalCents} > 0`),
     check('orders_fee_within_total', sql`${table.platformFeeCents} >= 0 and ${table.platformFeeCents} <= ${table.totalCents}`),
-    check('orders_refund_within_total', sql`${table.refundedCents} >= 0 and ${table.refundedCents} + ${table.platformFeeCents} <= ${table.totalCents}`),
+    check('orders_placement_fee_within_total', sql`${table.placementFeeCents} is null or (${table.placementFeeCents} >= 0 and ${table.placementFeeCents} <= ${table.totalCents})`),
+    check('orders_refund_within_total', sql`${table.refundedCents} >= 0 and ${table.refundedCents} + ${table.platformFeeCents} <= ${table.totalCents} + coalesce(${table.tipCents}, 0)`),
     check('orders_tip_positive', sql`${table.tipCents} is null or ${table.tipCents} > 0`),
     check('orders_revisions_not_negative', sql`${table.revisionsLeft} is null or ${table.revisionsLeft} >= 0`),
   ],

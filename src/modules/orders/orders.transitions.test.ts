@@ -44,6 +44,19 @@ const expectedMoves: Move[] = [
   { from: 'disputed', to: 'cancelled', by: 'staff', action: 'resolve_split', viaResolve: true },
 ]
 
+/** The requests each party may open, by hand too: a cancellation by either while the order is under way, more time and a partial refund by the seller. */
+const expectedRequests: { from: OrderStatus; by: 'buyer' | 'seller'; action: string }[] = [
+  { from: 'pending', by: 'buyer', action: 'request_cancellation' },
+  { from: 'pending', by: 'seller', action: 'request_cancellation' },
+  { from: 'in_progress', by: 'buyer', action: 'request_cancellation' },
+  { from: 'in_progress', by: 'seller', action: 'request_cancellation' },
+  { from: 'in_progress', by: 'seller', action: 'request_extension' },
+  { from: 'in_progress', by: 'seller', action: 'offer_partial_refund' },
+  { from: 'delivered', by: 'buyer', action: 'request_cancellation' },
+  { from: 'delivered', by: 'seller', action: 'request_cancellation' },
+  { from: 'delivered', by: 'seller', action: 'offer_partial_refund' },
+]
+
 const movesOf = (from: OrderStatus, role: Role) => expectedMoves.filter((move) => move.from === from && move.by === role)
 const allowedThroughStatusRoute = (from: OrderStatus, role: Role, to: OrderStatus) => movesOf(from, role).some((move) => move.to === to && !move.viaDeliver && !move.viaResolve)
 
@@ -106,9 +119,10 @@ describe('PUT /orders/{id}/status: the transition table, move by move', () => {
       for (const role of ['buyer', 'seller', 'staff'] as const) {
         const answer = await request(ctx.app, { method: 'GET', url: `/orders/${order.orderId}`, token: tokenOf(role, order) })
         const actions = answer.json().data.allowedActions as { action: string; status: string }[]
-        // Besides the table's moves, the buyer of a completed order may tip it (within TIP_DAYS, once).
+        // Besides the table's moves, the buyer of a completed order may tip it (within TIP_DAYS, once), and the parties may open requests.
         const tip = from === 'completed' && role === 'buyer' ? ['tip:completed'] : []
-        expect(actions.map((move) => `${move.action}:${move.status}`).sort(), `${from} as ${role}`).toEqual([...movesOf(from, role).map((move) => `${move.action}:${move.to}`), ...tip].sort())
+        const requests = expectedRequests.filter((request) => request.from === from && request.by === role).map((request) => `${request.action}:${from}`)
+        expect(actions.map((move) => `${move.action}:${move.status}`).sort(), `${from} as ${role}`).toEqual([...movesOf(from, role).map((move) => `${move.action}:${move.to}`), ...tip, ...requests].sort())
       }
     }
   })

@@ -1,50 +1,68 @@
 import type { Db, Executor } from '../../db/client.ts'
+import type { Clock } from '../../lib/clock.ts'
 import { notFound } from '../../lib/errors.ts'
 import { fromCents } from '../../lib/money.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { OrdersService } from '../orders/orders.module.ts'
 import type { UsersService } from '../users/users.module.ts'
-import { createReviewsRepository } from './reviews.repository.ts'
+import { createRatingsRepository } from './ratings.repository.ts'
 
 const twoDecimals = (value: number) => Math.round(value * 100) / 100
+const averageOf = (sum: number, count: number) => (count === 0 ? 0 : twoDecimals(sum / count))
 
 /**
  * Profile statistics (decision 0034): read from counters kept in the transactions
- * that change them (the seller's ratings, orders by status, the services' figures), so a profile
- * never aggregates the reviews.
+ * that change them (the public ratings, orders by status, the services' figures), so a profile
+ * never aggregates the reviews. Ratings count from the moment their review is public.
  */
 export function createUserStats(deps: {
   db: Db
+  clock: Clock
   catalogue: Pick<CatalogueService, 'sellerServiceFigures'>
-  orders: Pick<OrdersService, 'sellerOrderCounts'>
+  orders: Pick<OrdersService, 'sellerOrderCounts' | 'sellerPerformance'>
   users: Pick<UsersService, 'findAccountById'>
 }) {
-  const { db, catalogue, orders, users } = deps
+  const { db, clock, catalogue, orders, users } = deps
 
   async function ratingsOf(executor: Executor, userId: string) {
-    const row = await createReviewsRepository(executor).sellerRatingsOf(userId)
+    const row = await createRatingsRepository(executor).sellerRatingsOf(userId)
     const count = row?.reviewsCount ?? 0
     return {
       count,
-      average: count === 0 ? 0 : twoDecimals(row!.ratingSum / count),
+      average: averageOf(row?.ratingSum ?? 0, count),
       distribution: { 5: row?.fives ?? 0, 4: row?.fours ?? 0, 3: row?.threes ?? 0, 2: row?.twos ?? 0, 1: row?.ones ?? 0 },
     }
   }
 
   return {
-    /** The public profile's `stats`. */
+    /** The public profile's figures: `stats` as seller, and the rating sellers gave the user as buyer. */
     async publicStatsOf(executor: Executor, userId: string) {
-      const [services, ordersByStatus, ratings] = await Promise.all([catalogue.sellerServiceFigures(executor, userId), orders.sellerOrderCounts(executor, userId), ratingsOf(executor, userId)])
-      return { servicesCount: services.active, completedOrdersCount: ordersByStatus.get('completed') ?? 0, averageRating: ratings.average, reviewsCount: ratings.count }
+      const [services, ordersByStatus, ratings, asBuyer] = await Promise.all([
+        catalogue.sellerServiceFigures(executor, userId),
+        orders.sellerOrderCounts(executor, userId),
+        ratingsOf(executor, userId),
+        createRatingsRepository(executor).buyerRatingsOf(userId),
+      ])
+      return {
+        stats: { servicesCount: services.active, completedOrdersCount: ordersByStatus.get('completed') ?? 0, averageRating: ratings.average, reviewsCount: ratings.count },
+        buyerRating: averageOf(asBuyer.sum, asBuyer.count),
+        buyerReviewsCount: asBuyer.count,
+      }
     },
 
     /** `GET /users/{id}/stats`: an active user's extended record; 404 otherwise. */
     async statsOf(userId: string) {
       const account = await users.findAccountById(db, userId)
       if (!account?.isActive) throw notFound('User')
-      const [services, ordersByStatus, ratings] = await Promise.all([catalogue.sellerServiceFigures(db, userId), orders.sellerOrderCounts(db, userId), ratingsOf(db, userId)])
+      const [services, ordersByStatus, ratings, performances] = await Promise.all([
+        catalogue.sellerServiceFigures(db, userId),
+        orders.sellerOrderCounts(db, userId),
+        ratingsOf(db, userId),
+        orders.sellerPerformance(db, [userId], clock.now()),
+      ])
       const completed = ordersByStatus.get('completed') ?? 0
       const ended = completed + (ordersByStatus.get('cancelled') ?? 0)
+      const delivery = performances.get(userId)?.lifetime
       return {
         totalServices: services.total,
         activeServices: services.active,
@@ -52,12 +70,15 @@ export function createUserStats(deps: {
         totalOrders: [...ordersByStatus.values()].reduce((sum, value) => sum + value, 0),
         completedOrders: completed,
         completionRate: ended === 0 ? 0 : twoDecimals((completed / ended) * 100),
+        onTimeDeliveryRate: !delivery || delivery.delivered === 0 ? 0 : twoDecimals((delivery.onTime / delivery.delivered) * 100),
         totalReviews: ratings.count,
         averageRating: ratings.average,
         ratingDistribution: ratings.distribution,
         memberSince: account.createdAt.toISOString(),
         lastLogin: account.lastLogin?.toISOString() ?? null,
         isKYCVerified: account.isKycVerified,
+        sellerLevel: account.sellerLevel,
+        levelEvaluatedAt: account.levelEvaluatedAt?.toISOString() ?? null,
       }
     },
   }

@@ -6,6 +6,7 @@ import { fieldError, notFound, validationError, type FieldError } from '../../li
 import { newId } from '../../lib/ids.ts'
 import { toUsernameBase } from '../../lib/text.ts'
 import { createUsersRepository } from './users.repository.ts'
+import type { SellerLevel } from './users.schemas.ts'
 import type { UserRow } from './users.table.ts'
 
 export interface NewAccount {
@@ -98,6 +99,15 @@ export function createAccounts(deps: { clock: Clock }) {
       const row = await createUsersRepository(tx).update(id, { ...patch, updatedAt: clock.now() })
       if (!row) throw notFound('User')
       return row
+    },
+
+    /** The seller level evaluation reads accounts in batches by id (see `listForLevelEvaluation`). */
+    accountsForLevelEvaluation: (executor: Executor, afterId: string | null, limit: number, evaluatedBefore?: Date) => createUsersRepository(executor).listForLevelEvaluation(afterId, limit, evaluatedBefore),
+    markLevelsEvaluated: (executor: Executor, ids: string[], at: Date) => createUsersRepository(executor).markLevelsEvaluated(ids, at),
+
+    /** A new seller level, evaluated at `at`, in the caller's transaction (the account locked there). */
+    async recordSellerLevel(tx: Tx, id: string, level: SellerLevel, at: Date): Promise<void> {
+      await createUsersRepository(tx).update(id, { sellerLevel: level, levelEvaluatedAt: at })
     },
 
     async recordLogin(executor: Executor, id: string): Promise<UserRow> {

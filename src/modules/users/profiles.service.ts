@@ -29,10 +29,20 @@ export interface PublicStats {
   reviewsCount: number
 }
 
-/** The public profile's statistics, provided by the module that keeps them (reviews). */
-export type PublicStatsProvider = (executor: Executor, userId: string) => Promise<PublicStats>
+/** What the public profile shows of a user's record: as seller (`stats`) and as buyer (the sellers' ratings). */
+export interface PublicFigures {
+  stats: PublicStats
+  buyerRating: number
+  buyerReviewsCount: number
+}
 
-const NO_STATS: PublicStats = { servicesCount: 0, completedOrdersCount: 0, averageRating: 0, reviewsCount: 0 }
+/** The public profile's figures, provided by the module that keeps them (reviews). */
+export type PublicStatsProvider = (executor: Executor, userId: string) => Promise<PublicFigures>
+
+const NO_FIGURES: PublicFigures = { stats: { servicesCount: 0, completedOrdersCount: 0, averageRating: 0, reviewsCount: 0 }, buyerRating: 0, buyerReviewsCount: 0 }
+
+/** How many of a person's notifications are unread, counted by the module that keeps them (notifications). */
+export type UnreadNotificationsCounter = (executor: Executor, userId: string) => Promise<number>
 
 export interface ProfileDeps {
   db: Db
@@ -47,20 +57,22 @@ export interface ProfileDeps {
 /** A user's own profile (read, edit, avatar) and the public profile anyone may see. */
 export function createProfiles(deps: ProfileDeps) {
   const { db, clock, uploads, portfolio, avatarsOf, describe } = deps
-  let publicStats: PublicStatsProvider = async () => NO_STATS
+  let unreadNotifications: UnreadNotificationsCounter = async () => 0
+  let publicFigures: PublicStatsProvider = async () => NO_FIGURES
 
   return {
-    async getProfile(actor: Actor): Promise<User & { permissions: Permission[] }> {
+    async getProfile(actor: Actor): Promise<User & { permissions: Permission[]; unreadNotifications: number }> {
       const row = await createUsersRepository(db).findById(actor.id)
       if (!row) throw notFound('User')
-      return { ...(await describe(db, row)), permissions: [...actor.permissions].sort() }
+      const [user, unread] = await Promise.all([describe(db, row), unreadNotifications(db, row.id)])
+      return { ...user, permissions: [...actor.permissions].sort(), unreadNotifications: unread }
     },
 
     /** What anyone may see. An inactive account has no public profile. */
     async getPublicProfile(userId: string) {
       const row = await createUsersRepository(db).findById(userId)
       if (!row?.isActive) throw notFound('User')
-      const [avatars, items, stats] = await Promise.all([avatarsOf(db, [row.id]), portfolio.portfolioOf(db, row.id), publicStats(db, row.id)])
+      const [avatars, items, figures] = await Promise.all([avatarsOf(db, [row.id]), portfolio.portfolioOf(db, row.id), publicFigures(db, row.id)])
       return {
         id: row.id,
         fullName: row.fullName,
@@ -71,13 +83,21 @@ export function createProfiles(deps: ProfileDeps) {
         isKYCVerified: row.isKycVerified,
         createdAt: row.createdAt.toISOString(),
         portfolio: items,
-        stats,
+        sellerLevel: row.sellerLevel,
+        stats: figures.stats,
+        buyerRating: figures.buyerRating,
+        buyerReviewsCount: figures.buyerReviewsCount,
       }
     },
 
     /** Called once at start by the module that keeps profile statistics (users cannot call it: it needs users). */
     registerPublicStats(provider: PublicStatsProvider): void {
-      publicStats = provider
+      publicFigures = provider
+    },
+
+    /** Called once at start by the module that keeps notifications (users cannot call it: it needs users). */
+    registerUnreadNotifications(counter: UnreadNotificationsCounter): void {
+      unreadNotifications = counter
     },
 
     /** `POST /users/me/avatar`: stores the image as the avatar, replacing (and deleting) the old one. */

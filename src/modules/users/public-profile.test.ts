@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto'
+import { eq } from 'drizzle-orm'
 import sharp from 'sharp'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createUser } from '../../../test/factories/users.ts'
 import { createTestApp, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { users } from './users.table.ts'
 
 function avatarForm(png: Buffer) {
   const boundary = `----profile${randomUUID()}`
@@ -53,7 +55,7 @@ describe('GET /users/{userId}: the public profile', () => {
       description: 'Ten years of logos',
       isKYCVerified: false,
     })
-    expect(Object.keys(profile).sort()).toEqual(['avatar', 'createdAt', 'description', 'fullName', 'id', 'isKYCVerified', 'portfolio', 'stats', 'title', 'username'])
+    expect(Object.keys(profile).sort()).toEqual(['avatar', 'buyerRating', 'buyerReviewsCount', 'createdAt', 'description', 'fullName', 'id', 'isKYCVerified', 'portfolio', 'sellerLevel', 'stats', 'title', 'username'])
     expect(profile.avatar).toMatch(new RegExp(`/api/v1/uploads/user/${seller.user.id}/avatar/[0-9a-f-]+\\.png$`))
     expect(profile.portfolio.skills).toHaveLength(1)
     expect(profile.portfolio.skills[0]).toMatchObject({ name: 'Illustrator', level: 'expert' })
@@ -64,11 +66,18 @@ describe('GET /users/{userId}: the public profile', () => {
     expect(response.body).not.toContain('555 0100')
   })
 
-  it('answers an empty portfolio and no avatar for a new user', async () => {
+  it('answers an empty portfolio, no avatar, the level new and no ratings for a new user', async () => {
     const { user } = await createUser(ctx)
     const profile = (await request(ctx.app, { method: 'GET', url: `/users/${user.id}` })).json().data
     expect(profile.avatar).toBeNull()
     expect(profile.portfolio).toEqual({ skills: [], projects: [], experiences: [], education: [] })
+    expect(profile).toMatchObject({ sellerLevel: 'new', buyerRating: 0, buyerReviewsCount: 0, stats: { servicesCount: 0, completedOrdersCount: 0, averageRating: 0, reviewsCount: 0 } })
+  })
+
+  it('shows the seller level the evaluation recorded, at the top of the profile', async () => {
+    const { user } = await createUser(ctx)
+    await ctx.database.db.update(users).set({ sellerLevel: 'top_rated' }).where(eq(users.id, user.id))
+    expect((await request(ctx.app, { method: 'GET', url: `/users/${user.id}` })).json().data.sellerLevel).toBe('top_rated')
   })
 
   it('is 404 NOT_FOUND for an inactive user, an unknown id and a malformed id', async () => {

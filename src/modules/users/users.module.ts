@@ -19,5 +19,4 @@ export const usersModule = defineModule({
 
 export { statusOf, toUser, type Account, type User, type UsersService } from './users.service.ts'
 export { userRoles, userStatuses, type IdentityJson, type UserListFilter } from './users.repository.ts'
-export { sellerLevels, type SellerLevel } from './users.table.ts'
-export { Email, FullName, Identity, ListUsersQuery, Password, User as UserSchema, Username, UserListItem, UserSummary } from './users.schemas.ts'
+export { Email, FullName, Identity, ListUsersQuery, Password, SellerLevel, sellerLevels, User as UserSchema, Username, UserListItem, UserSummary } from './users.schemas.ts'

@@ -1,9 +1,9 @@
-import { and, asc, count, eq, gte, ilike, inArray, isNotNull, isNull, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
+import { and, asc, count, eq, gt, gte, ilike, inArray, isNotNull, isNull, lt, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { jsonObjectSql } from '../../db/json-sql.ts'
 import { prepared } from '../../db/statements.ts'
-import { Identity, UserSummary } from './users.schemas.ts'
-import { users, type NewUserRow, type SellerLevel, type UserRow } from './users.table.ts'
+import { Identity, UserSummary, type SellerLevel } from './users.schemas.ts'
+import { users, type NewUserRow, type UserRow } from './users.table.ts'
 
 /** Every authenticated request reads its user (a suspended account is refused at once): built once, planned once per connection. */
 const userById = prepared('users_by_id', (db) => db.select().from(users).where(eq(users.id, sql.placeholder('id'))))
@@ -97,6 +97,27 @@ export function createUsersRepository(db: Executor) {
         .from(users)
         .where(and(eq(users.isSuperuser, true), eq(users.isActive, true)))
         .orderBy(asc(users.createdAt), asc(users.id))
+    },
+
+    /**
+     * The next accounts by id after `afterId`, for the seller level evaluation: what it reads of
+     * each. With `evaluatedBefore`, accounts evaluated since then are left out (another worker
+     * did them).
+     */
+    listForLevelEvaluation(afterId: string | null, limit: number, evaluatedBefore?: Date) {
+      const conditions = [afterId === null ? undefined : gt(users.id, afterId), evaluatedBefore && or(isNull(users.levelEvaluatedAt), lt(users.levelEvaluatedAt, evaluatedBefore))]
+      return db
+        .select({ id: users.id, createdAt: users.createdAt, suspendedAt: users.suspendedAt, sellerLevel: users.sellerLevel })
+        .from(users)
+        .where(and(...conditions))
+        .orderBy(asc(users.id))
+        .limit(limit)
+    },
+
+    /** Records an evaluation of the accounts' levels without changing them (no `updated_at`: the owner changed nothing). */
+    async markLevelsEvaluated(ids: string[], at: Date): Promise<void> {
+      if (ids.length === 0) return
+      await db.update(users).set({ levelEvaluatedAt: at }).where(inArray(users.id, ids))
     },
 
     async countCreatedSince(since: Date): Promise<number> {

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
+import { Id, Nullable, PageQuery, StringEnum, Timestamp } from '../../http/common.schemas.ts'
 import { Portfolio } from '../portfolio/portfolio.module.ts'
 import { permissions } from '../../access/access.ts'
 import { defineForm } from '../../http/multipart.ts'
@@ -53,7 +53,10 @@ export type Identity = Static<typeof Identity>
 
 export const Me = Type.Composite([
   User,
-  Type.Object({ permissions: Type.Array(Type.Union(permissions.map((value) => Type.Literal(value))), { description: 'What the caller may do in the admin area.' }) }),
+  Type.Object({
+    permissions: Type.Array(Type.Union(permissions.map((value) => Type.Literal(value))), { description: 'What the caller may do in the admin area.' }),
+    unreadNotifications: Type.Integer({ description: 'How many of your notifications are unread (`GET /notifications?unread=true`).' }),
+  }),
 ])
 
 export const UpdateMeBody = Type.Object(
@@ -99,12 +102,16 @@ export type ListUsersQuery = Static<typeof ListUsersQuery>
 
 export const UserListItem = Type.Composite([User, Type.Object({ servicesCount: Type.Integer({ minimum: 0 }) })])
 
+export const sellerLevels = ['new', 'level_one', 'level_two', 'top_rated'] as const
+export const SellerLevel = StringEnum(sellerLevels, { description: 'The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).' })
+export type SellerLevel = Static<typeof SellerLevel>
+
 export const PublicStats = Type.Object(
   {
     servicesCount: Type.Integer({ description: 'Active services.' }),
     completedOrdersCount: Type.Integer({ description: 'Orders completed as seller.' }),
-    averageRating: Type.Number({ description: 'Average rating of the reviews of the user’s services, two decimals; 0 without reviews.' }),
-    reviewsCount: Type.Integer(),
+    averageRating: Type.Number({ description: 'Average rating of the public reviews buyers gave the user as seller, two decimals; 0 without reviews.' }),
+    reviewsCount: Type.Integer({ description: 'Public reviews buyers gave the user as seller.' }),
   },
   { description: 'The public profile’s statistics: active services, orders completed as seller, average rating and reviews (`GET /users/{userId}/stats` has the extended record).' },
 )
@@ -120,7 +127,10 @@ export const PublicProfile = Type.Object(
     isKYCVerified: Type.Boolean({ description: 'The seller passed identity verification.' }),
     createdAt: Timestamp,
     portfolio: Portfolio,
+    sellerLevel: SellerLevel,
     stats: PublicStats,
+    buyerRating: Type.Number({ description: 'Average rating of the public reviews sellers gave the user as buyer, two decimals; 0 without any.' }),
+    buyerReviewsCount: Type.Integer({ description: 'Public reviews sellers gave the user as buyer.' }),
   },
   { description: 'What anyone may see of a user: no e-mail, phone, flags or notes.' },
 )

@@ -1,10 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { boolean, check, index, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 
-/** A seller's standing, from `new` to `top_rated` (docs/seller-levels.md). */
-export const sellerLevels = ['new', 'level_one', 'level_two', 'top_rated'] as const
-export type SellerLevel = (typeof sellerLevels)[number]
-
 export const users = pgTable(
   'users',
   {
@@ -30,7 +26,7 @@ export const users = pgTable(
     suspendedAt: timestamp('suspended_at', { withTimezone: true, mode: 'date' }),
     suspensionReason: text('suspension_reason'),
     /** The seller level the worker last computed (docs/seller-levels.md); every seller starts at `new`. */
-    sellerLevel: text('seller_level', { enum: sellerLevels }).notNull().default('new'),
+    sellerLevel: text('seller_level', { enum: ['new', 'level_one', 'level_two', 'top_rated'] }).notNull().default('new'),
     /** When the level was last evaluated; null until the first evaluation. */
     levelEvaluatedAt: timestamp('level_evaluated_at', { withTimezone: true, mode: 'date' }),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),

@@ -14,7 +14,8 @@ export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ check: () => Promise
         tags: ['admin'],
         security: [{ bearerAuth: [] }],
         summary: 'Check that the books balance (superuser)',
-        description: 'Every ledger transaction must sum to zero and every account balance must equal the sum of its entries. Also `npm run cli -- ledger:check`.',
+        description:
+          'Every ledger transaction must sum to zero, every account balance must equal the sum of its entries, and every clearing balance what its user’s earnings still clearing hold (`clearing_mismatch` otherwise). Also `npm run cli -- ledger:check`.',
         response: responses({ 200: Envelope(LedgerCheck) }, 401, 403),
       },
     },

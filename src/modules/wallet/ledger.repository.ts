@@ -1,6 +1,7 @@
-import { and, count, desc, eq, isNull, sql, type SQL } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { preparedSql } from '../../db/statements.ts'
+import { clearances } from './clearance.table.ts'
 import { ledgerAccounts, ledgerEntries, ledgerTransactions, type AccountKind, type LedgerAccountRow, type LedgerTransactionType, type UserAccountKind } from './ledger.table.ts'
 
 /** One side of a transfer: a user's account (by owner and kind) or one of the platform's (by kind). */
@@ -141,12 +142,12 @@ export function createLedgerRepository(db: Executor) {
       return db.select().from(ledgerAccounts).where(eq(ledgerAccounts.ownerId, userId))
     },
 
-    async findUserAccount(userId: string, kind: UserAccountKind): Promise<LedgerAccountRow | undefined> {
-      const [row] = await db
+    /** The user's accounts of these kinds that are open. */
+    findUserAccountsOf(userId: string, kinds: UserAccountKind[]): Promise<LedgerAccountRow[]> {
+      return db
         .select()
         .from(ledgerAccounts)
-        .where(and(eq(ledgerAccounts.ownerId, userId), eq(ledgerAccounts.kind, kind)))
-      return row
+        .where(and(eq(ledgerAccounts.ownerId, userId), inArray(ledgerAccounts.kind, kinds)))
     },
 
     /** One transfer on its own (see `transferCallSql`). */
@@ -155,12 +156,17 @@ export function createLedgerRepository(db: Executor) {
       return row
     },
 
-    /** One account's entries with their transaction, newest first. */
-    async statement(accountId: string, offset: number, limit: number) {
+    /**
+     * Some accounts' entries with their transaction, newest first; an entry that credited an
+     * earning to `clearing` carries when it becomes available.
+     */
+    async statement(accountIds: string[], offset: number, limit: number) {
+      const where = inArray(ledgerEntries.accountId, accountIds)
       const [rows, [counted]] = await Promise.all([
         db
           .select({
             id: ledgerEntries.id,
+            account: ledgerAccounts.kind,
             amountCents: ledgerEntries.amountCents,
             balanceAfterCents: ledgerEntries.balanceAfterCents,
             createdAt: ledgerEntries.createdAt,
@@ -168,14 +174,17 @@ export function createLedgerRepository(db: Executor) {
             description: ledgerTransactions.description,
             orderId: ledgerTransactions.orderId,
             payoutId: ledgerTransactions.payoutId,
+            availableAt: clearances.availableAt,
           })
           .from(ledgerEntries)
           .innerJoin(ledgerTransactions, eq(ledgerTransactions.id, ledgerEntries.transactionId))
-          .where(eq(ledgerEntries.accountId, accountId))
+          .innerJoin(ledgerAccounts, eq(ledgerAccounts.id, ledgerEntries.accountId))
+          .leftJoin(clearances, and(eq(clearances.creditTransactionId, ledgerEntries.transactionId), eq(clearances.userId, ledgerAccounts.ownerId), sql`${ledgerEntries.amountCents} > 0`))
+          .where(where)
           .orderBy(desc(ledgerEntries.createdAt), desc(ledgerEntries.id))
           .offset(offset)
           .limit(limit),
-        db.select({ total: count() }).from(ledgerEntries).where(eq(ledgerEntries.accountId, accountId)),
+        db.select({ total: count() }).from(ledgerEntries).where(where),
       ])
       return { rows, total: counted?.total ?? 0 }
     },

@@ -26,7 +26,7 @@ describe('the ledger', () => {
     const { transactionId } = await db().transaction((tx) =>
       ledger().transfer(tx, { from: { userId: user.id, kind: 'available' }, to: { userId: user.id, kind: 'escrow' }, amountCents: 1250, type: 'order_payment', description: 'order' }),
     )
-    expect(await ledger().balancesOf(db(), user.id)).toEqual({ available: 3750, escrow: 1250, payout_pending: 0 })
+    expect(await ledger().balancesOf(db(), user.id)).toEqual({ available: 3750, escrow: 1250, payout_pending: 0, clearing: 0 })
     const entries = await ctx.database.db.select().from(ledgerEntries).where(eq(ledgerEntries.transactionId, transactionId))
     expect(entries.map((entry) => entry.amountCents).sort((a, b) => a - b)).toEqual([-1250, 1250])
     expect(entries.map((entry) => entry.balanceAfterCents).sort((a, b) => a - b)).toEqual([1250, 3750])
@@ -40,7 +40,7 @@ describe('the ledger', () => {
     )
     await expect(attempt).rejects.toMatchObject({ statusCode: 422, code: 'INSUFFICIENT_FUNDS' })
     await expect(attempt).rejects.toBeInstanceOf(AppError)
-    expect(await ledger().balancesOf(db(), user.id)).toEqual({ available: 1000, escrow: 0, payout_pending: 0 })
+    expect(await ledger().balancesOf(db(), user.id)).toEqual({ available: 1000, escrow: 0, payout_pending: 0, clearing: 0 })
   })
 
   it('refuses zero, negative and fractional amounts as programming errors', async () => {
@@ -72,7 +72,7 @@ describe('the ledger', () => {
     expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(20)
     expect(refused).toHaveLength(40)
     for (const result of refused) expect(result.reason).toMatchObject({ code: 'INSUFFICIENT_FUNDS' })
-    expect(await ledger().balancesOf(db(), user.id)).toEqual({ available: 0, escrow: 0, payout_pending: 20_000 })
+    expect(await ledger().balancesOf(db(), user.id)).toEqual({ available: 0, escrow: 0, payout_pending: 20_000, clearing: 0 })
     const balancesAfter = await ctx.database.db
       .select({ after: ledgerEntries.balanceAfterCents })
       .from(ledgerEntries)
@@ -104,6 +104,6 @@ describe('the ledger', () => {
     releaseDeposit()
     await deposit
     await payout
-    expect(await ledger().balancesOf(db(), user.id)).toEqual({ available: 0, escrow: 0, payout_pending: 2000 })
+    expect(await ledger().balancesOf(db(), user.id)).toEqual({ available: 0, escrow: 0, payout_pending: 2000, clearing: 0 })
   })
 })

@@ -2,6 +2,8 @@ import { randomInt } from 'node:crypto'
 import type { Executor, Tx } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
+import { createClearanceRepository } from './clearance.repository.ts'
+import { createEarnings } from './clearance.service.ts'
 import { createLedgerRepository, transferCall, transferOutcomeOf, transferValues, type AccountKey, type TransferColumns, type TransferRecord, type TransferValues } from './ledger.repository.ts'
 import { userAccountKinds, type LedgerAccountRow, type LedgerTransactionType, type PlatformAccountKind, type UserAccountKind } from './ledger.table.ts'
 import { insufficientFunds } from './wallet.errors.ts'
@@ -33,18 +35,43 @@ export interface LedgerCheck {
   ok: boolean
   transactions: number
   accounts: number
-  problems: { kind: 'unbalanced_transaction' | 'balance_mismatch'; id: string; message: string }[]
+  problems: { kind: 'unbalanced_transaction' | 'balance_mismatch' | 'clearing_mismatch'; id: string; message: string }[]
 }
 
 const describeRef = (ref: AccountRef) => ('platform' in ref ? `platform ${ref.platform}` : `${ref.kind} of user ${ref.userId}`)
 
 /**
+ * Reconciliation: every transaction sums to zero, every balance equals the sum of its entries,
+ * and every clearing balance equals what its user's earnings still clearing have left.
+ */
+async function checkBooks(executor: Executor): Promise<LedgerCheck> {
+  const ledger = createLedgerRepository(executor)
+  const [unbalanced, drifting, clearing, counts] = await Promise.all([
+    ledger.unbalancedTransactions(),
+    ledger.driftingAccounts(),
+    createClearanceRepository(executor).driftingClearingAccounts(),
+    ledger.counts(),
+  ])
+  const problems: LedgerCheck['problems'] = [
+    ...unbalanced.map((row) => ({
+      kind: 'unbalanced_transaction' as const,
+      id: row.id,
+      message: row.entries < 2 ? `has ${row.entries} entries` : `its entries sum to ${row.sum} cents, not 0`,
+    })),
+    ...drifting.map((row) => ({ kind: 'balance_mismatch' as const, id: row.id, message: `balance ${row.balance} cents, entries sum to ${row.sum} cents` })),
+    ...clearing.map((row) => ({ kind: 'clearing_mismatch' as const, id: row.id, message: `clearing balance ${row.balance} cents, earnings still clearing hold ${row.open} cents` })),
+  ]
+  return { ok: problems.length === 0, ...counts, problems }
+}
+
+/**
  * The double-entry ledger (decision 0021). Every movement is one transaction whose entries sum to
  * zero, written in the caller's transaction together with the balances it changes, under row
  * locks taken in id order. Entries are only ever inserted. A platform side of a transaction uses
- * one of its account's `platformSubAccounts` rows (decision 0186).
+ * one of its account's `platformSubAccounts` rows (decision 0186). A seller's earnings land in
+ * `clearing` for `clearanceAfterMs` first, unless it is 0 (decision 0195).
  */
-export function createLedgerService(deps: { clock: Clock; platformSubAccounts: number }) {
+export function createLedgerService(deps: { clock: Clock; platformSubAccounts: number; clearanceAfterMs: number }) {
   const { clock } = deps
   const subAccounts = deps.platformSubAccounts
   // Each transaction takes the next sub-account in turn, from a random start: concurrent
@@ -105,13 +132,15 @@ export function createLedgerService(deps: { clock: Clock; platformSubAccounts: n
     return { transactionId: record.transactionId, createdAt: record.createdAt }
   }
 
-  return {
-    /** Moves `amountCents` from one account to another in the caller's transaction (see `book`). */
-    async transfer(tx: Tx, transfer: Transfer): Promise<{ transactionId: string }> {
-      const { transactionId } = await book(tx, transfer, (values) => createLedgerRepository(tx).recordTransfer(values))
-      return { transactionId }
-    },
+  /** Moves `amountCents` from one account to another in the caller's transaction (see `book`). */
+  async function transfer(tx: Tx, movement: Transfer): Promise<{ transactionId: string }> {
+    const { transactionId } = await book(tx, movement, (values) => createLedgerRepository(tx).recordTransfer(values))
+    return { transactionId }
+  }
 
+  return {
+    transfer,
+    ...createEarnings({ clock, clearanceAfterMs: deps.clearanceAfterMs, transfer }),
     book,
     /** For another module's one-statement writes: the call of `ledger_transfer` with the statement's own amount and description (a `StatementPricedTransfer`), whose columns `book` reads. */
     transferSqlWith: transferCall,
@@ -119,32 +148,23 @@ export function createLedgerService(deps: { clock: Clock; platformSubAccounts: n
     /** A user's balances in cents; accounts not opened yet count as zero. */
     async balancesOf(executor: Executor, userId: string): Promise<Record<UserAccountKind, number>> {
       const accounts: LedgerAccountRow[] = await createLedgerRepository(executor).findUserAccounts(userId)
-      const balances = { available: 0, escrow: 0, payout_pending: 0 }
+      const balances = { available: 0, escrow: 0, payout_pending: 0, clearing: 0 }
       for (const account of accounts) balances[account.kind as UserAccountKind] = account.balanceCents
       return balances
     },
 
-    /** A page of one user account's entries, newest first (empty when the account was never opened). */
-    async statementOf(executor: Executor, userId: string, kind: UserAccountKind, offset: number, limit: number) {
+    /** A page of the entries of some of a user's accounts, newest first (empty when none was ever opened). */
+    async statementOf(executor: Executor, userId: string, kinds: UserAccountKind[], offset: number, limit: number) {
       const ledger = createLedgerRepository(executor)
-      const account = await ledger.findUserAccount(userId, kind)
-      return account ? ledger.statement(account.id, offset, limit) : { rows: [], total: 0 }
+      const accounts = await ledger.findUserAccountsOf(userId, kinds)
+      return accounts.length > 0 ? ledger.statement(accounts.map((account) => account.id), offset, limit) : { rows: [], total: 0 }
     },
 
-    /** Reconciliation: every transaction sums to zero and every balance equals the sum of its entries. */
-    async check(executor: Executor): Promise<LedgerCheck> {
-      const ledger = createLedgerRepository(executor)
-      const [unbalanced, drifting, counts] = await Promise.all([ledger.unbalancedTransactions(), ledger.driftingAccounts(), ledger.counts()])
-      const problems: LedgerCheck['problems'] = [
-        ...unbalanced.map((row) => ({
-          kind: 'unbalanced_transaction' as const,
-          id: row.id,
-          message: row.entries < 2 ? `has ${row.entries} entries` : `its entries sum to ${row.sum} cents, not 0`,
-        })),
-        ...drifting.map((row) => ({ kind: 'balance_mismatch' as const, id: row.id, message: `balance ${row.balance} cents, entries sum to ${row.sum} cents` })),
-      ]
-      return { ok: problems.length === 0, ...counts, problems }
-    },
+    /** When the user's next clearing earning becomes available; null when none is clearing. */
+    nextClearingAt: (executor: Executor, userId: string) => createClearanceRepository(executor).nextAvailableAt(userId),
+
+    /** Reconciliation (see `checkBooks`). */
+    check: checkBooks,
   }
 }
 

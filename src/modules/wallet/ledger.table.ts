@@ -2,22 +2,40 @@ import { sql } from 'drizzle-orm'
 import { bigint, check, index, pgTable, smallint, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
 import { users } from '../users/users.table.ts'
 
-export const userAccountKinds = ['available', 'escrow', 'payout_pending'] as const
+export const userAccountKinds = ['available', 'escrow', 'payout_pending', 'clearing'] as const
 export const platformAccountKinds = ['revenue', 'external'] as const
 export type UserAccountKind = (typeof userAccountKinds)[number]
 export type PlatformAccountKind = (typeof platformAccountKinds)[number]
 export type AccountKind = UserAccountKind | PlatformAccountKind
+/** The accounts a user's statement lists: what they may spend, and what they earned that is still clearing. */
+export const statementAccountKinds = ['available', 'clearing'] as const satisfies readonly UserAccountKind[]
+export type StatementAccountKind = (typeof statementAccountKinds)[number]
 
-export const ledgerTransactionTypes = ['deposit', 'order_payment', 'order_refund', 'order_earning', 'payout', 'payout_reversal', 'adjustment', 'tip', 'tip_earning'] as const
+export const ledgerTransactionTypes = [
+  'deposit',
+  'order_payment',
+  'order_refund',
+  'order_earning',
+  'payout',
+  'payout_reversal',
+  'adjustment',
+  'tip',
+  'tip_earning',
+  'order_partial_refund',
+  'clearance',
+  'earning_reversal',
+  'staff_refund',
+] as const
 export type LedgerTransactionType = (typeof ledgerTransactionTypes)[number]
 
 /**
- * A ledger account (decision 0021). Each user has `available`, `escrow` and
- * `payout_pending`; the platform has `revenue` and `external` (where money enters and leaves, so
- * it runs negative). `balance_cents` changes only together with the entries that explain it, and
- * the database refuses a negative balance on a user's account. Each platform account is split
- * into sub-accounts (`sub_account` 0, 1, ...), one chosen per transaction, so that concurrent
- * deposits and completions do not queue on one row (docs/decisions/0186); its balance is their sum.
+ * A ledger account (decision 0021). Each user has `available`, `escrow`, `payout_pending` and
+ * `clearing` (earnings waiting CLEARANCE_DAYS before they become available, decision 0195); the
+ * platform has `revenue` and `external` (where money enters and leaves, so it runs negative).
+ * `balance_cents` changes only together with the entries that explain it, and the database
+ * refuses a negative balance on a user's account. Each platform account is split into
+ * sub-accounts (`sub_account` 0, 1, ...), one chosen per transaction, so that concurrent deposits
+ * and completions do not queue on one row (docs/decisions/0186); its balance is their sum.
  */
 export const ledgerAccounts = pgTable(
   'ledger_accounts',

@@ -7,6 +7,10 @@ export const walletErrors = defineErrors({
   DEPOSITS_UNAVAILABLE: { status: 503, description: 'No payments provider takes deposits on this deployment.' },
   KYC_REQUIRED: { status: 422, description: 'Payouts need a verified identity (seller KYC) first.' },
   INVALID_TRANSITION: { status: 422, description: 'The payout is not pending any more: it cannot be approved, rejected or cancelled.' },
+  ALREADY_CLEARED: {
+    status: 422,
+    description: 'Nothing the seller earned from the order is still clearing: it became available to them (or was refunded already), so staff cannot take it back through the ledger.',
+  },
 })
 
 export const insufficientFunds = (availableCents: number, neededCents: number): AppError =>
@@ -15,3 +19,5 @@ export const insufficientFunds = (availableCents: number, neededCents: number): 
 export const kycRequired = (): AppError => fail(walletErrors.KYC_REQUIRED, 'Verify your identity (seller KYC) before asking for a payout')
 
 export const payoutNotPending = (status: string, action: string): AppError => fail(walletErrors.INVALID_TRANSITION, `A ${status} payout cannot be ${action}`)
+
+export const alreadyCleared = (): AppError => fail(walletErrors.ALREADY_CLEARED, 'Nothing the seller earned from this order is still clearing: it is available to them already')

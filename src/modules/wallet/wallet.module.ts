@@ -1,5 +1,7 @@
 import { fromCents } from '../../lib/money.ts'
 import { defineModule } from '../../platform/module.ts'
+import { createClearanceWorker } from './clearance.service.ts'
+import { clearances } from './clearance.table.ts'
 import { deposits } from './deposits.table.ts'
 import { ledgerAdminRoutes } from './ledger.admin.routes.ts'
 import { createLedgerService } from './ledger.service.ts'
@@ -16,19 +18,21 @@ import { walletAdminRoutes } from './wallet.admin.routes.ts'
 import { walletRoutes } from './wallet.routes.ts'
 import { createWalletService } from './wallet.service.ts'
 
-/** Money: the double-entry ledger, balances and statements, deposits, payouts, reconciliation. */
+/** Money: the double-entry ledger, balances and statements, deposits, earnings clearing, payouts, reconciliation. */
 export const walletModule = defineModule({
   name: 'wallet',
   needs: ['users', 'audit'],
-  tables: { ledgerAccounts, ledgerTransactions, ledgerEntries, deposits, payouts },
+  tables: { ledgerAccounts, ledgerTransactions, ledgerEntries, deposits, payouts, clearances },
   create: ({ config, db, clock, outbox }, { users, audit }: { users: UsersService; audit: AuditService }) => {
-    const ledger = createLedgerService({ clock, platformSubAccounts: config.ledgerPlatformSubAccounts })
+    const ledger = createLedgerService({ clock, platformSubAccounts: config.ledgerPlatformSubAccounts, clearanceAfterMs: config.clearanceAfterMs })
     const payments = createSandboxProvider({ enabled: config.payments.sandboxEnabled })
     return {
       ...createWalletService({ db, clock, ledger, payments, currency: config.currency, users, audit }),
       payouts: createPayoutsService({ db, clock, outbox, ledger, users, audit, currency: config.currency, minPayoutCents: config.minPayoutCents }),
-      /** Other modules move money in their own transaction: `ledger.transfer(tx, ...)`. */
+      /** Other modules move money in their own transaction: `ledger.transfer(tx, ...)`, a seller's earning `ledger.creditEarning(tx, ...)`. */
       ledger,
+      /** The worker's clearance of earnings whose time has come. */
+      ...createClearanceWorker({ db, clock, transfer: ledger.transfer }),
       /** `GET /admin/ledger/check` and `cli ledger:check`. */
       checkLedger: () => ledger.check(db),
     }
@@ -39,6 +43,7 @@ export const walletModule = defineModule({
     await app.register(walletAdminRoutes, { wallet: api })
     await app.register(ledgerAdminRoutes, { check: api.checkLedger })
   },
+  periodic: (api, { config }) => [{ name: 'clear-earnings', everyMs: config.workerTickMs, run: () => api.clearDueEarnings() }],
   statistics: (api) => api.statistics,
   events: Object.values(walletEvents),
   errors: walletErrors,

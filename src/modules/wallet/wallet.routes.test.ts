@@ -30,7 +30,7 @@ describe('wallet routes', () => {
       const { accessToken } = await createUser(ctx)
       const response = await request(ctx.app, { method: 'GET', url: '/wallet', token: accessToken })
       expect(response.statusCode).toBe(200)
-      expect(response.json()).toEqual({ success: true, data: { balance: 0, escrow: 0, pendingPayouts: 0, currency: 'USD' } })
+      expect(response.json()).toEqual({ success: true, data: { balance: 0, escrow: 0, pendingPayouts: 0, clearing: 0, nextClearingAt: null, currency: 'USD' } })
     })
   })
 
@@ -75,7 +75,7 @@ describe('wallet routes', () => {
         createdAt: ctx.clock.now().toISOString(),
         completedAt: ctx.clock.now().toISOString(),
       })
-      expect(await wallet(accessToken)).toEqual({ balance: 25.5, escrow: 0, pendingPayouts: 0, currency: 'USD' })
+      expect(await wallet(accessToken)).toEqual({ balance: 25.5, escrow: 0, pendingPayouts: 0, clearing: 0, nextClearingAt: null, currency: 'USD' })
       const [row] = await ctx.database.db.select().from(deposits).where(eq(deposits.id, data.id))
       expect(row).toMatchObject({ userId: user.id, amountCents: 2550, status: 'succeeded', provider: 'sandbox', providerReference: `sandbox_${data.id}` })
       const entries = await ctx.database.db
@@ -109,8 +109,8 @@ describe('wallet routes', () => {
       const { items, pagination } = page.json().data
       expect(pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, hasNext: true, hasPrev: false })
       expect(items).toEqual([
-        { id: expect.any(String), type: 'deposit', amount: 5, balanceAfter: 35.25, description: 'Deposit via sandbox', orderId: null, payoutId: null, createdAt: expect.any(String) },
-        { id: expect.any(String), type: 'deposit', amount: 20.25, balanceAfter: 30.25, description: 'Deposit via sandbox', orderId: null, payoutId: null, createdAt: expect.any(String) },
+        { id: expect.any(String), type: 'deposit', account: 'available', amount: 5, balanceAfter: 35.25, description: 'Deposit via sandbox', orderId: null, payoutId: null, availableAt: null, createdAt: expect.any(String) },
+        { id: expect.any(String), type: 'deposit', account: 'available', amount: 20.25, balanceAfter: 30.25, description: 'Deposit via sandbox', orderId: null, payoutId: null, availableAt: null, createdAt: expect.any(String) },
       ])
       const rest = (await request(ctx.app, { method: 'GET', url: '/wallet/transactions?limit=2&page=2', token: accessToken })).json().data.items
       expect(rest.map((item: { amount: number }) => item.amount)).toEqual([10])
@@ -200,7 +200,7 @@ describe('staff views and corrections of a wallet', () => {
     await request(ctx.app, { method: 'POST', url: '/wallet/deposits', token: accessToken, payload: { amount: 15 } })
     const shown = await request(ctx.app, { method: 'GET', url: `/admin/wallets/${user.id}`, token: accountant.accessToken })
     expect(shown.statusCode).toBe(200)
-    expect(shown.json().data).toEqual({ userId: user.id, balance: 15, escrow: 0, pendingPayouts: 0, currency: 'USD' })
+    expect(shown.json().data).toEqual({ userId: user.id, balance: 15, escrow: 0, pendingPayouts: 0, clearing: 0, nextClearingAt: null, currency: 'USD' })
     expectError(await request(ctx.app, { method: 'GET', url: `/admin/wallets/${user.id}` }), 401, 'UNAUTHENTICATED')
     expectError(await request(ctx.app, { method: 'GET', url: `/admin/wallets/${user.id}`, token: accessToken }), 403, 'FORBIDDEN')
     expectError(await request(ctx.app, { method: 'GET', url: '/admin/wallets/0190a000-0000-7000-8000-00000000beef', token: accountant.accessToken }), 404, 'NOT_FOUND')

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Envelope, Page, PageQuery, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, Page, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { idempotencyErrors } from '../../platform/idempotency/idempotency.ts'
 import { walletErrors } from './wallet.errors.ts'
-import { Deposit, DepositBody, Wallet, WalletTransaction } from './wallet.schemas.ts'
+import { Deposit, DepositBody, StatementQuery, Wallet, WalletTransaction } from './wallet.schemas.ts'
 import type { WalletService } from './wallet.service.ts'
 
 const tags = ['wallet']
@@ -23,8 +23,9 @@ export const walletRoutes: FastifyPluginAsyncTypebox<{ wallet: WalletService }> 
         tags,
         security,
         summary: "The caller's statement",
-        description: 'Movements of the available balance, newest first (default 20 per page, at most 100).',
-        querystring: PageQuery,
+        description:
+          'Movements of the available and clearing balances, newest first (default 20 per page, at most 100); `account` keeps one of them. A seller’s earning first shows as a `clearing` line with `availableAt`; when it clears, a `clearance` pair follows (out of `clearing`, into `available`), and a staff refund of it shows as an `earning_reversal` out of `clearing`. With CLEARANCE_DAYS set to 0, earnings are `available` lines at once.',
+        querystring: StatementQuery,
         response: responses({ 200: Envelope(Page(WalletTransaction)) }, 400, 401),
       },
     },

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Amount, Id, IdParams, Nullable, PageQuery, Timestamp } from '../../http/common.schemas.ts'
 import { Email } from '../users/users.module.ts'
-import { ledgerTransactionTypes } from './ledger.table.ts'
+import { ledgerTransactionTypes, statementAccountKinds } from './ledger.table.ts'
 import { depositStatuses } from './deposits.table.ts'
 import { payoutMethods, payoutStatuses } from './payouts.table.ts'
 
@@ -11,8 +11,15 @@ export const Wallet = Type.Object({
   balance: Money('Available to spend or withdraw.'),
   escrow: Money('Paid into orders that are not finished yet.'),
   pendingPayouts: Money('Requested payouts awaiting staff approval.'),
+  clearing: Money('Earnings (orders, tips) waiting CLEARANCE_DAYS before they become available: neither spendable nor withdrawable yet.'),
+  nextClearingAt: Nullable(Type.String({ format: 'date-time', description: 'When the next clearing earning becomes available (the worker moves it within WORKER_TICK_SECONDS after); null when nothing is clearing.' })),
   currency: Type.String({ description: 'ISO 4217 code, e.g. `USD`.' }),
 })
+
+const StatementAccountSchema = Type.Union(
+  statementAccountKinds.map((kind) => Type.Literal(kind)),
+  { errorMessage: `must be one of ${statementAccountKinds.join(', ')}` },
+)
 
 export const WalletTransaction = Type.Object({
   id: Id,
@@ -20,13 +27,20 @@ export const WalletTransaction = Type.Object({
     ledgerTransactionTypes.map((type) => Type.Literal(type)),
     { description: 'What moved the money.' },
   ),
+  account: Type.Union(
+    statementAccountKinds.map((kind) => Type.Literal(kind)),
+    { description: 'The balance this line moved: `available`, or `clearing` (an earning waiting to become available, or its clearance or reversal).' },
+  ),
   amount: Money('Signed: positive when money came in.'),
-  balanceAfter: Money('The available balance right after this movement.'),
+  balanceAfter: Money('The balance of `account` right after this movement.'),
   description: Type.String(),
   orderId: Nullable(Id),
   payoutId: Nullable(Id),
+  availableAt: Nullable(Type.String({ format: 'date-time', description: 'On an earning credited to `clearing`: when it becomes available (its `clearance` lines follow then); null on every other line.' })),
   createdAt: Timestamp,
 })
+
+export const StatementQuery = Type.Composite([PageQuery, Type.Object({ account: Type.Optional(StatementAccountSchema) })], { additionalProperties: false })
 
 export const DepositBody = Type.Object(
   {
@@ -52,10 +66,12 @@ export const Deposit = Type.Object({
 })
 
 export const LedgerCheck = Type.Object({
-  ok: Type.Boolean({ description: 'True only when every transaction sums to zero and every balance equals the sum of its entries.' }),
+  ok: Type.Boolean({ description: 'True only when every transaction sums to zero, every balance equals the sum of its entries and every clearing balance equals what its earnings still clearing hold.' }),
   transactions: Type.Integer(),
   accounts: Type.Integer(),
-  problems: Type.Array(Type.Object({ kind: Type.String(), id: Id, message: Type.String() })),
+  problems: Type.Array(
+    Type.Object({ kind: Type.String({ description: '`unbalanced_transaction`, `balance_mismatch` or `clearing_mismatch`.' }), id: Type.String({ ...Id, description: 'The transaction or the account.' }), message: Type.String() }),
+  ),
 })
 
 const PayoutMethodSchema = Type.Union(
@@ -138,6 +154,7 @@ export const AdjustmentBody = Type.Object(
 export const WalletStats = Type.Object({
   platformRevenue: Money('The platform’s fees earned (its revenue account).'),
   escrowHeld: Money('Paid into orders that are not finished yet, all users together.'),
+  clearingHeld: Money('Sellers’ earnings still clearing, all users together.'),
   payoutsPending: Type.Object({ count: Type.Integer(), amount: Money('Requested, awaiting staff.') }),
   currency: Type.String(),
 })

@@ -13,6 +13,7 @@ import { createLedgerRepository } from './ledger.repository.ts'
 import { createPayoutsRepository } from './payouts.repository.ts'
 import { WalletStats } from './wallet.schemas.ts'
 import type { DepositRow } from './deposits.table.ts'
+import { statementAccountKinds, type StatementAccountKind } from './ledger.table.ts'
 import type { LedgerService } from './ledger.service.ts'
 import type { PaymentsProvider } from './payments.ts'
 import { walletErrors } from './wallet.errors.ts'
@@ -31,6 +32,20 @@ const toDeposit = (row: DepositRow) => ({
   completedAt: row.completedAt?.toISOString() ?? null,
 })
 
+/** One line of a statement, as `GET /wallet/transactions` answers it. */
+const statementLine = (row: Awaited<ReturnType<LedgerService['statementOf']>>['rows'][number]) => ({
+  id: row.id,
+  type: row.type,
+  account: row.account as StatementAccountKind,
+  amount: fromCents(row.amountCents),
+  balanceAfter: fromCents(row.balanceAfterCents),
+  description: row.description,
+  orderId: row.orderId,
+  payoutId: row.payoutId,
+  availableAt: row.availableAt?.toISOString() ?? null,
+  createdAt: row.createdAt.toISOString(),
+})
+
 /** What a user sees of their money: balances, a statement, deposits. */
 export function createWalletService(deps: {
   db: Db
@@ -44,8 +59,9 @@ export function createWalletService(deps: {
   const { db, clock, ledger, payments, currency, users, audit } = deps
 
   async function balances(executor: Executor, userId: string) {
-    const cents = await ledger.balancesOf(executor, userId)
-    return { balance: fromCents(cents.available), escrow: fromCents(cents.escrow), pendingPayouts: fromCents(cents.payout_pending), currency }
+    const [cents, next] = await Promise.all([ledger.balancesOf(executor, userId), ledger.nextClearingAt(executor, userId)])
+    const { available, escrow, payout_pending: pending, clearing } = cents
+    return { balance: fromCents(available), escrow: fromCents(escrow), pendingPayouts: fromCents(pending), clearing: fromCents(clearing), nextClearingAt: next?.toISOString() ?? null, currency }
   }
 
   return {
@@ -85,7 +101,8 @@ export function createWalletService(deps: {
 
     /**
      * The wallet section of `GET /admin/stats`: the platform's revenue account, money held in
-     * escrow (a trigger-kept counter of escrow balances) and the pending payout queue.
+     * escrow and earnings clearing (trigger-kept counters of those balances) and the pending
+     * payout queue.
      */
     statistics: defineStats('wallet', WalletStats, async (executor) => {
       const [revenueCents, counters, pending] = await Promise.all([
@@ -96,28 +113,19 @@ export function createWalletService(deps: {
       return {
         platformRevenue: fromCents(revenueCents),
         escrowHeld: fromCents(counters.get('escrow_held') ?? 0),
+        clearingHeld: fromCents(counters.get('clearing_held') ?? 0),
         payoutsPending: { count: pending.count, amount: fromCents(pending.amountCents) },
         currency,
       }
     }),
 
-    /** `GET /wallet/transactions`: the entries of the caller's available balance, newest first. */
-    async listTransactions(actor: Actor, page: PageRequest) {
-      const { rows, total } = await ledger.statementOf(db, actor.id, 'available', offsetOf(page), page.limit)
-      return toPage(
-        rows.map((row) => ({
-          id: row.id,
-          type: row.type,
-          amount: fromCents(row.amountCents),
-          balanceAfter: fromCents(row.balanceAfterCents),
-          description: row.description,
-          orderId: row.orderId,
-          payoutId: row.payoutId,
-          createdAt: row.createdAt.toISOString(),
-        })),
-        total,
-        page,
-      )
+    /**
+     * `GET /wallet/transactions`: the entries of the caller's available and clearing balances (or
+     * of one of them), newest first (decision 0196).
+     */
+    async listTransactions(actor: Actor, query: PageRequest & { account?: StatementAccountKind }) {
+      const { rows, total } = await ledger.statementOf(db, actor.id, query.account ? [query.account] : [...statementAccountKinds], offsetOf(query), query.limit)
+      return toPage(rows.map(statementLine), total, query)
     },
 
     /**
