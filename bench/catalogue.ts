@@ -1,11 +1,14 @@
 /**
- * `npm run bench [-- --duration 3 --rounds 3 --connections 100 --search-connections 10 --storm 5 --only <words>]`
- * (`--only` keeps the routes whose name contains the words; `--storm 0` skips the login storm)
+ * `npm run bench [-- --duration 3 --rounds 3 --connections 100 --search-connections 10 --storm 5 --online 100 --only <words>]`
+ * (`--only` keeps the routes whose name contains the words; `--storm 0` skips the login storm;
+ * `--online` is how many bulk sellers have a chat socket open during the run)
  *
  * The catalogue's read routes side by side with a bare Fastify 5 + `pg` server that answers the
- * same JSON with the best SQL we can write for it (one prepared statement per answer, JSON built
- * by PostgreSQL, counts kept by the triggers, search ranking a bounded candidate set, the category
- * tree kept in memory for 5 seconds). Both
+ * same JSON with the best SQL we can write for it (one prepared statement per answer, written for
+ * that answer's filters alone, JSON built by PostgreSQL, counts kept by the triggers, search
+ * ranking a bounded candidate set and correcting a misspelt search in the same statement, the
+ * category tree kept in memory for 5 seconds, the sellers online read from the same realtime hub
+ * and kept for a second). Both
  * servers listen on 127.0.0.1 in this process; the load comes from a separate process
  * (bench/load-worker.ts) over loopback HTTP with keep-alive. Each route is run on both sides,
  * interleaved (project first in odd rounds, bare first in even ones), for `--rounds` rounds of
@@ -30,6 +33,9 @@ import { openDatabase } from '../src/db/client.ts'
 import { runMigrations } from '../src/db/migrate.ts'
 import { defaultHashConcurrency, hashPassword, limitPasswordHashing } from '../src/lib/passwords.ts'
 import { API_PREFIX } from '../src/http/prefix.ts'
+import { createRealtimeHub } from '../src/platform/realtime/create-hub.ts'
+import type { HubSocket } from '../src/platform/realtime/realtime.ts'
+import pino from 'pino'
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +44,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '100' },
     'search-connections': { type: 'string', default: '10' },
     storm: { type: 'string', default: '5' },
+    online: { type: 'string', default: '100' },
     only: { type: 'string' },
   },
 })
@@ -46,8 +53,9 @@ const rounds = Number(values.rounds)
 const connections = Number(values.connections)
 const searchConnections = Number(values['search-connections'])
 const stormMs = Number(values.storm) * 1000
-if (![durationMs, rounds, connections, searchConnections].every((value) => Number.isFinite(value) && value > 0) || rounds < 1 || !(stormMs >= 0)) {
-  console.error('--duration, --rounds, --connections and --search-connections must be positive numbers, --storm zero or more')
+const onlineSellers = Number(values.online)
+if (![durationMs, rounds, connections, searchConnections].every((value) => Number.isFinite(value) && value > 0) || rounds < 1 || !(stormMs >= 0) || !(Number.isSafeInteger(onlineSellers) && onlineSellers >= 0)) {
+  console.error('--duration, --rounds, --connections and --search-connections must be positive numbers, --storm and --online zero or more')
   process.exit(2)
 }
 
@@ -63,7 +71,9 @@ const config = {
 }
 const database = openDatabase(config.database)
 await runMigrations(database)
-const app = await buildApp({ config, database })
+// One hub for both servers: the project's presence filter and the bare twin read the same sellers online.
+const realtime = createRealtimeHub({ redisUrl: config.redisUrl, ...config.realtime, logger: pino({ level: 'silent' }) })
+const app = await buildApp({ config, database, realtime })
 await app.listen({ host: '127.0.0.1', port: 0 })
 const projectBase = `http://127.0.0.1:${(app.server.address() as { port: number }).port}${API_PREFIX}`
 
@@ -93,7 +103,78 @@ const summary = (s: string) => `json_build_object(
   'ordersCount', ${s}.orders_count, 'createdAt', ${iso(`${s}.created_at`)},
   'banner', ${fileUrl('service', `${s}.id`, 'service_banner')},
   'seller', (select json_build_object('id', u.id, 'fullName', u.full_name, 'username', u.username, 'avatar', ${fileUrl('user', 'u.id', 'avatar')}) from users u where u.id = ${s}.seller_id),
+  'sellerLevel', (select u.seller_level from users u where u.id = ${s}.seller_id),
   'category', (select json_build_object('id', c.id, 'name', c.name, 'slug', c.slug) from categories c where c.id = ${s}.category_id))`
+
+/** The first page (20) of the catalogue newest first under `condition` on services `s`, counted up to 1,001. */
+const newestWhere = (condition: string) => `
+    with page as (
+      select s.id, s.created_at from services s where s.status = 'active' and s.deleted_at is null and ${condition}
+      order by s.created_at desc, s.id desc limit 21),
+    shown as (select s.* from (select * from page order by created_at desc, id desc limit 20) as first join services s on s.id = first.id),
+    counted as (select count(*)::int as total from (select 1 from services s where s.status = 'active' and s.deleted_at is null and ${condition} limit 1001) as c)
+    select json_build_object('success', true, 'data', json_build_object(
+      'items', coalesce((select json_agg(${summary('shown')} order by shown.created_at desc, shown.id desc) from shown), '[]'::json),
+      'pagination', json_build_object('page', 1, 'limit', 20, 'total', least(counted.total, 1000), 'pages', ceil(least(counted.total, 1000) / 20.0)::int,
+        'hasNext', (select count(*) from page) > 20, 'hasPrev', false, 'totalIsExact', counted.total <= 1000,
+        'nextCursor', case when (select count(*) from page) > 20
+          then ${cursorOf(`'{"sortBy":"createdAt","sortOrder":"desc","id":"' || (select id from shown order by created_at, id limit 1) || '"}'`)} end)))::text as body
+    from counted`
+
+/**
+ * A search by relevance: at most 1,001 candidates by ts_rank, the best 100 re-ranked with the
+ * title's word similarity, the query parsed once per execution (a sub-select); when the words as
+ * typed match fewer than three services, the candidates of the words corrected by the lexicon
+ * (the database function the project's statement calls) instead, in the same statement.
+ */
+const searchCtes = `
+    first as (
+      select s.id, s.title, ts_rank(s.search_vector, (select websearch_to_tsquery('english', $1))) as cheap, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id
+      from services s where s.status = 'active' and s.deleted_at is null and s.search_vector @@ (select websearch_to_tsquery('english', $1)) limit 1001),
+    fix as (select catalogue_search_correction($1) as q where (select count(*) from first) < 3),
+    again as (
+      select s.id, s.title, ts_rank(s.search_vector, (select websearch_to_tsquery('english', $1) || q from fix)) as cheap, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id
+      from services s where (select q from fix) is not null and s.status = 'active' and s.deleted_at is null
+        and s.search_vector @@ (select websearch_to_tsquery('english', $1) || q from fix) limit 1001),
+    candidates as (select * from first where (select q from fix) is null union all select * from again),
+    best as (select id, cheap + word_similarity(lower($1), lower(title)) as rank from (select * from candidates order by cheap desc, id desc limit 100) as top),
+    ranked as (
+      select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank
+      from candidates left join best on best.id = candidates.id order by reranked desc, rank desc, candidates.id desc limit 21),
+    shown as (select s.*, ranked.reranked, ranked.rank from ranked join services s on s.id = ranked.id order by ranked.reranked desc, ranked.rank desc, s.id desc limit 20),
+    counted as (select count(*)::int as total from candidates)`
+const searchPage = (facets: string) => `
+    select json_build_object('success', true, 'data', json_build_object(
+      'items', coalesce((select json_agg(${summary('shown')} order by shown.reranked desc, shown.rank desc, shown.id desc) from shown), '[]'::json),
+      'pagination', json_build_object('page', 1, 'limit', 20, 'total', least(counted.total, 1000), 'pages', ceil(least(counted.total, 1000) / 20.0)::int,
+        'hasNext', (select count(*) from ranked) > 20, 'hasPrev', false, 'totalIsExact', counted.total <= 1000,
+        'nextCursor', case when (select count(*) from ranked) > 20 then ${cursorOf(`'{"sortBy":"relevance","sortOrder":"desc","offset":20}'`)} end)${facets}))::text as body
+    from counted`
+
+/** The facets of a search without filters: the first 1,000 candidates per category, band and level. */
+const searchFacets = `,
+      'facets', json_build_object(
+        'categories', coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (
+          select k.slug as key, kp.slug as parent, sum(x.n)::int as count
+          from (select category_id, count(*) as n from (select category_id from candidates limit 1000) as first group by category_id) as x
+          join categories c on c.id = x.category_id
+          cross join lateral (values (c.id), (c.parent_id)) as hit(id) join categories k on k.id = hit.id left join categories kp on kp.id = k.parent_id
+          group by k.slug, kp.slug) as f), '[]'::json),
+        'priceBands', (select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
+          select b.position, b.key, b.low, b.high, count(x.price)::int as count
+          from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
+          left join (select starting_price_cents as price from candidates limit 1000) as x on x.price >= b.low and (b.high is null or x.price <= b.high)
+          group by b.position, b.key, b.low, b.high) as b),
+        'deliveryBands', (select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
+          select b.position, b.key, b.low, b.high, count(x.days)::int as count
+          from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
+          left join (select starting_delivery_days as days from candidates limit 1000) as x on x.days >= b.low and (b.high is null or x.days <= b.high)
+          group by b.position, b.key, b.low, b.high) as b),
+        'sellerLevels', (select json_agg(json_build_object('key', l.key, 'count', coalesce(x.n, 0)::int) order by l.position)
+          from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
+          left join (select u.seller_level, count(*) as n from (select seller_id from candidates limit 1000) as first join users u on u.id = first.seller_id group by u.seller_level) as x
+            on x.seller_level = l.key),
+        'countsAreExact', counted.total <= 1000)`
 
 /** The bare statements; `$FILES` is the uploads base URL, always the last parameter. */
 const BARE_SQL = {
@@ -103,6 +184,7 @@ const BARE_SQL = {
       'status', s.status, 'rejectionReason', null,
       'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug),
       'seller', json_build_object('id', u.id, 'fullName', u.full_name, 'username', u.username, 'avatar', ${fileUrl('user', 'u.id', 'avatar')}),
+      'sellerLevel', u.seller_level,
       'packages', coalesce((select json_agg(json_build_object('id', p.id, 'name', p.name, 'description', p.description, 'price', ${money('p.price_cents')},
           'deliveryDays', p.delivery_days, 'revisions', coalesce(to_json(p.revisions), '"unlimited"'::json), 'features', p.features) order by p.position)
         from service_packages p where p.service_id = s.id), '[]'::json),
@@ -113,7 +195,7 @@ const BARE_SQL = {
         from uploads f where f.object_type = 'service' and f.object_id = s.id and f.tag = 'service_gallery'), '[]'::json),
       'startingPrice', ${money('s.starting_price_cents')},
       'rating', json_build_object('average', s.rating_average, 'count', s.rating_count),
-      'ordersCount', s.orders_count, 'createdAt', ${iso('s.created_at')}, 'updatedAt', ${iso('s.updated_at')}))::text as body
+      'ordersCount', s.orders_count, 'savedCount', s.saved_count, 'saved', false, 'createdAt', ${iso('s.created_at')}, 'updatedAt', ${iso('s.updated_at')}))::text as body
     from services s join categories c on c.id = s.category_id join users u on u.id = s.seller_id
     where s.id = $1 and s.status = 'active' and s.deleted_at is null`,
 
@@ -134,24 +216,14 @@ const BARE_SQL = {
           then ${cursorOf(`'{"sortBy":"price","sortOrder":"asc","id":"' || (select id from shown order by starting_price_cents desc, id desc limit 1) || '"}'`)} end)))::text as body
     from total`,
 
-  // Full text, at most 1,001 candidates by ts_rank, the best 100 re-ranked with the title's word
-  // similarity; the query parsed once per execution (a sub-select), not per ranked row.
-  search: `
-    with candidates as (
-      select s.id, s.title, ts_rank(s.search_vector, (select websearch_to_tsquery('english', $1))) as cheap from services s
-      where s.status = 'active' and s.deleted_at is null and s.search_vector @@ (select websearch_to_tsquery('english', $1)) limit 1001),
-    best as (select id, cheap + word_similarity(lower($1), lower(title)) as rank from (select * from candidates order by cheap desc, id desc limit 100) as top),
-    ranked as (
-      select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank
-      from candidates left join best on best.id = candidates.id order by reranked desc, rank desc, candidates.id desc limit 21),
-    shown as (select s.*, ranked.reranked, ranked.rank from ranked join services s on s.id = ranked.id order by ranked.reranked desc, ranked.rank desc, s.id desc limit 20),
-    counted as (select count(*)::int as total from candidates)
-    select json_build_object('success', true, 'data', json_build_object(
-      'items', coalesce((select json_agg(${summary('shown')} order by shown.reranked desc, shown.rank desc, shown.id desc) from shown), '[]'::json),
-      'pagination', json_build_object('page', 1, 'limit', 20, 'total', least(counted.total, 1000), 'pages', ceil(least(counted.total, 1000) / 20.0)::int,
-        'hasNext', (select count(*) from ranked) > 20, 'hasPrev', false, 'totalIsExact', counted.total <= 1000,
-        'nextCursor', case when (select count(*) from ranked) > 20 then ${cursorOf(`'{"sortBy":"relevance","sortOrder":"desc","offset":20}'`)} end)))::text as body
-    from counted`,
+  search: `with ${searchCtes} ${searchPage('')}`,
+  facetedSearch: `with ${searchCtes} ${searchPage(searchFacets)}`,
+  deliveryDays: newestWhere('s.starting_delivery_days <= $1'),
+  minRating: newestWhere('s.rating_average >= $1'),
+  sellerLevel: newestWhere('exists (select 1 from users u where u.id = s.seller_id and u.seller_level = any($1::text[]))'),
+  sellerOnline: newestWhere('s.seller_id = any($1::uuid[])'),
+  tags: newestWhere('s.tags && $1::text[]'),
+  onlineSellers: `select u.id from unnest($1::uuid[]) as u(id) where exists (select 1 from services s where s.seller_id = u.id and s.status = 'active' and s.deleted_at is null)`,
 
   categories: `
     select json_build_object('success', true, 'data', coalesce(json_agg(node order by position, name, id), '[]'::json))::text as body from (
@@ -172,7 +244,48 @@ function prepare(name: keyof typeof BARE_SQL, params: number) {
 const bareService = prepare('service', 1)
 const bareCategory = prepare('categoryByPrice', 1)
 const bareSearch = prepare('search', 1)
+const bareFacetedSearch = prepare('facetedSearch', 1)
 const bareCategories = prepare('categories', 0)
+const bareFilters = {
+  deliveryDays: prepare('deliveryDays', 1),
+  minRating: prepare('minRating', 1),
+  sellerLevel: prepare('sellerLevel', 1),
+  sellerOnline: prepare('sellerOnline', 1),
+  tags: prepare('tags', 1),
+}
+
+// Sellers with a chat socket open: as many bulk sellers as `--online`, each holding one place in
+// the hub through a socket that answers every ping, so the heartbeat keeps it.
+const keptSockets: HubSocket[] = []
+if (onlineSellers > 0) {
+  const { rows } = await run('bench_online', `select id from users where email like '%@bulk.marketplace.test' order by email limit $1`, [onlineSellers])
+  for (const { id } of rows as { id: string }[]) {
+    const slot = await realtime.reserve({ userId: id, familyId: id })
+    if (!slot) continue
+    let pong = () => undefined as void
+    const socket: HubSocket = {
+      readyState: 1,
+      send: () => undefined,
+      ping: () => pong(),
+      close: () => undefined,
+      terminate: () => undefined,
+      on: (event, listener) => {
+        if (event === 'pong') pong = listener
+        return socket
+      },
+    }
+    realtime.connect(socket, slot)
+    keptSockets.push(socket)
+  }
+}
+// The bare twin keeps the sellers online for a second, as the project does (the same hub, the same narrowing).
+let keptOnline: { at: number; ids: Promise<string[]> } | undefined
+function bareOnline(): Promise<string[]> {
+  if (keptOnline && Date.now() - keptOnline.at < 1000) return keptOnline.ids
+  const ids = realtime.onlineUsers(20_000).then(async (users) => (await run('bare_online', BARE_SQL.onlineSellers, [users])).rows.map((row) => row.id as string))
+  keptOnline = { at: Date.now(), ids }
+  return ids
+}
 
 const bare = Fastify({ logger: false })
 const send = (reply: { header: (name: string, value: string) => unknown; code: (status: number) => { send: (body: string) => unknown } }, body: string | undefined) => {
@@ -180,9 +293,17 @@ const send = (reply: { header: (name: string, value: string) => unknown; code: (
   return body === undefined ? reply.code(404).send('{"success":false}') : reply.code(200).send(body)
 }
 bare.get<{ Params: { id: string } }>(`${API_PREFIX}/services/:id`, async (request, reply) => send(reply, await bareService(request.params.id)))
-bare.get<{ Querystring: { category?: string; search?: string } }>(`${API_PREFIX}/services`, async (request, reply) =>
-  send(reply, request.query.search !== undefined ? await bareSearch(request.query.search) : await bareCategory(request.query.category ?? '')),
-)
+type ListQuery = { category?: string; search?: string; facets?: string; deliveryDays?: string; minRating?: string; sellerLevel?: string; sellerOnline?: string; tags?: string }
+async function bareList(query: ListQuery): Promise<string | undefined> {
+  if (query.search !== undefined) return query.facets === 'true' ? bareFacetedSearch(query.search) : bareSearch(query.search)
+  if (query.deliveryDays !== undefined) return bareFilters.deliveryDays(Number(query.deliveryDays))
+  if (query.minRating !== undefined) return bareFilters.minRating(Number(query.minRating))
+  if (query.sellerLevel !== undefined) return bareFilters.sellerLevel(query.sellerLevel.split(','))
+  if (query.sellerOnline !== undefined) return bareFilters.sellerOnline(await bareOnline())
+  if (query.tags !== undefined) return bareFilters.tags(query.tags.split(','))
+  return bareCategory(query.category ?? '')
+}
+bare.get<{ Querystring: ListQuery }>(`${API_PREFIX}/services`, async (request, reply) => send(reply, await bareList(request.query)))
 // The tree as the best server keeps it: in memory, reloaded when 5 seconds old (the project's bound).
 let keptTree: { body: string; details: Map<string, string>; at: number } | undefined
 async function bareTree() {
@@ -200,10 +321,12 @@ bare.get<{ Params: { slug: string } }>(`${API_PREFIX}/categories/:slug`, async (
 await bare.listen({ host: '127.0.0.1', port: 0 })
 const bareBase = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}${API_PREFIX}`
 
-// The sample: the newest active service, its title's words as a narrow search, a top-level category.
+// The sample: the newest active service, its title's words as a narrow search, a word of its
+// description alone as a rare search (fewer than three matches: the correction is tried), a
+// top-level category.
 const [sample] = (
-  await run('bench_sample', `select id, title from services where status = 'active' and deleted_at is null order by created_at desc, id desc limit 1`, [])
-).rows as { id: string; title: string }[]
+  await run('bench_sample', `select id, title, substring(description from 'number ([0-9]+)') as word from services where status = 'active' and deleted_at is null order by created_at desc, id desc limit 1`, [])
+).rows as { id: string; title: string; word: string | null }[]
 if (!sample) throw new Error('no active service: seed first (npm run seed -- --services 100000)')
 const narrow = sample.title
   .replace(/^I will /, '')
@@ -222,6 +345,13 @@ const ALL_ROUTES: Route[] = [
   { name: 'GET /services?category=graphics-design&sortBy=price', path: '/services?category=graphics-design&sortBy=price', connections },
   { name: `GET /services?search=${narrow} (narrow)`, path: `/services?search=${encodeURIComponent(narrow)}`, connections },
   { name: 'GET /services?search=logo design (broad)', path: '/services?search=logo%20design', connections: searchConnections },
+  { name: `GET /services?search=${sample.word} (rare)`, path: `/services?search=${sample.word}`, connections },
+  { name: 'GET /services?search=logo design&facets=true (faceted broad)', path: '/services?search=logo%20design&facets=true', connections },
+  { name: 'GET /services?deliveryDays=3', path: '/services?deliveryDays=3', connections },
+  { name: 'GET /services?minRating=4.5', path: '/services?minRating=4.5', connections },
+  { name: 'GET /services?sellerLevel=level_two,top_rated', path: '/services?sellerLevel=level_two,top_rated', connections },
+  { name: 'GET /services?sellerOnline=true', path: '/services?sellerOnline=true', connections },
+  { name: 'GET /services?tags=logo design', path: '/services?tags=logo%20design', connections },
   { name: 'GET /categories', path: '/categories', connections },
   { name: 'GET /categories/{slug}', path: '/categories/graphics-design', connections },
 ]
@@ -355,6 +485,7 @@ try {
 } finally {
   for (const worker of workers) worker.kill()
   await bare.close()
+  // Closing the app closes the hub it was given.
   await app.close()
   await closeBare()
   await database.close()

@@ -704,7 +704,7 @@ export interface paths {
         };
         /**
          * Browse and search active services
-         * @description `search` ranks by full text (title first) and forgives typos; any text is accepted. `relevance` sorting needs `search`; it ranks the first 1,000 matches the index yields. Follow `nextCursor` for deep pages.
+         * @description `search` ranks by full text (title first) and forgives typos; any text is accepted. `relevance` sorting needs `search`; it ranks the first 1,000 matches the index yields. Filters combine (all must hold). `facets=true` adds counts per category, price band, delivery band and seller level beside the page, each without its own filter. Follow `nextCursor` for deep pages.
          */
         get: operations["getServices"];
         put?: never;
@@ -728,7 +728,7 @@ export interface paths {
         };
         /**
          * Active services of a category and its subcategories
-         * @description The category by id or slug; the same filters and sorts as `GET /services`.
+         * @description The category by id or slug; the same filters, sorts and facets as `GET /services`.
          */
         get: operations["getCategoriesByCategoryIdServices"];
         put?: never;
@@ -762,6 +762,50 @@ export interface paths {
          * @description A soft delete: the service disappears everywhere; refused while it has open orders. Only the service's owner: anyone else's id answers 404, as an unknown one does.
          */
         delete: operations["deleteServicesByServiceId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/services/{serviceId}/saved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Save a service
+         * @description Adds the service to your saved list (`GET /users/me/saved`); saving it again changes nothing. An active service is public; a pending, rejected or paused one is shown only to its owner and to staff with view_services (404 to others).
+         */
+        put: operations["putServicesByServiceIdSaved"];
+        post?: never;
+        /**
+         * Remove a saved service
+         * @description Takes the service off your saved list; removing one that is not there changes nothing. A service you saved can always be removed, even once it is paused or deleted; any other service you may not see answers 404.
+         */
+        delete: operations["deleteServicesByServiceIdSaved"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/me/saved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your saved services
+         * @description Newest saved first, each as lists show it. A saved service that is paused, deleted or otherwise not active is left out while it is so.
+         */
+        get: operations["getUsersMeSaved"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -13870,6 +13914,16 @@ export interface operations {
                 sellerId?: string;
                 /** @description Comma-separated; a service matches when it carries any of them. */
                 tags?: string;
+                /** @description At most this many days of delivery in the cheapest package. */
+                deliveryDays?: number;
+                /** @description Lowest average rating of the service's reviews, 0 to 5. */
+                minRating?: number;
+                /** @description Sellers at one of these levels: comma-separated (`level_two,top_rated`), or the parameter repeated. */
+                sellerLevel?: string[];
+                /** @description `true`: only sellers with the chat open right now (within a second); `false` is the same as leaving it out. */
+                sellerOnline?: boolean;
+                /** @description `true` adds `facets` beside the page: counts per category, price band, delivery band and seller level. */
+                facets?: boolean;
             };
             header?: never;
             path?: never;
@@ -13922,6 +13976,11 @@ export interface operations {
                                     username: string;
                                     avatar: string | null;
                                 };
+                                /**
+                                 * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                                 * @enum {string}
+                                 */
+                                sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                                 category: {
                                     /**
                                      * Format: uuid
@@ -13948,10 +14007,74 @@ export interface operations {
                                 pages: number;
                                 hasNext: boolean;
                                 hasPrev: boolean;
-                                /** @description False when `total` is a floor: filters other than category (price, seller, tags) and searches count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+". */
+                                /** @description False when `total` is a floor: searches and every filter but the category count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+". */
                                 totalIsExact: boolean;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
                                 nextCursor: string | null;
+                            };
+                            /** @description Counts for the current query and filters, each facet without its own filter. */
+                            facets?: {
+                                /** @description Top-level categories and subcategories with at least one match, most matches first. Ignores `category`. */
+                                categories: {
+                                    /** @description The category's slug (use it as `category`). */
+                                    key: string;
+                                    /** @description The top-level category's slug; null for a top-level category, whose count includes its subcategories'. */
+                                    parent: string | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every band of starting price, in order, zeros included: use `from` and `to` as `minPrice` and `maxPrice`. Ignores `minPrice` and `maxPrice`. */
+                                priceBands: {
+                                    /** @enum {string} */
+                                    key: "0-25" | "25-50" | "50-100" | "100-250" | "250-500" | "500+";
+                                    /** @description Lowest starting price in the band. */
+                                    from: number;
+                                    /** @description Highest starting price in the band; null for the last band. */
+                                    to: number | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every band of the cheapest package's delivery days, in order, zeros included. Ignores `deliveryDays`. */
+                                deliveryBands: {
+                                    /** @enum {string} */
+                                    key: "1" | "2-3" | "4-7" | "8+";
+                                    /**
+                                     * Format: int64
+                                     * @description Fewest days of the cheapest package in the band.
+                                     */
+                                    from: number;
+                                    /**
+                                     * Format: int64
+                                     * @description Most days in the band; null for the last band.
+                                     */
+                                    to: number | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every seller level, from `new` to `top_rated`, zeros included. Ignores `sellerLevel`. */
+                                sellerLevels: {
+                                    /**
+                                     * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                                     * @enum {string}
+                                     */
+                                    key: "new" | "level_one" | "level_two" | "top_rated";
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description False when a facet counted only the first 1,000 matches of its query (in the list's order; a search's first 1,000 candidates), as `total` does: its counts then describe those 1,000. */
+                                countsAreExact: boolean;
                             };
                         };
                     };
@@ -14218,6 +14341,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -14264,6 +14392,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -14408,6 +14543,16 @@ export interface operations {
                 sellerId?: string;
                 /** @description Comma-separated; a service matches when it carries any of them. */
                 tags?: string;
+                /** @description At most this many days of delivery in the cheapest package. */
+                deliveryDays?: number;
+                /** @description Lowest average rating of the service's reviews, 0 to 5. */
+                minRating?: number;
+                /** @description Sellers at one of these levels: comma-separated (`level_two,top_rated`), or the parameter repeated. */
+                sellerLevel?: string[];
+                /** @description `true`: only sellers with the chat open right now (within a second); `false` is the same as leaving it out. */
+                sellerOnline?: boolean;
+                /** @description `true` adds `facets` beside the page: counts per category, price band, delivery band and seller level. */
+                facets?: boolean;
             };
             header?: never;
             path: {
@@ -14463,6 +14608,11 @@ export interface operations {
                                     username: string;
                                     avatar: string | null;
                                 };
+                                /**
+                                 * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                                 * @enum {string}
+                                 */
+                                sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                                 category: {
                                     /**
                                      * Format: uuid
@@ -14489,10 +14639,74 @@ export interface operations {
                                 pages: number;
                                 hasNext: boolean;
                                 hasPrev: boolean;
-                                /** @description False when `total` is a floor: filters other than category (price, seller, tags) and searches count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+". */
+                                /** @description False when `total` is a floor: searches and every filter but the category count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+". */
                                 totalIsExact: boolean;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
                                 nextCursor: string | null;
+                            };
+                            /** @description Counts for the current query and filters, each facet without its own filter. */
+                            facets?: {
+                                /** @description Top-level categories and subcategories with at least one match, most matches first. Ignores `category`. */
+                                categories: {
+                                    /** @description The category's slug (use it as `category`). */
+                                    key: string;
+                                    /** @description The top-level category's slug; null for a top-level category, whose count includes its subcategories'. */
+                                    parent: string | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every band of starting price, in order, zeros included: use `from` and `to` as `minPrice` and `maxPrice`. Ignores `minPrice` and `maxPrice`. */
+                                priceBands: {
+                                    /** @enum {string} */
+                                    key: "0-25" | "25-50" | "50-100" | "100-250" | "250-500" | "500+";
+                                    /** @description Lowest starting price in the band. */
+                                    from: number;
+                                    /** @description Highest starting price in the band; null for the last band. */
+                                    to: number | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every band of the cheapest package's delivery days, in order, zeros included. Ignores `deliveryDays`. */
+                                deliveryBands: {
+                                    /** @enum {string} */
+                                    key: "1" | "2-3" | "4-7" | "8+";
+                                    /**
+                                     * Format: int64
+                                     * @description Fewest days of the cheapest package in the band.
+                                     */
+                                    from: number;
+                                    /**
+                                     * Format: int64
+                                     * @description Most days in the band; null for the last band.
+                                     */
+                                    to: number | null;
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description Every seller level, from `new` to `top_rated`, zeros included. Ignores `sellerLevel`. */
+                                sellerLevels: {
+                                    /**
+                                     * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                                     * @enum {string}
+                                     */
+                                    key: "new" | "level_one" | "level_two" | "top_rated";
+                                    /**
+                                     * Format: int64
+                                     * @description Matching services (of the first 1,000 when `countsAreExact` is false).
+                                     */
+                                    count: number;
+                                }[];
+                                /** @description False when a facet counted only the first 1,000 matches of its query (in the list's order; a search's first 1,000 candidates), as `total` does: its counts then describe those 1,000. */
+                                countsAreExact: boolean;
                             };
                         };
                     };
@@ -14668,6 +14882,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -14714,6 +14933,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -14992,6 +15218,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -15038,6 +15269,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -15365,6 +15603,479 @@ export interface operations {
             };
         };
     };
+    putServicesByServiceIdSaved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                serviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Saved (or already saved). */
+            204: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteServicesByServiceIdSaved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                serviceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Not in your saved list (any more). */
+            204: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getUsersMeSaved: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                title: string;
+                                shortDescription: string;
+                                startingPrice: number;
+                                rating: {
+                                    average: number;
+                                    /** Format: int64 */
+                                    count: number;
+                                };
+                                /** Format: int64 */
+                                ordersCount: number;
+                                banner: string | null;
+                                seller: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
+                                /**
+                                 * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                                 * @enum {string}
+                                 */
+                                sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
+                                category: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    name: string;
+                                    slug: string;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     postServicesByServiceIdPause: {
         parameters: {
             query?: never;
@@ -15427,6 +16138,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -15473,6 +16189,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -15688,6 +16411,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -15734,6 +16462,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -15957,6 +16692,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -16003,6 +16743,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -16251,6 +16998,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -16297,6 +17049,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -16497,6 +17256,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -16543,6 +17307,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -16769,6 +17540,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -16815,6 +17591,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -17064,6 +17847,11 @@ export interface operations {
                                     username: string;
                                     avatar: string | null;
                                 };
+                                /**
+                                 * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                                 * @enum {string}
+                                 */
+                                sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                                 packages: {
                                     /**
                                      * Format: uuid
@@ -17110,6 +17898,13 @@ export interface operations {
                                 };
                                 /** Format: int64 */
                                 ordersCount: number;
+                                /**
+                                 * Format: int64
+                                 * @description How many people keep the service in their saved list.
+                                 */
+                                savedCount: number;
+                                /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                                saved: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601, UTC.
@@ -17338,6 +18133,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -17384,6 +18184,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.
@@ -17642,6 +18449,11 @@ export interface operations {
                                 username: string;
                                 avatar: string | null;
                             };
+                            /**
+                             * @description The seller level the worker last computed, lowest first: `new`, `level_one`, `level_two`, `top_rated` (docs/seller-levels.md).
+                             * @enum {string}
+                             */
+                            sellerLevel: "new" | "level_one" | "level_two" | "top_rated";
                             packages: {
                                 /**
                                  * Format: uuid
@@ -17688,6 +18500,13 @@ export interface operations {
                             };
                             /** Format: int64 */
                             ordersCount: number;
+                            /**
+                             * Format: int64
+                             * @description How many people keep the service in their saved list.
+                             */
+                            savedCount: number;
+                            /** @description Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token. */
+                            saved: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601, UTC.

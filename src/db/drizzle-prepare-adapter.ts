@@ -33,6 +33,8 @@ class Recorded implements RecordedQuery {
   joinsNotNullableMap?: Record<string, boolean>
   /** The driver's prepared query for each session it ran on: the pool's is made once, a transaction's once per transaction. */
   readonly bySession = new WeakMap<object, PgPreparedQuery<PreparedQueryConfig>>()
+  /** The same, sent without its name (`executeUnnamed`). */
+  readonly unnamedBySession = new WeakMap<object, PgPreparedQuery<PreparedQueryConfig>>()
   constructor(readonly args: PrepareArgs) {}
   get text(): string {
     return this.args[0].sql
@@ -81,13 +83,26 @@ export function recordSql(name: string, statement: SQL): RecordedQuery {
 
 /** Runs a recorded query on the executor's own session, prepared there once. */
 export function executeRecorded(executor: Executor, query: RecordedQuery, values: Record<string, unknown>): Promise<unknown> {
-  const recorded = query as Recorded
+  return preparedOn(executor, query as Recorded, false).execute(values)
+}
+
+/**
+ * Runs a recorded query without its name: PostgreSQL parses and plans it for its values on each
+ * call, as it does any unnamed statement (the driver's query object is still made once per session).
+ */
+export function executeRecordedUnnamed(executor: Executor, query: RecordedQuery, values: Record<string, unknown>): Promise<unknown> {
+  return preparedOn(executor, query as Recorded, true).execute(values)
+}
+
+function preparedOn(executor: Executor, recorded: Recorded, unnamed: boolean): PgPreparedQuery<PreparedQueryConfig> {
   const { session } = executor._
-  let prepared = recorded.bySession.get(session)
+  const cache = unnamed ? recorded.unnamedBySession : recorded.bySession
+  let prepared = cache.get(session)
   if (!prepared) {
-    prepared = session.prepareQuery(...recorded.args)
+    const [query, fields, name, ...rest] = recorded.args
+    prepared = session.prepareQuery(query, fields, unnamed ? undefined : name, ...rest)
     if (recorded.joinsNotNullableMap) Object.assign(prepared, { joinsNotNullableMap: recorded.joinsNotNullableMap })
-    recorded.bySession.set(session, prepared)
+    cache.set(session, prepared)
   }
-  return prepared.execute(values)
+  return prepared
 }

@@ -133,6 +133,7 @@ describe('database functions and triggers', () => {
       'trigger services_words_insert': 'modules/catalogue/search-words.sql',
       'trigger services_words_update': 'modules/catalogue/search-words.sql',
       'function marketplace_join_words': 'modules/catalogue/join-words.sql',
+      'function catalogue_search_correction': 'modules/catalogue/search-correction.sql',
       'function event_log_append': 'platform/outbox/event-log-append.sql',
       'trigger outbox_jobs_event_log': 'platform/outbox/event-log-append.sql',
       'function notifications_from_event': 'modules/notifications/notifications-from-events.sql',

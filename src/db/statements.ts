@@ -1,6 +1,6 @@
 import type { SQL } from 'drizzle-orm'
 import type { Db, Executor } from './client.ts'
-import { executeRecorded, recordBuilder, recordSql, type Preparable, type RecordedQuery } from './drizzle-prepare-adapter.ts'
+import { executeRecorded, executeRecordedUnnamed, recordBuilder, recordSql, type Preparable, type RecordedQuery } from './drizzle-prepare-adapter.ts'
 
 /**
  * Statements built once and run on any executor, the pool or an open transaction.
@@ -54,15 +54,27 @@ export function prepared<Result>(name: string, build: (db: Db) => Preparable<Res
   return (executor, values) => executeRecorded(executor, recorded ?? record(), values) as Promise<Result>
 }
 
+/** A hand-written statement: run it named (planned once per connection), or `unnamed`. */
+export interface PreparedSql<Values, Row> {
+  (executor: Executor, values: Values): Promise<Row[]>
+  /**
+   * The same text sent without its name, so PostgreSQL plans it for these values on every call:
+   * for the values a generic plan cannot serve (a filter whose best index depends on its value).
+   */
+  unnamed(executor: Executor, values: Values): Promise<Row[]>
+}
+
 /**
  * A hand-written SQL statement (`sql` with `sql.placeholder(...)` values) for what the builder
  * cannot say in one round trip, e.g. a data-modifying CTE. Rows come back as the driver gives
  * them: column names as written, timestamps as text, bigints as numbers or strings.
  */
-export function preparedSql<Values extends object, Row>(name: string, statement: SQL): (executor: Executor, values: Values) => Promise<Row[]> {
+export function preparedSql<Values extends object, Row>(name: string, statement: SQL): PreparedSql<Values, Row> {
   const recorded = recordSql(name, statement)
   claim(name, recorded)
-  return async (executor, values) => ((await executeRecorded(executor, recorded, values as Record<string, unknown>)) as { rows: Row[] }).rows
+  const run = async (executor: Executor, values: Values) => ((await executeRecorded(executor, recorded, values as Record<string, unknown>)) as { rows: Row[] }).rows
+  const unnamed = async (executor: Executor, values: Values) => ((await executeRecordedUnnamed(executor, recorded, values as Record<string, unknown>)) as { rows: Row[] }).rows
+  return Object.assign(run, { unnamed })
 }
 
 /**

@@ -44,9 +44,12 @@ export async function seedBulk(db: Db, count: number, log: (line: string) => voi
 
   const [sellers] = await rowsOf<{ inserted: number }>(db, sql`
     with inserted as (
-      insert into users (id, email, username, full_name, password_hash, is_active, title, description, activated_at, created_at, updated_at)
+      insert into users (id, email, username, full_name, password_hash, is_active, title, description, seller_level, activated_at, created_at, updated_at)
       select gen_random_uuid(), 'seller' || g || '@' || ${BULK_EMAIL_DOMAIN}, 'bulk_' || g, 'Bulk Seller ' || g, '!', true,
-             'Freelancer', 'A generated seller for benchmarks.', now(), now(), now()
+             'Freelancer', 'A generated seller for benchmarks.',
+             -- four in ten new, three level one, two level two, one top rated
+             (array['new', 'level_one', 'new', 'level_two', 'level_one', 'new', 'top_rated', 'level_one', 'new', 'level_two'])[1 + g % 10],
+             now(), now(), now()
       from generate_series(1, ${sellersWanted}::int) as g
       on conflict do nothing
       returning 1
@@ -72,12 +75,14 @@ export async function seedBulk(db: Db, count: number, log: (line: string) => voi
           select g,
                  ${textArray(VERBS)} as verbs, ${textArray(ADJECTIVES)} as adjectives, ${textArray(NOUNS)} as nouns,
                  -- 5.00 to 500.00, spread evenly by a multiplicative hash of g
-                 500 + ((g::bigint * 2654435761) % 9901)::int * 5 as price
+                 500 + ((g::bigint * 2654435761) % 9901)::int * 5 as price,
+                 -- the cheapest package's delivery: 1 to 14 days, most often 2 to 7
+                 (array[1, 2, 3, 3, 5, 7, 7, 10, 14, 4, 2])[1 + (g * 3) % 11] as delivery
           from generate_series(${from}::int, ${to}::int) as g
         ),
         inserted as (
           insert into services (id, seller_id, category_id, title, short_description, description, tags, status,
-                                starting_price_cents, rating_average, rating_count, orders_count, created_at, updated_at)
+                                starting_price_cents, starting_delivery_days, rating_average, rating_count, orders_count, created_at, updated_at)
           select gen_random_uuid(),
                  sellers.ids[1 + g % cardinality(sellers.ids)],
                  subcategories.ids[1 + (g * 7) % cardinality(subcategories.ids)],
@@ -88,17 +93,18 @@ export async function seedBulk(db: Db, count: number, log: (line: string) => voi
                  array[nouns[1 + (g / 7) % cardinality(nouns)], verbs[1 + g % cardinality(verbs)]],
                  'active',
                  price,
+                 delivery,
                  case when g % 4 = 0 then 0 else round((3 + random() * 2)::numeric, 1)::float8 end,
                  case when g % 4 = 0 then 0 else 1 + (random() * 300)::int end,
                  (random() * 500)::int,
                  now() - random() * interval '730 days',
                  now()
           from generated, subcategories, sellers
-          returning id, starting_price_cents
+          returning id, starting_price_cents, starting_delivery_days
         )
         insert into service_packages (id, service_id, position, name, description, price_cents, delivery_days, revisions, features)
         select gen_random_uuid(), inserted.id, pos, (array['Basic', 'Standard', 'Premium'])[pos + 1], '',
-               inserted.starting_price_cents * (1 << pos), 2 + pos * 3, case when pos = 2 then null else 1 + pos end,
+               inserted.starting_price_cents * (1 << pos), inserted.starting_delivery_days + pos * 3, case when pos = 2 then null else 1 + pos end,
                '{}'::text[]
         from inserted, generate_series(0, (inserted.starting_price_cents / 5) % 3) as pos`)
     })

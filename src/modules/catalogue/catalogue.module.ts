@@ -7,15 +7,16 @@ import { catalogueEvents } from './catalogue.events.ts'
 import { createCatalogueService } from './catalogue.service.ts'
 import { categoriesRoutes } from './categories.routes.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
+import { savedServices } from './saved-services.table.ts'
 import { servicesAdminRoutes } from './services.admin.routes.ts'
 import { servicesRoutes } from './services.routes.ts'
 import { searchWords, serviceExtras, servicePackages, services } from './services.table.ts'
 
-/** Categories and services ("gigs"): offers, moderation, images, browsing and search. */
+/** Categories and services ("gigs"): offers, moderation, images, browsing, search and facets, and buyers' saved services. */
 export const catalogueModule = defineModule({
   name: 'catalogue',
   needs: ['users', 'uploads', 'audit'],
-  tables: { categories, categoryServiceCounts, services, servicePackages, serviceExtras, searchWords },
+  tables: { categories, categoryServiceCounts, services, servicePackages, serviceExtras, searchWords, savedServices },
   create: ({ db, clock, outbox, realtime }, deps: { users: UsersService; uploads: UploadsService; audit: AuditService }) => createCatalogueService({ db, clock, outbox, realtime, ...deps }),
   routes: (api, { config }) => async (app) => {
     await app.register(servicesRoutes, { services: api, tmpDir: config.tmpDir })

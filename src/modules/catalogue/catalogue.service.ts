@@ -15,19 +15,20 @@ import { createServiceCounters } from './service-counters.service.ts'
 import { createServiceGallery } from './service-gallery.service.ts'
 import { createServiceModeration } from './service-moderation.service.ts'
 import { createServiceOffers } from './service-offers.service.ts'
+import { createServiceSaving } from './service-saving.service.ts'
 
 export interface CatalogueDeps {
   db: Db
   clock: Clock
   outbox: Outbox
-  /** Tells every instance that the category tree changed. */
-  realtime: Pick<RealtimeHub, 'signal' | 'onSignal'>
+  /** Tells every instance that the category tree changed; lists the users online for the `sellerOnline` filter. */
+  realtime: Pick<RealtimeHub, 'signal' | 'onSignal' | 'onlineUsers'>
   audit: Pick<AuditService, 'record'>
   uploads: Pick<
     UploadsService,
     'bindUpload' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'detachFile' | 'reorderFiles' | 'filesOf' | 'publicFileUrlSql' | 'publicFilesJsonSql'
   >
-  users: Pick<UsersService, 'publicSummarySql'>
+  users: Pick<UsersService, 'publicSummarySql' | 'sellerLevelSql' | 'atSellerLevelSql'>
 }
 
 /**
@@ -36,8 +37,8 @@ export interface CatalogueDeps {
  */
 export function createCatalogueService(deps: CatalogueDeps) {
   const browsing = createServiceBrowsing(deps)
-  // `describe` builds answers for the other use cases; it is not part of the module's API.
-  const { describe: _describe, ...reads } = browsing
+  // `describe` builds answers for the other use cases, and `views` their SQL; neither is part of the module's API.
+  const { describe: _describe, views, ...reads } = browsing
   const counters = createServiceCounters()
   const tree = createCategoryTree(deps)
   return {
@@ -47,6 +48,7 @@ export function createCatalogueService(deps: CatalogueDeps) {
     ...changingTheTree(tree, createServiceOffers({ ...deps, browsing, counters }), ['updateService', 'deleteService']),
     ...changingTheTree(tree, createServiceModeration({ ...deps, browsing }), ['approveService', 'pauseService', 'resumeService']),
     ...createServiceGallery({ ...deps, browsing }),
+    ...createServiceSaving({ ...deps, views }),
 
     /** The services section of `GET /admin/stats`: live services by status, from trigger-kept counters. */
     statistics: defineStats('services', ServicesStats, async (executor) => {

@@ -1,58 +1,57 @@
 import type { Db } from '../../db/client.ts'
-import { fieldError } from '../../lib/errors.ts'
-import { answerOf, COUNT_CAP, FUZZY_BELOW, listedItemOf, lowerCents, orderOf, tagsOf, upperCents, windowOf, type ServiceListQuery } from './service-list-pages.ts'
-import { createServicesRepository, type ListedService, type ServiceViews } from './services.repository.ts'
+import { declareLazyStatements } from '../../db/statements.ts'
+import { answerOf, COUNT_CAP, levelsOf, listItemOf, lowerCents, orderOf, rowsFor, tagsOf, upperCents, windowOf, type ServiceListQuery } from './service-list-pages.ts'
+import type { SellerPresence } from './seller-presence.service.ts'
+import { filteredListShapes, prepareFilteredList, type FilteredListShape, type FilteredListValues, type ServiceViews } from './services.repository.ts'
 
-/** Lists with a price, seller or tag filter (or a search within a category): built per request. */
-export function createFilteredLists(deps: { db: Db; views: ServiceViews }) {
-  const { db, views } = deps
+/**
+ * Lists with filters or facets, and searches: one prepared statement per shape (decision 0209).
+ * A sorted list narrowed by a seller, tags or a search is planned for its values on each call
+ * (its statement sent unnamed): the index that finds its rows depends on them, which one generic
+ * plan cannot see.
+ */
+export function createFilteredLists(deps: { db: Db; views: ServiceViews; presence: Pick<SellerPresence, 'onlineSellers'> }) {
+  const { db, views, presence } = deps
+  const statements = new Map<string, ReturnType<typeof prepareFilteredList>>()
+  const statementOf = (shape: FilteredListShape) => {
+    const key = `${shape.category}:${shape.sortBy}:${shape.sortOrder}:${shape.rows}:${shape.narrowed}:${shape.facets}`
+    let statement = statements.get(key)
+    if (!statement) statements.set(key, (statement = prepareFilteredList(shape, COUNT_CAP, views)))
+    return statement
+  }
+  declareLazyStatements('catalogue.filtered', () => {
+    for (const shape of filteredListShapes()) statementOf(shape)
+  })
+
+  const valuesOf = async (query: ServiceListQuery, category: string | undefined, search: string | undefined): Promise<Omit<FilteredListValues, 'after' | 'offset'>> => ({
+    category: category ?? null,
+    search: search ?? null,
+    minPriceCents: query.minPrice === undefined ? null : lowerCents(query.minPrice),
+    maxPriceCents: query.maxPrice === undefined ? null : upperCents(query.maxPrice),
+    deliveryDays: query.deliveryDays ?? null,
+    minRating: query.minRating ?? null,
+    levels: levelsOf(query)?.join(',') ?? null,
+    online: query.sellerOnline === true ? (await presence.onlineSellers()).join(',') : null,
+    sellerId: query.sellerId ?? null,
+    tags: tagsOf(query)?.join(',') || null,
+  })
 
   return {
-    async listActive(query: ServiceListQuery, categoryIds: string[] | undefined) {
+    /**
+     * A page of the list `query` asks for, within `category` (an id or slug) when given, in one
+     * statement; `categoryFound` is false for an unknown category (the page is then empty).
+     */
+    async listFiltered(query: ServiceListQuery, category: string | undefined) {
       const search = query.search?.trim() || undefined
-      const { sortBy, sortOrder } = orderOf(query, search)
-      const filter = {
-        categoryIds,
-        minPriceCents: query.minPrice === undefined ? undefined : lowerCents(query.minPrice),
-        maxPriceCents: query.maxPrice === undefined ? undefined : upperCents(query.maxPrice),
-        sellerId: query.sellerId,
-        tags: tagsOf(query),
-        sortOrder,
-      } as const
-      const window = windowOf(query, sortBy, sortOrder)
-      const repository = createServicesRepository(db)
-
-      let rows: ListedService[]
-      let total: number
-      let isExact: boolean
-      if (search === undefined) {
-        if (sortBy === 'relevance') throw fieldError('sortBy', 'relevance needs a search')
-        const listed = await repository.listActive({ ...filter, sortBy }, window, COUNT_CAP, views)
-        rows = listed.rows
-        isExact = listed.isExact
-        total = listed.total ?? (await repository.countActive(filter, COUNT_CAP))
-        if (!isExact && total <= COUNT_CAP) isExact = true
-        if (total > COUNT_CAP && !isExact) total = COUNT_CAP
-      } else {
-        const searchFilter = { ...filter, sortBy, search }
-        // Full text first; the misspelling-tolerant search only when it finds too little, and
-        // only when some word has near words in the lexicon (otherwise it would find the same).
-        const run = async (corrected: string | null) => {
-          const found = await repository.searchActive(searchFilter, window, { corrected, candidateCap: COUNT_CAP, views })
-          const counted = found.total ?? (await repository.searchActive(searchFilter, { offset: 0, limit: 1 }, { corrected, candidateCap: COUNT_CAP, views })).total ?? 0
-          return { found, counted }
-        }
-        let { found, counted } = await run(null)
-        if (counted < FUZZY_BELOW) {
-          const corrected = await repository.correctedQuery(search)
-          if (corrected !== null) ({ found, counted } = await run(corrected))
-        }
-        total = counted
-        rows = found.rows
-        isExact = total <= COUNT_CAP
-        total = Math.min(total, COUNT_CAP)
-      }
-      return answerOf(query, rows.map(listedItemOf), total, isExact, { sortBy, sortOrder }, window)
+      const order = orderOf(query, search)
+      const window = windowOf(query, order.sortBy, order.sortOrder)
+      const values: FilteredListValues = { ...(await valuesOf(query, category, search)), after: window.after ?? null, offset: window.offset }
+      const narrowed = order.sortBy !== 'relevance' && (values.sellerId !== null || values.tags !== null || search !== undefined)
+      const facets = query.facets === true
+      const statement = statementOf({ category: category === undefined ? 'none' : 'ref', sortBy: order.sortBy, sortOrder: order.sortOrder, rows: rowsFor(window.limit), narrowed, facets })
+      const [row] = await (narrowed ? statement.unnamed(db, values) : statement(db, values))
+      const page = answerOf(query, row!.items.map(listItemOf), row!.exact ? row!.total : COUNT_CAP, row!.exact, order, window)
+      return { categoryFound: row!.categories !== 0, answer: row!.facets === null ? page : { ...page, facets: row!.facets } }
     },
   }
 }

@@ -2,7 +2,7 @@ import { fieldError } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
 import { fromCents } from '../../lib/money.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
-import { COMMON_LIST_ROWS, type ListedJson, type ListedService, type PageWindow, type ServiceSort } from './services.repository.ts'
+import { COMMON_LIST_ROWS, type ListedJson, type PageWindow, type ServiceSort } from './services.repository.ts'
 
 /** The rules every list of services shares: its order, its window (page or cursor), its answer. */
 
@@ -15,6 +15,12 @@ export interface ServiceListQuery extends PageRequest {
   sortOrder?: 'asc' | 'desc'
   sellerId?: string
   tags?: string
+  deliveryDays?: number
+  minRating?: number
+  /** Each value one level or several, comma-separated (the parameter may be repeated). */
+  sellerLevel?: string[]
+  sellerOnline?: boolean
+  facets?: boolean
 }
 
 interface ListOrder {
@@ -24,8 +30,6 @@ interface ListOrder {
 
 /** Totals above this are reported as this number with `totalIsExact: false` ("1,000+"). */
 export const COUNT_CAP = 1000
-/** Full text finding fewer matches than this brings in the misspelling-tolerant search. */
-export const FUZZY_BELOW = 3
 
 interface Cursor extends ListOrder {
   /** Keyset: the last service of the previous page. */
@@ -86,18 +90,22 @@ export const tagsOf = (query: ServiceListQuery) =>
     .map((tag) => tag.trim().toLowerCase())
     .filter((tag) => tag !== '')
 
-/** A price, seller or tag filter: lists with one are built per request. */
-const hasOtherFilters = (query: ServiceListQuery) => query.minPrice !== undefined || query.maxPrice !== undefined || query.sellerId !== undefined || Boolean(tagsOf(query)?.length)
+/** The seller levels asked for, each once, in the order given. */
+export const levelsOf = (query: ServiceListQuery) => (query.sellerLevel === undefined ? undefined : [...new Set(query.sellerLevel.flatMap((value) => value.split(',')))])
 
-/** A list without a search or a price, seller or tag filter: one prepared statement. */
-export const isCommon = (query: ServiceListQuery) => !query.search?.trim() && !hasOtherFilters(query)
+/** A filter other than the category (`sellerOnline=false` filters nothing). */
+const hasFilters = (query: ServiceListQuery) =>
+  query.minPrice !== undefined ||
+  query.maxPrice !== undefined ||
+  query.sellerId !== undefined ||
+  Boolean(tagsOf(query)?.length) ||
+  query.deliveryDays !== undefined ||
+  query.minRating !== undefined ||
+  query.sellerLevel !== undefined ||
+  query.sellerOnline === true
 
-/** A search with no other filter, by relevance: `undefined` when it is not one. */
-export function commonSearchOf(query: ServiceListQuery & { category?: string }) {
-  const search = query.search?.trim()
-  if (!search || query.category !== undefined || (query.sortBy !== undefined && query.sortBy !== 'relevance') || hasOtherFilters(query)) return undefined
-  return search
-}
+/** A list without a search, a filter or facets: the common lists' statements, with exact totals. */
+export const isCommon = (query: ServiceListQuery) => !query.search?.trim() && !hasFilters(query) && query.facets !== true
 
 /** The statement's row count for a page: the page size plus one, rounded up to a prepared size. */
 export const rowsFor = (limit: number) => COMMON_LIST_ROWS.find((rows) => rows > limit) ?? COMMON_LIST_ROWS.at(-1)!
@@ -115,22 +123,17 @@ export function answerOf<Item extends { id: string }>(query: ServiceListQuery, i
   }
 }
 
-/** A list item: the one builder of the item, whichever statement read the page. */
-const listItemOf = (row: Omit<ListedJson, 'createdAt'>, createdAt: string) => ({
+/** A list item: the one builder of the item, whichever statement read the page (`ListedJson`). */
+export const listItemOf = (row: ListedJson) => ({
   id: row.id,
   title: row.title,
   shortDescription: row.shortDescription,
   startingPrice: fromCents(row.startingPriceCents),
   rating: { average: row.ratingAverage, count: row.ratingCount },
   ordersCount: row.ordersCount,
-  createdAt,
+  createdAt: row.createdAt,
   banner: row.banner,
   seller: row.seller,
+  sellerLevel: row.sellerLevel,
   category: row.category,
 })
-
-/** A common list's row, as PostgreSQL built it (`ListedJson`), as a list item. */
-export const commonItemOf = (row: ListedJson) => listItemOf(row, row.createdAt)
-
-/** A filtered list's row (the service's columns with its category, seller and banner) as a list item. */
-export const listedItemOf = (row: ListedService) => listItemOf(row, row.createdAt.toISOString())

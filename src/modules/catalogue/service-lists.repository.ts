@@ -1,32 +1,19 @@
 import type { Static } from '@sinclair/typebox'
-import { and, eq, isNull, sql, type AnyColumn, type SQL } from 'drizzle-orm'
+import { sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import { placeholdersOf } from '../../db/fragments.ts'
 import { jsonObjectSql } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
 import type { PublicFile } from '../uploads/uploads.module.ts'
-import type { UserSummary } from '../users/users.module.ts'
+import type { SellerLevel, UserSummary } from '../users/users.module.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
 import { ServiceListRow } from './services.schemas.ts'
-import { services, type ServiceRow } from './services.table.ts'
+import { services } from './services.table.ts'
 
-// The catalogue's public lists: what a list asks for, and the common lists and searches, one
-// prepared statement per shape, their pages built as JSON by PostgreSQL.
+// The catalogue's public lists: what a list asks for, the list row every list statement builds,
+// and the common lists (no search, filter or facets), one prepared statement per shape, their
+// pages built as JSON by PostgreSQL.
 
 export type ServiceSort = 'price' | 'rating' | 'createdAt' | 'relevance'
-
-export interface ServiceSearch {
-  categoryIds?: string[]
-  search?: string
-  minPriceCents?: number
-  maxPriceCents?: number
-  sellerId?: string
-  tags?: string[]
-  sortBy: ServiceSort
-  sortOrder: 'asc' | 'desc'
-}
-
-/** The filters of a list, without its order. */
-export type ServiceFilter = Omit<ServiceSearch, 'sortBy' | 'sortOrder' | 'search'>
 
 /** Which slice of a list: an offset, or the rows after a service (keyset), `limit` rows. */
 export interface PageWindow {
@@ -36,19 +23,8 @@ export interface PageWindow {
   after?: string
 }
 
-/** A list row: the service, its category, seller and banner. */
-export type ListedService = ServiceRow & { category: { id: string; name: string; slug: string }; seller: UserSummary; banner: string | null }
-
 /** How many of a search's best candidates by `ts_rank` are ranked again with the title's word similarity. */
 export const RERANKED = 100
-/**
- * A misspelt word is replaced by its three nearest lexicon words at least this similar (trigrams):
- * low enough for `desgin` -> `design` (0.27) and `buisness` -> `business` (0.38).
- */
-export const NEAREST_WORD_MIN_SIMILARITY = 0.2
-
-export const activeLive = and(eq(services.status, 'active'), isNull(services.deletedAt))!
-export const categoryColumns = { id: categories.id, name: categories.name, slug: categories.slug }
 
 /** Cents as the API's two-decimal number, and a timestamp as the API writes it (UTC, milliseconds), in SQL. */
 export const moneySql = (cents: SQL) => sql`round(${cents} / 100.0, 2)`
@@ -57,6 +33,9 @@ export const isoSql = (timestamp: SQL) => sql`to_char(${timestamp} at time zone 
 /** What other modules contribute to one-statement reads, as SQL (their own tables, their own code). */
 export interface ServiceViews {
   sellerOf(userId: AnyColumn | SQL): SQL<UserSummary>
+  levelOf(userId: AnyColumn | SQL): SQL<SellerLevel>
+  /** Whether the seller in `userId` is at one of `levels` (a `text[]` expression). */
+  atLevels(userId: AnyColumn | SQL, levels: SQL): SQL<boolean>
   bannerOf(serviceId: AnyColumn | SQL): SQL<string | null>
   galleryOf(serviceId: AnyColumn | SQL): SQL<PublicFile[]>
 }
@@ -97,7 +76,7 @@ export const commonListShapes = (): CommonListShape[] =>
   )
 
 /** A list row (`ListedJson`) built by PostgreSQL from the service `s` and its category `c`. */
-const listedJsonSql = (views: ServiceViews) =>
+export const listedJsonSql = (views: ServiceViews) =>
   jsonObjectSql(ServiceListRow, {
     id: sql`s.id`,
     title: sql`s.title`,
@@ -109,6 +88,7 @@ const listedJsonSql = (views: ServiceViews) =>
     createdAt: isoSql(sql`s.created_at`),
     category: jsonObjectSql(ServiceListRow.properties.category, { id: sql`c.id`, name: sql`c.name`, slug: sql`c.slug` }),
     seller: views.sellerOf(sql`s.seller_id`),
+    sellerLevel: views.levelOf(sql`s.seller_id`),
     banner: views.bannerOf(sql`s.id`),
   })
 
@@ -170,76 +150,3 @@ export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
         from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json) as items`,
   )
 }
-
-/**
- * A search by relevance, shared by every such search: the CTEs `candidates` (at most `cap + 1`
- * services of `filters` the GIN index yields for `query`, with the cheap rank, `ts_rank`) and
- * `best` (the RERANKED best of them ranked again with the title's word similarity to `search`),
- * and a page of them in the order every page of the search shares (re-ranked first, then the rest
- * by cheap rank). Columns of a page: id, reranked, rank.
- */
-export function searchRanking(filters: SQL, query: SQL, search: SQL, cap: number) {
-  const ctes = sql`candidates as (
-      select ${services.id} as id, ${services.title} as title, ts_rank(${services.searchVector}, ${query}) as cheap from ${services}
-      where ${filters} and ${services.searchVector} @@ ${query}
-      limit ${sql.raw(String(cap + 1))}),
-    best as (
-      select id, cheap + word_similarity(lower(${search}), lower(title)) as rank
-      from (select id, title, cheap from candidates order by cheap desc, id desc limit ${sql.raw(String(RERANKED))}) as top)`
-  const page = (offset: SQL, limit: SQL) => sql`select candidates.id, (best.id is not null) as reranked, coalesce(best.rank, candidates.cheap) as rank
-      from candidates left join best on best.id = candidates.id
-      order by reranked desc, rank desc, candidates.id desc
-      offset ${offset} limit ${limit}`
-  return { ctes, page }
-}
-
-/** The shape of a common search (a search alone, by relevance): its page and whether the corrected query joins in. */
-export interface CommonSearchShape {
-  paging: 'first' | 'offset'
-  rows: (typeof COMMON_LIST_ROWS)[number]
-  corrected: boolean
-}
-
-/** A common search's placeholders: the search, the corrected query when its shape joins it in, the offset on a page by offset. */
-/** Every shape of common search: one statement each. */
-export const commonSearchShapes = (): CommonSearchShape[] =>
-  (['first', 'offset'] as const).flatMap((paging) => COMMON_LIST_ROWS.flatMap((rows) => [false, true].map((corrected) => ({ paging, rows, corrected }))))
-
-export interface CommonSearchValues {
-  search: string
-  corrected?: string
-  offset?: number
-}
-
-/**
- * A search with no other filter, by relevance, in one prepared statement per shape (2 kinds of
- * page x 2 sizes x with or without the corrected query): the same bounded candidate set and
- * re-ranking as `searchActive`, the page built as JSON by PostgreSQL, and the candidates counted
- * (at most `cap + 1`).
- */
-export function prepareCommonSearch(shape: CommonSearchShape, cap: number, views: ServiceViews) {
-  const p = placeholdersOf<CommonSearchValues>()
-  const search = sql`${p('search')}::text`
-  const typed = sql`websearch_to_tsquery('english', ${search})`
-  // A sub-select, so that the query is parsed once per execution: in the generic plan a prepared
-  // statement keeps, the function call itself would run again for every row it ranks or rechecks.
-  const query = sql`(select ${shape.corrected ? sql`${typed} || to_tsquery('english', ${p('corrected')}::text)` : typed})`
-  // Written out, not bound: a generic plan must see that only active, live services are wanted.
-  const ranking = searchRanking(sql`${services.status} = 'active' and ${services.deletedAt} is null`, query, search, cap)
-  // In a sub-select, as in the common lists: one plan serves every page.
-  const offset = shape.paging === 'offset' ? sql`(select ${p('offset')}::int)` : sql`0`
-  const listed = listedJsonSql(views)
-  const name = `catalogue_search_${shape.paging}_${shape.rows}${shape.corrected ? '_corrected' : ''}`
-  return preparedSql<CommonSearchValues, { total: number; items: ListedJson[] }>(
-    name,
-    sql`with ${ranking.ctes},
-    page as (${ranking.page(offset, sql.raw(String(shape.rows)))})
-    select (select count(*) from candidates)::int as total,
-      coalesce((select json_agg(${listed} order by page.reranked desc, page.rank desc, page.id desc)
-        from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json) as items`,
-  )
-}
-
-/** Lower-case words of a search, for the misspelling lexicon (at most eight, three letters or more). */
-export const searchWordsOf = (search: string): string[] =>
-  [...new Set(search.toLowerCase().split(/[^a-z0-9]+/))].filter((word) => word.length >= 3 && word.length <= 40).slice(0, 8)

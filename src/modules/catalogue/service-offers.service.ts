@@ -73,6 +73,8 @@ export function createServiceOffers(deps: { db: Db; clock: Clock; uploads: Pick<
     if (galleryFrom + (fields.imageIds?.length ?? 0) > GALLERY_LIMIT) problems.push({ field: 'imageIds', message: `a gallery holds at most ${GALLERY_LIMIT} images` })
     if (problems.length > 0) throw validationError(problems)
 
+    // The cheapest package (the first of the cheapest) sets the starting price and delivery.
+    const cheapest = prices.packages.indexOf(Math.min(...prices.packages))
     // Creating and every edit (re)submit the service for review (decision 0012).
     const row = await write({
       title: fields.title,
@@ -82,7 +84,8 @@ export function createServiceOffers(deps: { db: Db; clock: Clock; uploads: Pick<
       tags: fields.tags ?? [],
       status: 'pending',
       rejectionReason: null,
-      startingPriceCents: Math.min(...prices.packages),
+      startingPriceCents: prices.packages[cheapest]!,
+      startingDeliveryDays: fields.packages[cheapest]!.deliveryDays,
       updatedAt: clock.now(),
     })
     await repository.replacePackages(

@@ -16,12 +16,12 @@ export function createServiceReading(deps: { db: Db; views: ServiceViews }) {
   const { db, views } = deps
   let statement: ReturnType<typeof prepareServiceRead> | undefined
   const serviceRead = () => (statement ??= prepareServiceRead(db, views))
-  const readService = (serviceId: string) => serviceRead()(serviceId)
+  const readService = (serviceId: string, viewer: Actor | null) => serviceRead()(serviceId, viewer?.id ?? null)
   declareLazyStatements('catalogue.read', () => void serviceRead())
 
   /** The full answer of a service `viewer` may see (the rejection reason is not public). */
   async function describe(row: Pick<ServiceRow, 'id'>, viewer: Actor | null): Promise<ServiceJson> {
-    const read = await readService(row.id)
+    const read = await readService(row.id, viewer)
     if (!read) throw notFound('Service')
     const service = read.service.parse()
     // The statement wrote `rejectionReason: null`; only its owner and moderators see a real one.
@@ -32,9 +32,9 @@ export function createServiceReading(deps: { db: Db; views: ServiceViews }) {
     /** The answer to a write, read after its transaction commits. */
     describe,
 
-    /** One prepared statement: the service, its offer, seller, banner and gallery. */
+    /** One prepared statement: the service, its offer, seller, banner and gallery, and whether the viewer saved it. */
     async getService(viewer: Actor | null, serviceId: string) {
-      const row = await readService(serviceId)
+      const row = await readService(serviceId, viewer)
       if (!row || !isVisibleTo(row, viewer)) throw notFound('Service')
       if (row.rejectionReason === null || !(isOwner(row, viewer) || mayModerate(viewer))) return row.service
       return { ...row.service.parse(), rejectionReason: row.rejectionReason }

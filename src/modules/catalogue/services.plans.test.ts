@@ -4,13 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openTestDatabase } from '../../../test/setup/test-app.ts'
 import type { Database, Db } from '../../db/client.ts'
 import { publicFilesJsonSql, publicFileUrlSql } from '../uploads/uploads.repository.ts'
-import { publicSummarySql } from '../users/users.repository.ts'
+import { atSellerLevelSql, publicSummarySql, sellerLevelSql } from '../users/users.repository.ts'
 import { COUNT_CAP } from './service-list-pages.ts'
-import { prepareCommonList, prepareCommonSearch, type ServiceViews } from './services.repository.ts'
+import { prepareCommonList, prepareFilteredList, type FilteredListValues, type ServiceViews } from './services.repository.ts'
 
 const filesBase = 'http://localhost:8000/api/v1/uploads/'
 const views: ServiceViews = {
   sellerOf: (userId) => publicSummarySql(userId, (id) => publicFileUrlSql(filesBase, 'user', id, 'avatar')),
+  levelOf: sellerLevelSql,
+  atLevels: atSellerLevelSql,
   bannerOf: (serviceId) => publicFileUrlSql(filesBase, 'service', serviceId, 'service_banner'),
   galleryOf: (serviceId) => publicFilesJsonSql(filesBase, 'service', serviceId, 'service_gallery'),
 }
@@ -57,10 +59,33 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
     expect(await plansOf('catalogue_list_none_createdAt_desc_offset_21')).toEqual({ generic: 5, custom: 5 })
   })
 
-  it('plans a search by page once, generically', async (context) => {
+  const none: FilteredListValues = {
+    category: null,
+    search: null,
+    minPriceCents: null,
+    maxPriceCents: null,
+    deliveryDays: null,
+    minRating: null,
+    levels: null,
+    online: null,
+    sellerId: null,
+    tags: null,
+    after: null,
+    offset: 0,
+  }
+
+  it('plans a search by page once, generically, the correction decided inside it', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
-    const search = prepareCommonSearch({ paging: 'offset', rows: 21, corrected: false }, COUNT_CAP, views)
-    for (let page = 2; page <= 11; page++) await search(connection, { search: 'logo design', offset: (page - 1) * 20 })
-    expect(await plansOf('catalogue_search_offset_21')).toEqual({ generic: 5, custom: 5 })
+    const search = prepareFilteredList({ category: 'none', sortBy: 'relevance', sortOrder: 'desc', rows: 21, narrowed: false, facets: false }, COUNT_CAP, views)
+    for (let page = 2; page <= 11; page++) await search(connection, { ...none, search: page % 2 ? 'logo design' : 'logo desgin', offset: (page - 1) * 20 })
+    expect(await plansOf('catalogue_search_none_21')).toEqual({ generic: 5, custom: 5 })
+  })
+
+  it('plans a filtered list by page once, generically, whichever filters it is given', async (context) => {
+    if (database.kind !== 'postgres') return context.skip()
+    const list = prepareFilteredList({ category: 'ref', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, facets: true }, COUNT_CAP, views)
+    const filters: Partial<FilteredListValues>[] = [{ deliveryDays: 3 }, { minRating: 4.5 }, { levels: 'level_two,top_rated' }, { minPriceCents: 2000, maxPriceCents: 5000 }, { online: '' }]
+    for (let call = 0; call < 10; call++) await list(connection, { ...none, ...filters[call % filters.length], category: 'graphics-design', offset: call * 20 })
+    expect(await plansOf('catalogue_filtered_ref_createdAt_desc_21_facets')).toEqual({ generic: 5, custom: 5 })
   })
 })

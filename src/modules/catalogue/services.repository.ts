@@ -1,31 +1,26 @@
 import type { Static } from '@sinclair/typebox'
-import { and, asc, count, eq, inArray, isNull, or, sql } from 'drizzle-orm'
+import { and, asc, count, eq, inArray, isNull, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { placeholdersOf } from '../../db/fragments.ts'
 import { jsonObjectSql, JsonText } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { categories } from './categories.table.ts'
+import { savedServices } from './saved-services.table.ts'
 import { isoSql, moneySql, type ServiceViews } from './service-lists.repository.ts'
-import { createServiceSearchRepository } from './service-search.repository.ts'
 import { Service } from './services.schemas.ts'
 import { serviceColumns, serviceExtras, servicePackages, services, type ServiceExtraRow, type ServicePackageRow, type ServiceRow, type ServiceStatus } from './services.table.ts'
 
 export {
   COMMON_LIST_ROWS,
   commonListShapes,
-  commonSearchShapes,
   prepareCommonList,
-  prepareCommonSearch,
   type CommonListShape,
-  type CommonSearchShape,
   type ListedJson,
-  type ListedService,
   type PageWindow,
-  type ServiceFilter,
-  type ServiceSearch,
   type ServiceSort,
   type ServiceViews,
 } from './service-lists.repository.ts'
+export { filteredListShapes, prepareFilteredList, type FilteredListShape, type FilteredListValues } from './service-filtered-lists.repository.ts'
 
 export type NewServiceRow = typeof services.$inferInsert
 
@@ -36,13 +31,14 @@ export type ServiceJson = Static<typeof Service>
 
 /**
  * `GET /services/{id}` in one prepared statement: the answer's JSON text, built by PostgreSQL from
- * the response schema (`rejectionReason` null: it depends on the viewer), and what decides who
- * may see the service and its rejection reason. Prepared once per database handle: Drizzle
- * builds its SQL once, and on PostgreSQL each connection parses and plans it once (a named
- * statement).
+ * the response schema (`rejectionReason` null: it depends on the viewer; `saved` for the viewer,
+ * false without one), and what decides who may see the service and its rejection reason. Prepared
+ * once per database handle: Drizzle builds its SQL once, and on PostgreSQL each connection parses
+ * and plans it once (a named statement).
  */
 export function prepareServiceRead(db: Executor, views: ServiceViews) {
   const { category, packages, extras, rating } = Service.properties
+  const placeholder = placeholdersOf<{ id: string; viewer: string | null }>()
   const answer = jsonObjectSql(Service, {
     id: services.id,
     title: services.title,
@@ -53,6 +49,7 @@ export function prepareServiceRead(db: Executor, views: ServiceViews) {
     rejectionReason: sql`null`,
     category: jsonObjectSql(category, { id: categories.id, name: categories.name, slug: categories.slug }),
     seller: views.sellerOf(services.sellerId),
+    sellerLevel: views.levelOf(services.sellerId),
     packages: sql`coalesce((select json_agg(${jsonObjectSql(packages.items, {
       id: sql`p.id`,
       name: sql`p.name`,
@@ -73,19 +70,21 @@ export function prepareServiceRead(db: Executor, views: ServiceViews) {
     startingPrice: moneySql(sql`${services.startingPriceCents}`),
     rating: jsonObjectSql(rating, { average: services.ratingAverage, count: services.ratingCount }),
     ordersCount: services.ordersCount,
+    savedCount: services.savedCount,
+    saved: sql`exists (select 1 from ${savedServices} v where v.user_id = ${placeholder('viewer')}::uuid and v.service_id = ${services.id})`,
     createdAt: isoSql(sql`${services.createdAt}`),
     updatedAt: isoSql(sql`${services.updatedAt}`),
   })
   // Rows as the driver gives them (no mapping per column): the timestamp as text.
-  const statement = preparedSql<{ id: string }, { sellerId: string; status: ServiceStatus; deletedAt: string | null; rejectionReason: string | null; service: string }>(
+  const statement = preparedSql<{ id: string; viewer: string | null }, { sellerId: string; status: ServiceStatus; deletedAt: string | null; rejectionReason: string | null; service: string }>(
     'catalogue_service_by_id',
     sql`select ${services.sellerId} as "sellerId", ${services.status} as status, ${services.deletedAt} as "deletedAt",
       ${services.rejectionReason} as "rejectionReason", ${answer}::text as service
       from ${services} join ${categories} on ${categories.id} = ${services.categoryId}
-      where ${services.id} = ${placeholdersOf<{ id: string }>()('id')}::uuid`,
+      where ${services.id} = ${placeholder('id')}::uuid`,
   )
-  return async (id: string) => {
-    const [row] = await statement(db, { id })
+  return async (id: string, viewerId: string | null) => {
+    const [row] = await statement(db, { id, viewer: viewerId })
     return (
       row && {
         sellerId: row.sellerId,
@@ -166,7 +165,7 @@ function serviceRows(db: Executor) {
 }
 
 // Categories, read for the services' own use cases (this module owns both tables): the category a
-// service names, the ids a list filters on, and the categories of a page.
+// service names.
 function categoryReads(db: Executor) {
   return {
     async findCategory(idOrSlug: string) {
@@ -176,30 +175,12 @@ function categoryReads(db: Executor) {
         .where(UUID.test(idOrSlug) ? eq(categories.id, idOrSlug) : eq(categories.slug, idOrSlug))
       return row
     },
-
-    /** The ids of a category (by id or slug) and its subcategories in one statement; empty when unknown. */
-    async categoryIdsByRef(idOrSlug: string): Promise<string[]> {
-      const target = db
-        .select({ id: categories.id })
-        .from(categories)
-        .where(UUID.test(idOrSlug) ? eq(categories.id, idOrSlug) : eq(categories.slug, idOrSlug))
-      const rows = await db
-        .select({ id: categories.id })
-        .from(categories)
-        .where(or(inArray(categories.id, target), inArray(categories.parentId, target)))
-      return rows.map((row) => row.id)
-    },
-
-    categoriesByIds(ids: string[]) {
-      if (ids.length === 0) return Promise.resolve([])
-      return db.select({ id: categories.id, name: categories.name, slug: categories.slug }).from(categories).where(inArray(categories.id, ids))
-    },
   }
 }
 
-/** The services' queries: their rows, the public catalogue's lists and searches (service-search.repository.ts), the categories they name. */
+/** The services' queries: their rows and the categories they name (the public lists are prepared statements of their own). */
 export function createServicesRepository(db: Executor) {
-  return { ...serviceRows(db), ...createServiceSearchRepository(db), ...categoryReads(db) }
+  return { ...serviceRows(db), ...categoryReads(db) }
 }
 
 export type ServicesRepository = ReturnType<typeof createServicesRepository>

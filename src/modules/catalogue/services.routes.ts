@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import { Envelope, IdParams, Message, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requireAuth } from '../../http/auth-hooks.ts'
 import { answer } from '../../http/json-text.ts'
@@ -13,6 +14,8 @@ import {
   GalleryForm,
   ListServicesQuery,
   ReorderImagesBody,
+  SavedServicesPage,
+  SavedServicesQuery,
   Service,
   ServiceBody,
   ServiceImageParams,
@@ -30,6 +33,7 @@ type App = Parameters<FastifyPluginAsyncTypebox>[0]
 /** `/services`: the public catalogue, a seller's offers (create, edit, delete, pause, resume) and their galleries. */
 export const servicesRoutes: FastifyPluginAsyncTypebox<{ services: CatalogueService; tmpDir: string }> = async (app, { services, tmpDir }) => {
   browsingRoutes(app, services)
+  savedRoutes(app, services)
   offerRoutes(app, services)
   galleryRoutes(app, services, tmpDir)
 }
@@ -42,7 +46,7 @@ function browsingRoutes(app: App, services: CatalogueService) {
         tags,
         summary: 'Browse and search active services',
         description:
-          '`search` ranks by full text (title first) and forgives typos; any text is accepted. `relevance` sorting needs `search`; it ranks the first 1,000 matches the index yields. Follow `nextCursor` for deep pages.',
+          '`search` ranks by full text (title first) and forgives typos; any text is accepted. `relevance` sorting needs `search`; it ranks the first 1,000 matches the index yields. Filters combine (all must hold). `facets=true` adds counts per category, price band, delivery band and seller level beside the page, each without its own filter. Follow `nextCursor` for deep pages.',
         querystring: ListServicesQuery,
         response: responses({ 200: Envelope(ServicePage) }, 400),
       },
@@ -56,7 +60,7 @@ function browsingRoutes(app: App, services: CatalogueService) {
       schema: {
         tags: ['categories'],
         summary: 'Active services of a category and its subcategories',
-        description: 'The category by id or slug; the same filters and sorts as `GET /services`.',
+        description: 'The category by id or slug; the same filters, sorts and facets as `GET /services`.',
         params: CategoryRefParams,
         querystring: CategoryServicesQuery,
         response: responses({ 200: Envelope(ServicePage) }, 400, 404),
@@ -69,6 +73,64 @@ function browsingRoutes(app: App, services: CatalogueService) {
     '/services/:serviceId',
     { schema: { tags, summary: 'One service', description: VISIBILITY, params: ServiceParams, response: responses({ 200: Envelope(Service) }, 404) } },
     async (request, reply) => answer(reply, await services.getService(request.session?.actor ?? null, request.params.serviceId)),
+  )
+}
+
+const NoContent = (description: string) => Type.Null({ description })
+
+function savedRoutes(app: App, services: CatalogueService) {
+  app.put(
+    '/services/:serviceId/saved',
+    {
+      preValidation: requireAuth,
+      schema: {
+        tags,
+        security,
+        summary: 'Save a service',
+        description: `Adds the service to your saved list (\`GET /users/me/saved\`); saving it again changes nothing. ${VISIBILITY}`,
+        params: ServiceParams,
+        response: responses({ 204: NoContent('Saved (or already saved).') }, 401, 404),
+      },
+    },
+    async (request, reply) => {
+      await services.saveService(actorOf(request), request.params.serviceId)
+      return reply.status(204).send(null)
+    },
+  )
+
+  app.delete(
+    '/services/:serviceId/saved',
+    {
+      preValidation: requireAuth,
+      schema: {
+        tags,
+        security,
+        summary: 'Remove a saved service',
+        description: 'Takes the service off your saved list; removing one that is not there changes nothing. A service you saved can always be removed, even once it is paused or deleted; any other service you may not see answers 404.',
+        params: ServiceParams,
+        response: responses({ 204: NoContent('Not in your saved list (any more).') }, 401, 404),
+      },
+    },
+    async (request, reply) => {
+      await services.unsaveService(actorOf(request), request.params.serviceId)
+      return reply.status(204).send(null)
+    },
+  )
+
+  app.get(
+    '/users/me/saved',
+    {
+      preValidation: requireAuth,
+      schema: {
+        tags,
+        security,
+        summary: 'Your saved services',
+        description: 'Newest saved first, each as lists show it. A saved service that is paused, deleted or otherwise not active is left out while it is so.',
+        querystring: SavedServicesQuery,
+        response: responses({ 200: Envelope(SavedServicesPage) }, 400, 401),
+      },
+    },
+    async (request) => ok(await services.listSavedServices(actorOf(request), request.query)),
   )
 }
 

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Amount, Id, Nullable, PageQuery, Pagination, Timestamp } from '../../http/common.schemas.ts'
+import { Amount, Id, Nullable, Page, PageQuery, Pagination, StringEnum, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
 import { PublicFile, TAG_RULES } from '../uploads/uploads.module.ts'
-import { UserSummary } from '../users/users.module.ts'
+import { SellerLevel, sellerLevels, UserSummary } from '../users/users.module.ts'
+import { deliveryBands, priceBands } from './service-rules.ts'
 import { GALLERY_LIMIT } from './service-rules.ts'
 import { serviceStatuses } from './services.table.ts'
 
@@ -122,6 +123,7 @@ export const Service = Type.Object(
     rejectionReason: Nullable(Type.String({ description: 'Shown to the owner and to staff with view_services only.' })),
     category: CategoryRef,
     seller: UserSummary,
+    sellerLevel: SellerLevel,
     packages: Type.Array(
       Type.Object({
         id: Id,
@@ -139,6 +141,8 @@ export const Service = Type.Object(
     startingPrice: Type.Number({ description: 'The cheapest package.' }),
     rating: Rating,
     ordersCount: Type.Integer(),
+    savedCount: Type.Integer({ description: 'How many people keep the service in their saved list.' }),
+    saved: Type.Boolean({ description: 'Whether the caller keeps it in their saved list (`PUT /services/{id}/saved`); always false without a token.' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -155,6 +159,7 @@ export const ServiceSummary = Type.Object(
     ordersCount: Type.Integer(),
     banner: Nullable(Type.String()),
     seller: UserSummary,
+    sellerLevel: SellerLevel,
     category: CategoryRef,
     createdAt: Timestamp,
   },
@@ -176,6 +181,7 @@ export const ServiceListRow = Type.Object({
   createdAt: Timestamp,
   category: CategoryRef,
   seller: UserSummary,
+  sellerLevel: SellerLevel,
   banner: Nullable(Type.String()),
 })
 
@@ -187,7 +193,50 @@ export type Offer = Static<typeof Offer>
 export const ChosenExtra = Type.Object({ id: Id, title: Type.String(), priceCents: Type.Integer(), additionalDays: Type.Integer() })
 export type ChosenExtra = Static<typeof ChosenExtra>
 
-/** A page of services: the shared pagination, plus `totalIsExact` and `nextCursor`. */
+const facetCount = Type.Integer({ description: 'Matching services (of the first 1,000 when `countsAreExact` is false).' })
+
+/**
+ * Counts beside a page (`facets=true`): each facet counts the services of the list's query and
+ * filters without its own filter, so that it shows what choosing one of its keys would give.
+ */
+export const Facets = Type.Object(
+  {
+    categories: Type.Array(
+      Type.Object({
+        key: Type.String({ description: "The category's slug (use it as `category`)." }),
+        parent: Nullable(Type.String({ description: "The top-level category's slug; null for a top-level category, whose count includes its subcategories'." })),
+        count: facetCount,
+      }),
+      { description: 'Top-level categories and subcategories with at least one match, most matches first. Ignores `category`.' },
+    ),
+    priceBands: Type.Array(
+      Type.Object({
+        key: StringEnum(priceBands.map((band) => band.key)),
+        from: Type.Number({ description: 'Lowest starting price in the band.' }),
+        to: Nullable(Type.Number({ description: 'Highest starting price in the band; null for the last band.' })),
+        count: facetCount,
+      }),
+      { description: 'Every band of starting price, in order, zeros included: use `from` and `to` as `minPrice` and `maxPrice`. Ignores `minPrice` and `maxPrice`.' },
+    ),
+    deliveryBands: Type.Array(
+      Type.Object({
+        key: StringEnum(deliveryBands.map((band) => band.key)),
+        from: Type.Integer({ description: 'Fewest days of the cheapest package in the band.' }),
+        to: Nullable(Type.Integer({ description: 'Most days in the band; null for the last band.' })),
+        count: facetCount,
+      }),
+      { description: "Every band of the cheapest package's delivery days, in order, zeros included. Ignores `deliveryDays`." },
+    ),
+    sellerLevels: Type.Array(Type.Object({ key: SellerLevel, count: facetCount }), { description: 'Every seller level, from `new` to `top_rated`, zeros included. Ignores `sellerLevel`.' }),
+    countsAreExact: Type.Boolean({
+      description:
+        'False when a facet counted only the first 1,000 matches of its query (in the list\'s order; a search\'s first 1,000 candidates), as `total` does: its counts then describe those 1,000.',
+    }),
+  },
+  { description: 'Counts for the current query and filters, each facet without its own filter.' },
+)
+
+/** A page of services: the shared pagination, plus `totalIsExact` and `nextCursor`, and the facets when asked. */
 export const ServicePage = Type.Object({
   items: Type.Array(ServiceSummary),
   pagination: Type.Composite([
@@ -195,12 +244,18 @@ export const ServicePage = Type.Object({
     Type.Object({
       totalIsExact: Type.Boolean({
         description:
-          'False when `total` is a floor: filters other than category (price, seller, tags) and searches count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+".',
+          'False when `total` is a floor: searches and every filter but the category count at most 1,000 matches, so `total: 1000, totalIsExact: false` reads "1,000+".',
       }),
       nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
     }),
   ]),
+  facets: Type.Optional(Facets),
 })
+
+/** `GET /users/me/saved`: the caller's saved services that are active, newest saved first. */
+export const SavedServicesPage = Page(ServiceSummary)
+export const SavedServicesQuery = Type.Composite([PageQuery], { additionalProperties: false })
+export type SavedServicesQuery = Static<typeof SavedServicesQuery>
 
 /** Above any package price (50,000) and inside what the database's integer cents hold. */
 const PRICE_FILTER_MAX = 1_000_000
@@ -229,6 +284,23 @@ const listFilters = {
   sortOrder: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { errorMessage: 'must be asc or desc', description: 'Default `desc`; `asc` for price.' })),
   sellerId: Type.Optional(Type.String({ format: 'uuid', errorMessage: 'must be a user id' })),
   tags: Type.Optional(Type.String({ minLength: 1, maxLength: 400, description: 'Comma-separated; a service matches when it carries any of them.' })),
+  deliveryDays: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 90, errorMessage: 'must be a whole number of days from 1 to 90', description: 'At most this many days of delivery in the cheapest package.' }),
+  ),
+  minRating: Type.Optional(Type.Number({ minimum: 0, maximum: 5, errorMessage: 'must be a number from 0 to 5', description: "Lowest average rating of the service's reviews, 0 to 5." })),
+  // One message on the parameter: its values are checked as a whole, whether sent once or repeated.
+  sellerLevel: Type.Optional(
+    Type.Array(Type.String({ maxLength: 60, pattern: `^(${sellerLevels.join('|')})(,(${sellerLevels.join('|')}))*$` }), {
+      minItems: 1,
+      maxItems: 4,
+      errorMessage: `must be one or more of ${sellerLevels.join(', ')}, comma-separated or repeated`,
+      description: 'Sellers at one of these levels: comma-separated (`level_two,top_rated`), or the parameter repeated.',
+    }),
+  ),
+  sellerOnline: Type.Optional(
+    Type.Boolean({ errorMessage: 'must be true or false', description: '`true`: only sellers with the chat open right now (within a second); `false` is the same as leaving it out.' }),
+  ),
+  facets: Type.Optional(Type.Boolean({ errorMessage: 'must be true or false', description: '`true` adds `facets` beside the page: counts per category, price band, delivery band and seller level.' })),
 }
 
 export const ListServicesQuery = Type.Composite(

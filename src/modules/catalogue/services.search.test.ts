@@ -1,5 +1,5 @@
-import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eq, sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createTestApp, request, type TestContext, expectError } from '../../../test/setup/test-app.ts'
 import { createUser, unique } from '../../../test/factories/users.ts'
 import { newId } from '../../lib/ids.ts'
@@ -80,7 +80,7 @@ describe('services list and search (GET /services, GET /categories/:categoryId/s
     const page = await list('')
     expect(page.items.map((item) => item.id)).toEqual([ids.cards, ids.website, ids.logo])
     expect(page.pagination).toMatchObject({ total: 3, page: 1, hasNext: false })
-    expect(Object.keys(page.items[0]!).sort()).toEqual(['banner', 'category', 'createdAt', 'id', 'ordersCount', 'rating', 'seller', 'shortDescription', 'startingPrice', 'title'])
+    expect(Object.keys(page.items[0]!).sort()).toEqual(['banner', 'category', 'createdAt', 'id', 'ordersCount', 'rating', 'seller', 'sellerLevel', 'shortDescription', 'startingPrice', 'title'])
     expect(page.items[0]).toMatchObject({ startingPrice: 5, rating: { average: 4.9, count: 12 }, seller: { id: sellerB.id }, category: { id: other.id, slug: other.slug } })
   })
 
@@ -136,6 +136,46 @@ describe('services list and search (GET /services, GET /categories/:categoryId/s
     expect((await titlesOf('search=logo%20desgin'))[0]).toBe(ids.logo)
     expect(await titlesOf('search=bussiness%20cards')).toEqual([ids.cards])
     expect(await titlesOf('search=webiste%20developmnt')).toEqual([ids.website])
+  })
+
+  /** How many statements the app sends the database while `run` runs (the test database's one client). */
+  const statementsDuring = async (run: () => Promise<unknown>) => {
+    const database = ctx.database
+    const target = (database.kind === 'pglite' ? database.client : database.pool) as unknown as { query: (...args: unknown[]) => unknown }
+    const spy = vi.spyOn(target, 'query')
+    try {
+      await run()
+      return spy.mock.calls.length
+    } finally {
+      spy.mockRestore()
+    }
+  }
+
+  it('corrects a rare search in the same statement: one round trip whatever it finds', async () => {
+    for (const search of ['logo%20desgin', 'bussiness%20cards', 'zzqqxx', 'logo', `logo%20desgin&category=${parent.slug}`, 'webiste&sortBy=price', 'logo%20desgin&facets=true']) {
+      let items: string[] = []
+      expect(
+        await statementsDuring(async () => {
+          items = await titlesOf(`search=${search}`)
+        }),
+        search,
+      ).toBe(1)
+      if (search.startsWith('logo%20desgin')) expect(items[0], search).toBe(ids.logo)
+      if (search.startsWith('webiste')) expect(items, search).toEqual([ids.website])
+    }
+  })
+
+  it('corrects each misspelt word to its nearest lexicon words in one database function', async () => {
+    const corrected = async (search: string) => {
+      const result: unknown = await ctx.database.db.execute(sql`select catalogue_search_correction(${search})::text as query`)
+      return (result as { rows: { query: string | null }[] }).rows[0]!.query
+    }
+    expect(await corrected('logo desgin')).toBe("'logo' & 'design'")
+    expect(await corrected('Bussiness')).toContain("'busi'")
+    // Words of fewer than three letters, and words near nothing, drop out; nothing near is null.
+    expect(await corrected('a logo')).not.toContain('&')
+    expect(await corrected('zzqqxx')).toBeNull()
+    expect(await corrected('!!')).toBeNull()
   })
 
   it('answers 200 to tsquery and SQL syntax in the search', async () => {

@@ -31,9 +31,17 @@ export const services = pgTable(
     status: text('status', { enum: serviceStatuses }).notNull().default('pending'),
     rejectionReason: text('rejection_reason'),
     startingPriceCents: integer('starting_price_cents').notNull(),
+    /**
+     * The delivery days of the cheapest package (the first of the cheapest), kept in step with
+     * `startingPriceCents` for the delivery filter and facet; null only for a row written without
+     * packages, which the API never does.
+     */
+    startingDeliveryDays: integer('starting_delivery_days'),
     ratingAverage: doublePrecision('rating_average').notNull().default(0),
     ratingCount: integer('rating_count').notNull().default(0),
     ordersCount: integer('orders_count').notNull().default(0),
+    /** How many people keep the service in their saved list, moved in the transaction that saves or removes it. */
+    savedCount: integer('saved_count').notNull().default(0),
     searchVector: tsvector('search_vector').generatedAlwaysAs(
       sql`setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', short_description), 'B') || setweight(to_tsvector('english', marketplace_join_words(tags)), 'B') || setweight(to_tsvector('english', description), 'C')`,
     ),
@@ -43,25 +51,26 @@ export const services = pgTable(
   },
   (table) => [
     index('services_seller_idx').on(table.sellerId, table.createdAt),
-    // The public catalogue: counts and newest-first pages of live services without a scan.
+    // The public catalogue's walks, by each sort, over the whole catalogue and per category: the
+    // key orders a page (id breaks ties), and the columns after it are what the filters, counts
+    // and facets read, so a walk checks them in the index alone (decision 0209).
     index('services_active_created_idx')
-      .on(table.createdAt, table.id)
+      .on(table.createdAt, table.id, table.startingPriceCents, table.startingDeliveryDays, table.ratingAverage, table.sellerId, table.categoryId)
       .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
-    // Keyset pages of the public catalogue by price and rating, and per category by each sort.
     index('services_active_price_idx')
-      .on(table.startingPriceCents, table.id)
+      .on(table.startingPriceCents, table.id, table.startingDeliveryDays, table.ratingAverage, table.sellerId, table.categoryId, table.createdAt)
       .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
     index('services_active_rating_idx')
-      .on(table.ratingAverage, table.id)
+      .on(table.ratingAverage, table.id, table.startingPriceCents, table.startingDeliveryDays, table.sellerId, table.categoryId, table.createdAt)
       .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
     index('services_active_category_created_idx')
-      .on(table.categoryId, table.createdAt, table.id)
+      .on(table.categoryId, table.createdAt, table.id, table.startingPriceCents, table.startingDeliveryDays, table.ratingAverage, table.sellerId)
       .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
     index('services_active_category_price_idx')
-      .on(table.categoryId, table.startingPriceCents, table.id)
+      .on(table.categoryId, table.startingPriceCents, table.id, table.startingDeliveryDays, table.ratingAverage, table.sellerId, table.createdAt)
       .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
     index('services_active_category_rating_idx')
-      .on(table.categoryId, table.ratingAverage, table.id)
+      .on(table.categoryId, table.ratingAverage, table.id, table.startingPriceCents, table.startingDeliveryDays, table.sellerId, table.createdAt)
       .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
     index('services_status_created_idx').on(table.status, table.createdAt),
     index('services_status_price_idx').on(table.status, table.startingPriceCents),

@@ -2,7 +2,7 @@ import { and, asc, count, eq, gt, gte, ilike, inArray, isNotNull, isNull, lt, or
 import type { Executor } from '../../db/client.ts'
 import { jsonObjectSql } from '../../db/json-sql.ts'
 import { prepared } from '../../db/statements.ts'
-import { Identity, UserSummary } from './users.schemas.ts'
+import { Identity, UserSummary, type SellerLevel } from './users.schemas.ts'
 import { users, type NewUserRow, type UserRow } from './users.table.ts'
 
 /** Every authenticated request reads its user (a suspended account is refused at once): built once, planned once per connection. */
@@ -171,3 +171,10 @@ export const kycVerifiedSql = (userId: AnyColumn | SQL) => sql<boolean>`coalesce
 /** For another module's one-statement reads: the public summary of the user in `userId` (`UserSummary`) as JSON (a column that references a user). */
 export const publicSummarySql = (userId: AnyColumn | SQL, avatarOf: (id: AnyColumn) => SQL<string | null>) =>
   sql<UserSummary>`(select ${jsonObjectSql(UserSummary, { id: users.id, fullName: users.fullName, username: users.username, avatar: avatarOf(users.id) })} from ${users} where ${users.id} = ${userId})`
+
+/** For another module's one-statement reads: the seller level of the user in `userId` (a column that references a user). */
+export const sellerLevelSql = (userId: AnyColumn | SQL) => sql<SellerLevel>`(select ${users.sellerLevel} from ${users} where ${users.id} = ${userId})`
+
+/** For another module's statements: whether the user in `userId` is at one of `levels` (a `text[]` expression). */
+export const atSellerLevelSql = (userId: AnyColumn | SQL, levels: SQL) =>
+  sql<boolean>`exists (select 1 from ${users} where ${users.id} = ${userId} and ${users.sellerLevel} = any(${levels}))`

@@ -8,7 +8,17 @@ import type { PortfolioService } from '../portfolio/portfolio.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
 import { createAccounts } from './accounts.service.ts'
 import { createProfiles } from './profiles.service.ts'
-import { availableAccountSql, createUsersRepository, identityJsonSql, kycVerifiedSql, publicSummarySql, usableAccountSql, type UserListFilter } from './users.repository.ts'
+import {
+  atSellerLevelSql,
+  availableAccountSql,
+  createUsersRepository,
+  identityJsonSql,
+  kycVerifiedSql,
+  publicSummarySql,
+  sellerLevelSql,
+  usableAccountSql,
+  type UserListFilter,
+} from './users.repository.ts'
 import { UsersStats, type UserSummary } from './users.schemas.ts'
 import type { UserRow } from './users.table.ts'
 
@@ -86,6 +96,10 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
     publicSummarySql(userId: AnyColumn | SQL): SQL<UserSummary> {
       return publicSummarySql(userId, (id) => uploads.publicFileUrlSql('user', id, 'avatar'))
     },
+
+    /** For another module's one-statement reads: the seller level of the user in `userId`, and whether it is one of a list. */
+    sellerLevelSql,
+    atSellerLevelSql,
 
     /** For another module's one-statement writes: whether the user in `userId` passed seller KYC (decision 0043). */
     kycVerifiedSql,

@@ -28,6 +28,7 @@ export function createInProcessHub(options: { heartbeatMs: number; maxSocketsPer
     },
     onSignal: (listener) => void listeners.add(listener),
     isOnline: async (userId) => sockets.has(userId),
+    onlineUsers: async (limit) => sockets.users(limit),
     localSocketCount: () => sockets.size(),
     async heartbeat() {
       sockets.heartbeat()

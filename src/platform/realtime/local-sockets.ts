@@ -61,6 +61,16 @@ export class LocalSockets {
     return this.byUser.has(userId)
   }
 
+  /** Users with a socket here, at most `limit`. */
+  users(limit: number): string[] {
+    const found: string[] = []
+    for (const userId of this.byUser.keys()) {
+      if (found.length >= limit) break
+      found.push(userId)
+    }
+    return found
+  }
+
   size(): number {
     return this.count
   }

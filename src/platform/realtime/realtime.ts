@@ -66,6 +66,11 @@ export interface RealtimeHub {
   onSignal(listener: (name: string) => void): void
   /** Whether the user has an open socket on any instance. */
   isOnline(userId: string): Promise<boolean>
+  /**
+   * Users with an open socket on any instance, at most `limit` of them (in no particular order),
+   * for reads that filter by presence; without Redis, or while it is unreachable, this instance's.
+   */
+  onlineUsers(limit: number): Promise<string[]>
   /** Sockets open on this instance. */
   localSocketCount(): number
   /**

@@ -11,9 +11,16 @@ const untilReady = (client: Redis): Promise<void> => (client.status === 'ready' 
 const presenceKey = (userId: string) => `marketplace:presence:${userId}`
 
 /**
+ * Every user with an open socket, scored with the time (epoch ms) their presence lapses unless an
+ * instance refreshes it: the list that presence filters read without scanning the presence hashes.
+ */
+const ONLINE = 'marketplace:online'
+
+/**
  * Takes a socket place in the user's presence hash (KEYS[1]) when fewer than the cap (ARGV[3])
  * of its fields still count at ARGV[1] (epoch ms); lapsed fields, left by a crashed instance, are
- * dropped on the way. The new field ARGV[4] counts until ARGV[2]; the hash lives ARGV[5] ms more.
+ * dropped on the way. The new field ARGV[4] counts until ARGV[2]; the hash lives ARGV[5] ms more,
+ * and the user ARGV[6] is listed online (KEYS[2]) until then at least.
  * One script, so two instances admitting the same user's sockets at once cannot both pass the cap.
  */
 const RESERVE = `
@@ -25,6 +32,20 @@ end
 if live >= tonumber(ARGV[3]) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[4], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('ZADD', KEYS[2], 'GT', ARGV[2], ARGV[6])
+return 1`
+
+/**
+ * Gives back the places ARGV[3..] of the user ARGV[2] (fields of KEYS[1]); when none of the
+ * user's fields still counts at ARGV[1], the user leaves the online list (KEYS[2]) at once.
+ */
+const RELEASE = `
+redis.call('HDEL', KEYS[1], unpack(ARGV, 3))
+local untils = redis.call('HVALS', KEYS[1])
+for i = 1, #untils do
+  if tonumber(untils[i]) > tonumber(ARGV[1]) then return 0 end
+end
+redis.call('ZREM', KEYS[2], ARGV[2])
 return 1`
 
 /** What instances tell each other on the channel. */
@@ -37,7 +58,8 @@ type Broadcast = { kind: 'frame'; userIds: string[]; text: string } | { kind: 'c
  * per user, one field per open socket (`<instance>:<n>`, written when its place is reserved
  * before the upgrade), valued with the time it stops counting: an instance refreshes its fields
  * on every heartbeat and deletes each when its socket ends, so the fields of a crashed instance
- * lapse after three heartbeats. The same fields count the user's sockets against the cap.
+ * lapse after three heartbeats. The same fields count the user's sockets against the cap. A
+ * sorted set lists the users online (`ONLINE`), kept with the hashes, for presence filters.
  */
 export function createRedisHub(options: { url: string; heartbeatMs: number; maxSocketsPerUser: number; logger: FastifyBaseLogger }): RealtimeHub {
   const { logger, heartbeatMs, maxSocketsPerUser } = options
@@ -52,8 +74,9 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; maxS
 
   const warn = (action: string) => (error: unknown) => logger.warn({ err: error }, `realtime: could not ${action} through Redis`)
 
+  const release = (userId: string, ids: string[]) => publisher.eval(RELEASE, 2, presenceKey(userId), ONLINE, Date.now(), userId, ...ids)
   const slots = new LocalSlots(`${instanceId}:`, (userId, id) => {
-    if (publisher.status === 'ready') void publisher.hdel(presenceKey(userId), id).catch(warn('clear presence'))
+    if (publisher.status === 'ready') void release(userId, [id]).catch(warn('clear presence'))
   })
   const sockets = new LocalSockets()
   const listeners = new Set<(name: string) => void>()
@@ -62,9 +85,16 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; maxS
   const markPresent = () => {
     const held = slots.entries()
     if (held.length === 0 || publisher.status !== 'ready') return Promise.resolve()
-    const until = String(Date.now() + presenceTtlMs)
-    const pipeline = publisher.pipeline()
-    for (const [userId, ids] of held) pipeline.hset(presenceKey(userId), Object.fromEntries(ids.map((id) => [id, until]))).pexpire(presenceKey(userId), presenceTtlMs)
+    const now = Date.now()
+    const until = String(now + presenceTtlMs)
+    // Users listed by a crashed instance lapse here, as its presence fields do.
+    const pipeline = publisher.pipeline().zremrangebyscore(ONLINE, '-inf', now)
+    for (const [userId, ids] of held) {
+      pipeline
+        .hset(presenceKey(userId), Object.fromEntries(ids.map((id) => [id, until])))
+        .pexpire(presenceKey(userId), presenceTtlMs)
+        .zadd(ONLINE, 'GT', until, userId)
+    }
     return pipeline.exec().then(() => undefined, warn('record presence'))
   }
 
@@ -107,7 +137,7 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; maxS
       let admitted: boolean
       try {
         const now = Date.now()
-        admitted = (await publisher.eval(RESERVE, 1, presenceKey(owner.userId), now, now + presenceTtlMs, maxSocketsPerUser, slot.id, presenceTtlMs)) === 1
+        admitted = (await publisher.eval(RESERVE, 2, presenceKey(owner.userId), ONLINE, now, now + presenceTtlMs, maxSocketsPerUser, slot.id, presenceTtlMs, owner.userId)) === 1
       } catch (error) {
         warn('count sockets')(error)
         // While Redis is unreachable the cap holds on this instance alone.
@@ -134,6 +164,16 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; maxS
         return false
       }
     },
+    async onlineUsers(limit) {
+      const local = sockets.users(limit)
+      try {
+        const listed = await publisher.zrangebyscore(ONLINE, `(${Date.now()}`, '+inf', 'LIMIT', 0, limit)
+        return [...new Set([...local, ...listed])].slice(0, limit)
+      } catch (error) {
+        warn('read presence')(error)
+        return local
+      }
+    },
     localSocketCount: () => sockets.size(),
     heartbeat,
     async start() {
@@ -158,9 +198,7 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; maxS
       const held = slots.entries()
       sockets.closeAll(1001, 'Server shutting down')
       if (held.length > 0 && publisher.status === 'ready') {
-        const pipeline = publisher.pipeline()
-        for (const [userId, ids] of held) pipeline.hdel(presenceKey(userId), ...ids)
-        await pipeline.exec().catch(warn('clear presence'))
+        await Promise.all(held.map(([userId, ids]) => release(userId, ids))).catch(warn('clear presence'))
       }
       subscriber.disconnect()
       publisher.disconnect()

@@ -1,0 +1,109 @@
+import type { Static } from '@sinclair/typebox'
+import { sql, type SQL } from 'drizzle-orm'
+import { jsonObjectSql } from '../../db/json-sql.ts'
+import { sellerLevels } from '../users/users.module.ts'
+import { categories, categoryServiceCounts } from './categories.table.ts'
+import { deliveryBands, priceBands } from './service-rules.ts'
+import { Facets } from './services.schemas.ts'
+
+// The facets of a list (decision 0207): counts per category, price band, delivery band and seller
+// level, over a bounded pool of matching services that the list's statement names.
+
+/** `facets` of a page, as the list statements build it. */
+export type FacetsJson = Static<typeof Facets>
+
+/** A filter a facet is about, and leaves out of its own counts. */
+export type FacetFilter = 'price' | 'delivery' | 'level'
+
+/**
+ * What the facets count. Each pool is a relation (a CTE) of at most `cap + 1` services with the
+ * columns `category_id`, `starting_price_cents`, `starting_delivery_days` and `level` (the
+ * seller's), the first of the list's matches without its price, delivery and level filters;
+ * each facet counts the first `cap` rows of its pool that pass the other two (`accepts`, on the
+ * row `x`), so that none counts its own. `pool` keeps the list's category, `poolAll` (the
+ * category facet's) does not. `plain` is true when nothing but a category narrows the list: the
+ * category facet then reads the kept counts (exact).
+ */
+export interface FacetSets {
+  pool: string
+  poolAll: string
+  plain: SQL
+  cap: number
+  accepts: Record<FacetFilter, SQL>
+}
+
+const { categories: categoryFacet, priceBands: priceFacet, deliveryBands: deliveryFacet, sellerLevels: levelFacet } = Facets.properties
+
+/** The rows a facet counts: the first `cap` of the pool, those the other facets' filters accept. */
+function sampleOf(sets: FacetSets, pool: string, own: FacetFilter | 'none'): SQL {
+  const others = (['price', 'delivery', 'level'] as const).filter((filter) => filter !== own).map((filter) => sets.accepts[filter])
+  return sql`(select * from (select * from ${sql.identifier(pool)} limit ${sql.raw(String(sets.cap))}) as x where ${sql.join(others, sql` and `)})`
+}
+
+/** A fixed list of keys as a VALUES relation `(position, key, low, high)`; every value is a constant of this file. */
+const valuesOf = (rows: readonly (readonly [string, number, number | null])[]) =>
+  sql.raw(rows.map(([key, low, high], index) => `(${index + 1}, '${key}', ${low}, ${high === null ? 'null::int' : high})`).join(', '))
+
+/**
+ * Counts per category of `hits` (rows with `category_id` and a count `n`): each category and,
+ * for a subcategory, its top-level category too, so that a top level counts its subcategories.
+ */
+const perCategory = (hits: SQL) => sql`select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+    from (${hits}) as h
+    join ${categories} c on c.id = h.category_id
+    cross join lateral (values (c.id), (c.parent_id)) as hit(id)
+    join ${categories} k on k.id = hit.id
+    left join ${categories} kp on kp.id = k.parent_id
+    group by k.slug, kp.slug
+    having sum(h.n) > 0`
+
+function categoriesJson(sets: FacetSets): SQL {
+  const item = jsonObjectSql(categoryFacet.items, { key: sql`f.key`, parent: sql`f.parent`, count: sql`f.count` })
+  const listOf = (counted: SQL) => sql`coalesce((select json_agg(${item} order by f.count desc, f.key) from (${counted}) as f), '[]'::json)`
+  // Counted per category first: a few dozen rows to name, not a thousand.
+  const sampled = perCategory(sql`select category_id, count(*) as n from ${sampleOf(sets, sets.poolAll, 'none')} as sample group by category_id`)
+  const kept = perCategory(sql`select category_id, active_services as n from ${categoryServiceCounts}`)
+  return sql`case when ${sets.plain} then ${listOf(kept)} else ${listOf(sampled)} end`
+}
+
+/** Every band in order with the count of the sample's `column` within its bounds (both included). */
+function bandsJson(sample: SQL, column: string, bands: SQL, item: SQL): SQL {
+  return sql`coalesce((select json_agg(${item} order by b.position) from (
+      select b.position, b.key, b.low, b.high, count(x.${sql.identifier(column)})::int as count
+      from (values ${bands}) as b(position, key, low, high)
+      left join ${sample} as x on x.${sql.identifier(column)} >= b.low and (b.high is null or x.${sql.identifier(column)} <= b.high)
+      group by b.position, b.key, b.low, b.high) as b), '[]'::json)`
+}
+
+function levelsJson(sets: FacetSets): SQL {
+  const item = jsonObjectSql(levelFacet.items, { key: sql`b.key`, count: sql`b.count` })
+  const levels = sql.raw(sellerLevels.map((level, index) => `(${index + 1}, '${level}')`).join(', '))
+  return sql`coalesce((select json_agg(${item} order by b.position) from (
+      select l.position, l.key, coalesce(x.n, 0)::int as count
+      from (values ${levels}) as l(position, key)
+      left join (select level, count(*) as n from ${sampleOf(sets, sets.pool, 'level')} as sample group by level) as x on x.level = l.key) as b), '[]'::json)`
+}
+
+/** Whether a pool was cut: it holds more rows than a facet counts. */
+const wasCut = (sets: FacetSets, pool: string) => sql`(select count(*) from ${sql.identifier(pool)}) > ${sql.raw(String(sets.cap))}`
+
+/** The `facets` JSON (`Facets`) of the pools, built by PostgreSQL. */
+export function facetsSql(sets: FacetSets): SQL<FacetsJson> {
+  return jsonObjectSql(Facets, {
+    categories: categoriesJson(sets),
+    priceBands: bandsJson(
+      sampleOf(sets, sets.pool, 'price'),
+      'starting_price_cents',
+      valuesOf(priceBands.map((band) => [band.key, band.fromCents, band.toCents] as const)),
+      jsonObjectSql(priceFacet.items, { key: sql`b.key`, from: sql`round(b.low / 100.0, 2)`, to: sql`round(b.high / 100.0, 2)`, count: sql`b.count` }),
+    ),
+    deliveryBands: bandsJson(
+      sampleOf(sets, sets.pool, 'delivery'),
+      'starting_delivery_days',
+      valuesOf(deliveryBands.map((band) => [band.key, band.from, band.to] as const)),
+      jsonObjectSql(deliveryFacet.items, { key: sql`b.key`, from: sql`b.low`, to: sql`b.high`, count: sql`b.count` }),
+    ),
+    sellerLevels: levelsJson(sets),
+    countsAreExact: sql`not (${wasCut(sets, sets.pool)} or (not ${sets.plain} and ${wasCut(sets, sets.poolAll)}))`,
+  })
+}

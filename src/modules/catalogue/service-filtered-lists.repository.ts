@@ -1,0 +1,355 @@
+import { sql, type SQL } from 'drizzle-orm'
+import { placeholdersOf } from '../../db/fragments.ts'
+import { preparedSql } from '../../db/statements.ts'
+import { categories, categoryServiceCounts } from './categories.table.ts'
+import { facetsSql, type FacetFilter, type FacetsJson } from './service-facets.repository.ts'
+import { COMMON_LIST_ROWS, listedJsonSql, RERANKED, type ListedJson, type ServiceViews } from './service-lists.repository.ts'
+import { services } from './services.table.ts'
+
+// Lists with filters, and searches: one prepared statement per shape, every filter a placeholder
+// that is null when the list does not use it (decision 0209). A search corrects its misspelt
+// words in the same statement when it finds too little (decision 0208), and the facets are
+// counted in the same statement (decision 0207).
+
+/**
+ * A filtered list or search: the whole catalogue or a category (by id or slug), its order, how
+ * many rows it reads, whether it counts facets, and whether a seller, tags or words narrow a
+ * sorted list (such a list is planned for its values on every call: the index that finds its
+ * rows depends on them).
+ */
+export interface FilteredListShape {
+  category: 'none' | 'ref'
+  sortBy: 'createdAt' | 'price' | 'rating' | 'relevance'
+  /** Always `desc` by relevance. */
+  sortOrder: 'asc' | 'desc'
+  rows: (typeof COMMON_LIST_ROWS)[number]
+  /** Always false by relevance: a search's candidates come from its words' index whatever else narrows it. */
+  narrowed: boolean
+  facets: boolean
+}
+
+/** The values of a filtered list's statement: null where a filter is not used; lists of values comma-separated. */
+export interface FilteredListValues {
+  category: string | null
+  search: string | null
+  minPriceCents: number | null
+  maxPriceCents: number | null
+  deliveryDays: number | null
+  minRating: number | null
+  levels: string | null
+  /** The sellers online now; an empty string when none is. */
+  online: string | null
+  sellerId: string | null
+  tags: string | null
+  /** The last service of the previous page (keyset); null on a first page or a page by offset. */
+  after: string | null
+  offset: number
+}
+
+export interface FilteredListRow {
+  /** How many categories the reference names (0: unknown); null without a category. */
+  categories: number | null
+  /** Matches, counted up to `cap + 1` unless they are the kept counts. */
+  total: number
+  exact: boolean
+  items: ListedJson[]
+  facets: FacetsJson | null
+}
+
+const sorts = ['createdAt', 'price', 'rating'] as const
+
+/** Every shape: one statement each. */
+export const filteredListShapes = (): FilteredListShape[] =>
+  (['none', 'ref'] as const).flatMap((category) =>
+    COMMON_LIST_ROWS.flatMap((rows) =>
+      [false, true].flatMap((facets) => [
+        ...sorts.flatMap((sortBy) => (['asc', 'desc'] as const).flatMap((sortOrder) => [false, true].map((narrowed) => ({ category, sortBy, sortOrder, rows, narrowed, facets })))),
+        { category, sortBy: 'relevance', sortOrder: 'desc', rows, narrowed: false, facets } as const,
+      ]),
+    ),
+  )
+
+export function prepareFilteredList(shape: FilteredListShape, cap: number, views: ServiceViews) {
+  const { sortBy } = shape
+  const name =
+    sortBy === 'relevance'
+      ? `catalogue_search_${shape.category}_${shape.rows}${shape.facets ? '_facets' : ''}`
+      : `catalogue_filtered_${shape.category}_${sortBy}_${shape.sortOrder}_${shape.rows}${shape.narrowed ? '_narrowed' : ''}${shape.facets ? '_facets' : ''}`
+  const statement = sortBy === 'relevance' ? searchSql(shape, cap, views) : sortedSql({ ...shape, sortBy }, cap, views)
+  return preparedSql<FilteredListValues, FilteredListRow>(name, statement)
+}
+
+const p = placeholdersOf<FilteredListValues>()
+
+/** Each value a statement reads, its placeholder and type. */
+const given = {
+  category: sql`${p('category')}::text`,
+  search: sql`${p('search')}::text`,
+  minPrice: sql`${p('minPriceCents')}::int`,
+  maxPrice: sql`${p('maxPriceCents')}::int`,
+  deliveryDays: sql`${p('deliveryDays')}::int`,
+  minRating: sql`${p('minRating')}::float8`,
+  levels: sql`${p('levels')}::text`,
+  online: sql`${p('online')}::text`,
+  sellerId: sql`${p('sellerId')}::uuid`,
+  tags: sql`${p('tags')}::text`,
+}
+type ValueName = keyof typeof given
+
+/**
+ * How a statement reads its values. A statement run by name reads each from the CTE `given` (a
+ * sub-select): PostgreSQL then sees no value in any plan, so a plan made for some values costs
+ * what the generic plan costs, and it settles on the generic plan instead of planning every call
+ * again (as the page offsets do, decision 0126). A statement planned for its values on every
+ * call (narrowed) reads them directly, so that the planner folds the filters a list does not use.
+ */
+type Values = Record<ValueName, () => SQL>
+const valuesOf = (hidden: boolean): Values =>
+  Object.fromEntries(Object.keys(given).map((name) => [name, () => (hidden ? sql`(select ${sql.identifier(name)} from given)` : given[name as ValueName])])) as Values
+
+/** The CTE of a statement's values, when it reads them through one. */
+const givenCte = (hidden: boolean) =>
+  hidden ? sql`given as (select ${sql.join(Object.entries(given).map(([name, placeholder]) => sql`${placeholder} as ${sql.identifier(name)}`), sql`, `)}),` : sql``
+
+/** The filters the facets are about, left out of their pools. */
+const FACET_FILTERS: FacetFilter[] = ['price', 'delivery', 'level']
+
+/** What a statement's conditions hold, beside the service being active and live. */
+interface Scope {
+  views: ServiceViews
+  value: Values
+  /** A seller and tags: only in statements planned for their values (and in searches). */
+  selective: boolean
+  /** The price bounds are written where the price index can use them (a list by price), not with the other filters. */
+  priceApart: boolean
+}
+
+/**
+ * The filters on the service `s`, each true when its value is null, but those `except` names.
+ * They are one expression to the planner (`coalesce(..., false)`), which it takes to keep half the
+ * rows whatever the values: a generic plan then walks the sort's index and checks them on the way,
+ * the plan every list filtered by price, delivery, rating, level or presence wants (a filter that
+ * keeps almost nothing walks far, in this plan as in one made for its values). Lists of values are
+ * split once per execution (a sub-select), not once per row; sellers online are matched through a
+ * hashed sub-select.
+ */
+function filtersOf(scope: Scope, except: FacetFilter[] = []): SQL {
+  const { minPrice, maxPrice, deliveryDays, minRating, levels, online, sellerId, tags } = scope.value
+  const parts: [FacetFilter | 'other', SQL][] = [
+    ['price', sql`(${minPrice()} is null or s.starting_price_cents >= ${minPrice()}) and (${maxPrice()} is null or s.starting_price_cents <= ${maxPrice()})`],
+    ['delivery', sql`(${deliveryDays()} is null or s.starting_delivery_days <= ${deliveryDays()})`],
+    ['level', sql`(${levels()} is null or ${scope.views.atLevels(sql`s.seller_id`, sql`(select string_to_array(${levels()}, ','))::text[]`)})`],
+    ['other', sql`(${minRating()} is null or s.rating_average >= ${minRating()})`],
+    ['other', sql`(${online()} is null or s.seller_id in (select unnest(string_to_array(${online()}, ',')::uuid[])))`],
+  ]
+  const kept = parts.filter(([name]) => !(except as string[]).includes(name) && !(name === 'price' && scope.priceApart)).map(([, condition]) => condition)
+  const selective = scope.selective ? sql` and (${sellerId()} is null or s.seller_id = ${sellerId()}) and (${tags()} is null or s.tags && string_to_array(${tags()}, ','))` : sql``
+  // Nobody online is a constant the executor checks before it reads a row.
+  return sql`s.status = 'active' and s.deleted_at is null and (${online()} is null or ${online()} <> '') and coalesce(${sql.join(kept, sql` and `)}, false)${selective}`
+}
+
+/** True when no filter and no search narrows the list (a category may): the values of a shape's statement. */
+const plainOf = (value: Values, selective: boolean) => {
+  const names: ValueName[] = ['minPrice', 'maxPrice', 'deliveryDays', 'minRating', 'levels', 'online', ...(selective ? (['sellerId', 'tags', 'search'] as const) : [])]
+  return sql`(${sql.join(
+    names.map((name) => sql`${value[name]()} is null`),
+    sql` and `,
+  )})`
+}
+
+const inCategory = sql`s.category_id = any((select ids from wanted)::uuid[])`
+/** The columns the facets count, beside the id. */
+const facetColumns = sql`s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id`
+const capped = (cap: number) => sql.raw(String(cap + 1))
+const literal = (rows: number) => sql.raw(String(rows))
+
+/** The category (by id or slug) and its subcategories. */
+const categoryCtes = (value: Values) => sql`ref as (select c.id from ${categories} c where c.slug = ${value.category()} or c.id::text = lower(${value.category()})),
+    wanted as (select coalesce(array_agg(c.id), '{}') as ids from ${categories} c where c.id in (select id from ref) or c.parent_id in (select id from ref)),`
+
+/** Whether the list uses none of the facets' filters. */
+const facetFiltersUnused = (value: Values) => sql`(${value.minPrice()} is null and ${value.maxPrice()} is null and ${value.deliveryDays()} is null and ${value.levels()} is null)`
+
+/** Each facet filter on a pool's row `x`, true when the list does not use it. */
+const accepts = (value: Values): Record<FacetFilter, SQL> => ({
+  price: sql`(${value.minPrice()} is null or x.starting_price_cents >= ${value.minPrice()}) and (${value.maxPrice()} is null or x.starting_price_cents <= ${value.maxPrice()})`,
+  delivery: sql`(${value.deliveryDays()} is null or x.starting_delivery_days <= ${value.deliveryDays()})`,
+  level: sql`(${value.levels()} is null or x.level = any((select string_to_array(${value.levels()}, ','))::text[]))`,
+})
+
+/** A pool's columns (`FacetSets`), of the services in `from` (as `s`). */
+const poolColumns = (views: ServiceViews) => sql`s.category_id, s.starting_price_cents, s.starting_delivery_days, ${views.levelOf(sql`s.seller_id`)} as level`
+
+/**
+ * The facets' pools (decision 0207): `pool`, the list's first matches without the facets'
+ * filters, and `pool_all`, the same without the category (a list without one counts `pool`
+ * twice). `matching` builds the matches without the facets' filters, with or without the category.
+ */
+function poolsSql(views: ServiceViews, hasCategory: boolean, matching: (withCategory: boolean) => SQL) {
+  const columns = poolColumns(views)
+  return sql`pool as (select ${columns} from (${matching(hasCategory)}) as s),
+    ${hasCategory ? sql`pool_all as (select ${columns} from (${matching(false)}) as s),` : sql``}`
+}
+
+const facetSetsOf = (value: Values, hasCategory: boolean, plain: SQL, cap: number) => ({ pool: 'pool', poolAll: hasCategory ? 'pool_all' : 'pool', plain, cap, accepts: accepts(value) })
+
+/** The items of the page, in its order, as JSON built by PostgreSQL. */
+const itemsSql = (views: ServiceViews, order: SQL) =>
+  sql`coalesce((select json_agg(${listedJsonSql(views)} order by ${order}) from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json)`
+
+/** What every statement of the family selects: the category check, the total, the page, the facets. */
+function selectSql(shape: FilteredListShape, parts: { value: Values; exact: SQL; items: SQL; plain: SQL; cap: number }) {
+  const facets = shape.facets ? facetsSql(facetSetsOf(parts.value, shape.category === 'ref', parts.plain, parts.cap)) : sql`null::json`
+  return sql`select ${shape.category === 'none' ? sql`null::int` : sql`(select count(*) from ref)::int`} as categories, (select total from counted) as total, ${parts.exact} as exact,
+      ${parts.items} as items, ${facets} as facets`
+}
+
+const sortColumnNames = { price: 'starting_price_cents', rating: 'rating_average', createdAt: 'created_at' } as const
+/** Beyond every value of the rating and date columns, one way and the other: where a first page starts. */
+const sentinels = {
+  rating: { asc: "'-Infinity'::float8", desc: "'Infinity'::float8" },
+  createdAt: { asc: "'-infinity'::timestamptz", desc: "'infinity'::timestamptz" },
+} as const
+const firstIds = { asc: "'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid", desc: "'00000000-0000-0000-0000-000000000000'::uuid" } as const
+const INT_MAX = 2147483647
+
+/**
+ * The CTEs `typed` (the search's words as typed), `fix` (their correction, decided in the
+ * statement: only when fewer than three services match as typed, `probe` counting them) and
+ * `query` (what the list matches: the words as typed, or-ed with their correction when there is
+ * one).
+ */
+const searchCtes = (value: Values, probe: SQL) => sql`typed as (select websearch_to_tsquery('english', ${value.search()}) as q),
+    fix as (select catalogue_search_correction(${value.search()}) as q where ${probe} < 3),
+    query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),`
+
+/**
+ * Where a page starts in the sort's index: after the cursor's row, or before every row (by price:
+ * at the lowest price asked for, or the highest when descending, so the walk skips nothing).
+ */
+function startSql(value: Values, hidden: boolean, sortBy: (typeof sorts)[number], sortOrder: 'asc' | 'desc'): SQL {
+  const after = hidden ? sql`(select ${p('after')}::uuid)` : sql`${p('after')}::uuid`
+  const column = sql.raw(sortColumnNames[sortBy])
+  const first =
+    sortBy !== 'price'
+      ? sql.raw(sentinels[sortBy][sortOrder])
+      : sortOrder === 'asc'
+        ? sql`coalesce(${value.minPrice()}, 0) - 1`
+        : sql`coalesce(${value.maxPrice()}, ${literal(INT_MAX - 1)}) + 1`
+  return sql`start as (select coalesce((select s.${column} from ${services} s where s.id = ${after}), ${first}) as value,
+      coalesce(${after}, ${sql.raw(firstIds[sortOrder])}) as id),`
+}
+
+/**
+ * A list in one of the sorts, with any filters (and, narrowed, a seller, tags or a search): the
+ * page by walking the sort's index from where it starts, the total capped, and the facets' sets
+ * in the list's order.
+ */
+function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }, cap: number, views: ServiceViews): SQL {
+  const column = sql.raw(sortColumnNames[shape.sortBy])
+  const direction = sql.raw(shape.sortOrder)
+  const hasCategory = shape.category === 'ref'
+  const byPrice = shape.sortBy === 'price'
+  const hidden = !shape.narrowed
+  const value = valuesOf(hidden)
+  const scope = (except: FacetFilter[]): Scope => ({ views, value, selective: shape.narrowed, priceApart: byPrice && !except.includes('price') })
+  const searched = shape.narrowed ? sql` and (${value.search()} is null or s.search_vector @@ (select q from query))` : sql``
+  // By price, the bounds are conditions on the index the list walks.
+  const bounds = (except: FacetFilter[]) =>
+    byPrice && !except.includes('price') ? sql` and s.starting_price_cents >= coalesce(${value.minPrice()}, -1) and s.starting_price_cents <= coalesce(${value.maxPrice()}, ${literal(INT_MAX)})` : sql``
+  const conditions = (except: FacetFilter[] = [], withCategory = hasCategory) => sql`${filtersOf(scope(except), except)}${bounds(except)}${searched}${withCategory ? sql` and ${inCategory}` : sql``}`
+  const order = sql`order by s.${column} ${direction}, s.id ${direction}`
+  const walk = (where: SQL, limit: SQL) => sql`select s.id, s.${column} as sort_value, ${facetColumns} from ${services} s where ${where} ${order} limit ${limit}`
+  // A category's rows: the first of each of its (sub)categories by their own index, merged
+  // (decision 0084), so that a small category does not walk the whole catalogue's index.
+  const perCategory = (where: SQL, reach: SQL) => sql`select x.* from unnest((select ids from wanted)::uuid[]) as category(id)
+      cross join lateral (${walk(sql`${where} and s.category_id = category.id`, reach)}) as x`
+  const merged = sql`order by x.sort_value ${direction}, x.id ${direction}`
+  const startsAt = sql` and (s.${column}, s.id) ${sql.raw(shape.sortOrder === 'asc' ? '>' : '<')} ((select value from start), (select id from start))`
+  const offset = sql`offset (select ${p('offset')}::int)`
+  const rows = literal(shape.rows)
+  const page = hasCategory
+    ? sql`${perCategory(sql`${conditions([], false)}${startsAt}`, sql`(select ${p('offset')}::int + ${rows})`)} ${merged} ${offset} limit ${rows}`
+    : sql`${walk(sql`${conditions()}${startsAt}`, sql`${rows} ${offset}`)}`
+  // The first `cap + 1` matches (`except` some filters) in the list's order; in a category,
+  // category by category, as its indexes hold them (one walk, not one per subcategory). The total
+  // counts them with every filter, the facets' pools without the facets' filters.
+  const firstMatches = (except: FacetFilter[], withCategory: boolean) =>
+    withCategory
+      ? sql`select s.id, s.${column} as sort_value, ${facetColumns} from ${services} s where ${conditions(except, true)} order by s.category_id ${direction}, s.${column} ${direction}, s.id ${direction} limit ${capped(cap)}`
+      : walk(conditions(except, false), capped(cap))
+  const matching = (withCategory: boolean) => firstMatches(FACET_FILTERS, withCategory)
+  const plain = plainOf(value, shape.narrowed)
+  const kept = sql`(select coalesce(sum(n.active_services), 0)::int from ${categoryServiceCounts} n${hasCategory ? sql` where n.category_id = any((select ids from wanted)::uuid[])` : sql``})`
+  // Counted in no order, with a bound an index can take: a price range from the price index, a
+  // lowest rating (without a price range) from the rating index. Two statements of which the
+  // values run one: a generic plan cannot pick the index by the value.
+  const countWith = (bound: SQL) =>
+    sql`(select count(*)::int from (select 1 from ${services} s where ${filtersOf({ views, value, selective: shape.narrowed, priceApart: true })} and ${bound}${searched}${hasCategory ? sql` and ${inCategory}` : sql``} limit ${capped(cap)}) as capped)`
+  const cappedCount = sql`case when ${value.minRating()} is not null and ${value.minPrice()} is null and ${value.maxPrice()} is null
+      then ${countWith(sql`s.rating_average >= ${value.minRating()}`)}
+      else ${countWith(sql`s.starting_price_cents >= coalesce(${value.minPrice()}, -1) and s.starting_price_cents <= coalesce(${value.maxPrice()}, ${literal(INT_MAX)})`)} end`
+  // Without the facets' filters, the pool holds the same first matches the total counts.
+  const counted = shape.facets ? sql`case when ${facetFiltersUnused(value)} then (select count(*)::int from pool) else ${cappedCount} end` : cappedCount
+  const probe = sql`(select count(*) from (select 1 from ${services} s where ${filtersOf(scope([]))}${bounds([])}${hasCategory ? sql` and ${inCategory}` : sql``} and s.search_vector @@ (select q from typed) limit 3) as probe)`
+  return sql`with ${givenCte(hidden)} ${hasCategory ? categoryCtes(value) : sql``}
+    ${shape.narrowed ? searchCtes(value, sql`(case when ${value.search()} is null then 3 else ${probe} end)`) : sql``}
+    ${startSql(value, hidden, shape.sortBy, shape.sortOrder)}
+    page as (${page}),
+    ${shape.facets ? poolsSql(views, hasCategory, matching) : sql``}
+    counted as (select case when ${plain} then ${kept} else ${counted} end as total)
+    ${selectSql(shape, {
+      value,
+      exact: sql`(${plain} or (select total from counted) <= ${literal(cap)})`,
+      items: itemsSql(views, sql`page.sort_value ${direction}, page.id ${direction}`),
+      plain,
+      cap,
+    })}`
+}
+
+/**
+ * A search by relevance with any filters (decision 0072): at most `cap + 1` candidates the GIN
+ * index yields for the words as typed, ranked with `ts_rank`; when fewer than three, the
+ * candidates of the corrected words instead; the best RERANKED ranked again with the title's word
+ * similarity; the page in the order every page shares (re-ranked first, then the rest by rank,
+ * then id). The total is the candidates' count, and the facets count the candidates.
+ */
+function searchSql(shape: FilteredListShape, cap: number, views: ServiceViews): SQL {
+  const hasCategory = shape.category === 'ref'
+  const value = valuesOf(true)
+  const scope: Scope = { views, value, selective: true, priceApart: false }
+  const conditions = (except: FacetFilter[] = [], withCategory = hasCategory) => sql`${filtersOf(scope, except)}${withCategory ? sql` and ${inCategory}` : sql``}`
+  const matches = (query: SQL, where: SQL) =>
+    sql`select s.id, s.title, ts_rank(s.search_vector, ${query}) as cheap, ${facetColumns} from ${services} s where ${where} and s.search_vector @@ ${query} limit ${capped(cap)}`
+  const final = sql`(select q from query)`
+  const corrected = sql`(select q from fix)`
+  // The search text, lower case, once per execution.
+  const search = sql`(select lower(${value.search()}))`
+  // The facets' pools: the candidates themselves when the list uses none of the facets' filters.
+  const matching = (withCategory: boolean) =>
+    withCategory === hasCategory
+      ? sql`select * from main where ${facetFiltersUnused(value)} union all select * from (${matches(final, conditions(FACET_FILTERS, withCategory))}) as own where not ${facetFiltersUnused(value)}`
+      : matches(final, conditions(FACET_FILTERS, withCategory))
+  return sql`with ${givenCte(true)} ${hasCategory ? categoryCtes(value) : sql``}
+    first as (${matches(sql`(select websearch_to_tsquery('english', ${value.search()}))`, conditions())}),
+    ${searchCtes(value, sql`(select count(*) from first)`)}
+    again as (${matches(final, sql`${corrected} is not null and ${conditions()}`)}),
+    main as (select * from first where ${corrected} is null union all select * from again),
+    best as (
+      select id, cheap + word_similarity(${search}, lower(title)) as rank
+      from (select id, title, cheap from main order by cheap desc, id desc limit ${literal(RERANKED)}) as top),
+    page as (
+      select main.id, (best.id is not null) as reranked, coalesce(best.rank, main.cheap) as rank
+      from main left join best on best.id = main.id
+      order by reranked desc, rank desc, main.id desc
+      offset (select ${p('offset')}::int) limit ${literal(shape.rows)}),
+    ${shape.facets ? poolsSql(views, hasCategory, matching) : sql``}
+    counted as (select count(*)::int as total from main)
+    ${selectSql(shape, {
+      value,
+      exact: sql`((select total from counted) <= ${literal(cap)})`,
+      items: itemsSql(views, sql`page.reranked desc, page.rank desc, page.id desc`),
+      plain: sql`false`,
+      cap,
+    })}`
+}
