@@ -46,6 +46,8 @@ const statementLine = (row: Awaited<ReturnType<LedgerService['statementOf']>>['r
   createdAt: row.createdAt.toISOString(),
 })
 
+type StatementRequest = PageRequest & { account?: StatementAccountKind }
+
 /** What a user sees of their money: balances, a statement, deposits. */
 export function createWalletService(deps: {
   db: Db
@@ -62,6 +64,12 @@ export function createWalletService(deps: {
     const [cents, next] = await Promise.all([ledger.balancesOf(executor, userId), ledger.nextClearingAt(executor, userId)])
     const { available, escrow, payout_pending: pending, clearing } = cents
     return { balance: fromCents(available), escrow: fromCents(escrow), pendingPayouts: fromCents(pending), clearing: fromCents(clearing), nextClearingAt: next?.toISOString() ?? null, currency }
+  }
+
+  /** The entries of a user's available and clearing balances (or of one of them), newest first (decision 0196). */
+  async function statement(userId: string, query: StatementRequest) {
+    const { rows, total } = await ledger.statementOf(db, userId, query.account ? [query.account] : [...statementAccountKinds], offsetOf(query), query.limit)
+    return toPage(rows.map(statementLine), total, query)
   }
 
   return {
@@ -119,13 +127,13 @@ export function createWalletService(deps: {
       }
     }),
 
-    /**
-     * `GET /wallet/transactions`: the entries of the caller's available and clearing balances (or
-     * of one of them), newest first (decision 0196).
-     */
-    async listTransactions(actor: Actor, query: PageRequest & { account?: StatementAccountKind }) {
-      const { rows, total } = await ledger.statementOf(db, actor.id, query.account ? [query.account] : [...statementAccountKinds], offsetOf(query), query.limit)
-      return toPage(rows.map(statementLine), total, query)
+    /** `GET /wallet/transactions`: the caller's statement. */
+    listTransactions: (actor: Actor, query: StatementRequest) => statement(actor.id, query),
+
+    /** `GET /admin/wallets/{userId}/transactions` (view_accounts): a user's statement as they see it (decision 0220). */
+    async statementOf(userId: string, query: StatementRequest) {
+      if (!(await users.findAccountById(db, userId))) throw notFound('User')
+      return statement(userId, query)
     },
 
     /**
