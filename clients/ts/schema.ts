@@ -1224,8 +1224,31 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's wallet (view_accounts) */
+        /**
+         * A user's wallet (view_accounts)
+         * @description The balances `GET /wallet` shows the user: available, in escrow, clearing (with `nextClearingAt`) and in payouts waiting.
+         */
         get: operations["getAdminWalletsByUserId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/wallets/{userId}/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's statement (view_accounts)
+         * @description The lines `GET /wallet/transactions` shows the user, in the same shape and order: movements of the available and clearing balances, newest first (default 20 per page, at most 100); `account` keeps one of them. An earning still clearing carries `availableAt`. An unknown user is 404.
+         */
+        get: operations["getAdminWalletsByUserIdTransactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -21787,6 +21810,264 @@ export interface operations {
                             nextClearingAt: string | null;
                             /** @description ISO 4217 code, e.g. `USD`. */
                             currency: string;
+                        };
+                    };
+                };
+            };
+            /** @description No token, or an invalid or expired one (`UNAUTHENTICATED`). */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Authenticated but not allowed (`FORBIDDEN`). */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description No such resource, or one the caller may not see (`NOT_FOUND`). */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Rate limited (`RATE_LIMITED`); see `Retry-After`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds until the window resets. */
+                    "Retry-After"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `INTERNAL_ERROR`: a bug on our side; the message reveals nothing. */
+            500: {
+                headers: {
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAdminWalletsByUserIdTransactions: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, at most 100. */
+                limit?: number;
+                account?: "available" | "clearing";
+            };
+            header?: never;
+            path: {
+                /** @description UUIDv7 identifier. */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            items: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                id: string;
+                                /** @description What moved the money. */
+                                type: "deposit" | "order_payment" | "order_refund" | "order_earning" | "payout" | "payout_reversal" | "adjustment" | "tip" | "tip_earning" | "order_partial_refund" | "clearance" | "earning_reversal" | "staff_refund";
+                                /** @description The balance this line moved: `available`, or `clearing` (an earning waiting to become available, or its clearance or reversal). */
+                                account: "available" | "clearing";
+                                /** @description Signed: positive when money came in. Two decimals, in the platform currency. */
+                                amount: number;
+                                /** @description The balance of `account` right after this movement. Two decimals, in the platform currency. */
+                                balanceAfter: number;
+                                description: string;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                orderId: string | null;
+                                /**
+                                 * Format: uuid
+                                 * @description UUIDv7 identifier.
+                                 */
+                                payoutId: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description On an earning credited to `clearing`: when it becomes available (its `clearance` lines follow then); null on every other line.
+                                 */
+                                availableAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                            }[];
+                            pagination: {
+                                /** Format: int64 */
+                                page: number;
+                                /** Format: int64 */
+                                limit: number;
+                                /** Format: int64 */
+                                total: number;
+                                /** Format: int64 */
+                                pages: number;
+                                hasNext: boolean;
+                                hasPrev: boolean;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Validation failed: `details` names each field (`VALIDATION_ERROR`). */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window resets, in Unix seconds. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The origin allowed to read the answer (`CORS_ORIGINS`). */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        error: {
+                            /** @description Stable, machine-readable code such as `VALIDATION_ERROR`. */
+                            code: string;
+                            /** @description Human-readable explanation. */
+                            message: string;
+                            details: {
+                                /** @description The offending field; nested paths use dots, e.g. `packages.0.price`. */
+                                field: string;
+                                message: string;
+                            }[];
                         };
                     };
                 };

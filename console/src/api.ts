@@ -1,6 +1,8 @@
 import type { Middleware } from 'openapi-fetch'
 import { createMarketplaceClient, type paths } from '../../clients/ts/index.ts'
 
+export type { paths }
+
 type Json<R> = R extends { content: { 'application/json': { data: infer D } } } ? D : never
 /** The payload of an operation's success answer (200 or 201). */
 export type Ok<P extends keyof paths, M extends 'get' | 'post' | 'put'> = paths[P][M] extends { responses: infer R }

@@ -6,9 +6,11 @@ import { AuditPage } from './pages/audit.tsx'
 import { DashboardPage } from './pages/dashboard.tsx'
 import { KycPage, KycSubmissionPage } from './pages/kyc.tsx'
 import { ModerationPage } from './pages/moderation.tsx'
-import { OrdersPage } from './pages/orders.tsx'
+import { OrderPage, OrdersPage } from './pages/orders.tsx'
 import { PayoutsPage } from './pages/payouts.tsx'
+import { RolesPage } from './pages/roles.tsx'
 import { UserPage, UsersPage } from './pages/users.tsx'
+import { WalletPage } from './pages/wallets.tsx'
 import { EventsPage, WebhooksPage } from './pages/webhooks.tsx'
 import { SessionGate, useSession, type Permission } from './session.tsx'
 import './styles.css'
@@ -20,6 +22,7 @@ const sections: { to: string; label: string; permission?: Permission | 'superuse
   { to: '/payouts', label: 'Payouts', permission: 'view_accounts' },
   { to: '/users', label: 'Users', permission: 'view_users' },
   { to: '/orders', label: 'Orders and disputes', permission: 'view_orders' },
+  { to: '/roles', label: 'Staff roles', permission: 'superuser' },
   { to: '/webhooks', label: 'Webhooks', permission: 'superuser' },
   { to: '/events', label: 'Events', permission: 'superuser' },
   { to: '/audit', label: 'Audit log', permission: 'superuser' },
@@ -69,9 +72,12 @@ const routeTree = root.addChildren([
   page('/kyc', KycPage),
   page('/kyc/$submissionId', KycSubmissionPage),
   page('/payouts', PayoutsPage),
+  page('/wallets/$userId', WalletPage),
   page('/users', UsersPage),
   page('/users/$userId', UserPage),
   page('/orders', OrdersPage),
+  page('/orders/$orderId', OrderPage),
+  page('/roles', RolesPage),
   page('/webhooks', WebhooksPage),
   page('/events', EventsPage),
   page('/audit', AuditPage),

@@ -1,10 +1,25 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { createContext, useContext, useEffect, useState, type FormEvent, type ReactNode } from 'react'
-import { api, call, endSession, hasRefreshToken, onSessionEnd, refreshSession, startSession, type Ok } from './api.ts'
+import { api, call, endSession, hasRefreshToken, onSessionEnd, refreshSession, startSession, type Ok, type paths } from './api.ts'
 import { ErrorText } from './ui.tsx'
 
 type Me = Ok<'/api/v1/users/me', 'get'>
-export type Permission = 'view_users' | 'manage_users' | 'view_services' | 'approve_services' | 'view_orders' | 'manage_orders' | 'resolve_disputes' | 'view_kyc' | 'manage_kyc' | 'view_accounts' | 'approve_withdrawals'
+export type Permission = NonNullable<paths['/api/v1/admin/roles']['post']['requestBody']>['content']['application/json']['permissions'][number]
+
+/** What each permission lets staff do; the compiler holds the list to the API's. */
+export const permissionLabels: Record<Permission, string> = {
+  view_users: 'see users',
+  manage_users: 'suspend, deactivate and reactivate users',
+  view_services: 'see services for moderation',
+  approve_services: 'approve and reject services',
+  view_orders: 'see orders and their conversations',
+  manage_orders: 'cancel orders and refund completed ones',
+  resolve_disputes: 'resolve disputes',
+  view_kyc: 'see KYC submissions and their documents',
+  manage_kyc: 'approve and reject KYC submissions',
+  view_accounts: 'see payouts, wallets and statements',
+  approve_withdrawals: 'approve and reject payouts',
+}
 
 interface Session {
   me: Me

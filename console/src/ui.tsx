@@ -7,15 +7,16 @@ export function ErrorText({ error }: { error: unknown }) {
   if (!error) return null
   const message = error instanceof Error ? error.message : 'Something went wrong'
   const details = error instanceof ApiError && Array.isArray(error.details) ? (error.details as { field?: string; message?: string }[]) : []
+  if (details.length === 0) {
+    return (
+      <p role="alert" className="error">
+        {message}
+      </p>
+    )
+  }
   return (
     <p role="alert" className="error">
-      {message}
-      {details.map((detail) => (
-        <span key={`${detail.field}:${detail.message}`}>
-          {' '}
-          {detail.field}: {detail.message}
-        </span>
-      ))}
+      {message.replace(/\.$/, '')}: {details.map((detail) => `${detail.field} ${detail.message}`).join('; ')}
     </p>
   )
 }
@@ -32,11 +33,11 @@ interface Pagination {
   hasPrev: boolean
 }
 
-/** Moves through the API's pages. */
-export function Pager({ pagination, onPage }: { pagination: Pagination | undefined; onPage: (page: number) => void }) {
+/** Moves through the API's pages; `label` names the list when a page has several. */
+export function Pager({ pagination, onPage, label }: { pagination: Pagination | undefined; onPage: (page: number) => void; label?: string }) {
   if (!pagination) return null
   return (
-    <nav className="pager" aria-label="Pages">
+    <nav className="pager" aria-label={label ? `Pages of ${label}` : 'Pages'}>
       <button type="button" disabled={!pagination.hasPrev} onClick={() => onPage(pagination.page - 1)}>
         Previous
       </button>
@@ -96,6 +97,64 @@ export function ReasonAction({ label, onSubmit, error, busy, required = true }: 
       </button>
       <ErrorText error={error} />
     </form>
+  )
+}
+
+/** A form of an amount and a note, opened by a button: a split resolution, a staff refund, a wallet adjustment. */
+export function AmountAction({ open, label, amountLabel, noteLabel = 'Note', noteMax = 1000, min = 0, max, onOpen, onClose, onSubmit, error, busy }: {
+  open: boolean
+  label: string
+  amountLabel: string
+  noteLabel?: string
+  noteMax?: number
+  min?: number
+  max?: number
+  onOpen: () => void
+  onClose: () => void
+  onSubmit: (amount: number, note: string) => void
+  error: unknown
+  busy: boolean
+}) {
+  const amountId = useId()
+  const noteId = useId()
+  if (!open) return <ActionButton label={`${label}…`} kind="danger" onClick={onOpen} />
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget)
+    onSubmit(Number(form.get('amount')), (form.get('note') as string | null) ?? '')
+  }
+  return (
+    <form className="reason" onSubmit={submit} aria-label={label}>
+      <label htmlFor={amountId}>{amountLabel}</label>
+      <input id={amountId} name="amount" type="number" min={min} max={max} step={0.01} required autoFocus />
+      <label htmlFor={noteId}>{noteLabel}</label>
+      <textarea id={noteId} name="note" required maxLength={noteMax} rows={2} />
+      <button type="submit" className="danger" disabled={busy}>
+        {label}
+      </button>
+      <button type="button" onClick={onClose}>
+        Cancel
+      </button>
+      <ErrorText error={error} />
+    </form>
+  )
+}
+
+/** An action that cannot be taken back: a button that asks once more, saying what will happen. */
+export function ConfirmAction({ label, warning, onConfirm, error, busy }: { label: string; warning: string; onConfirm: () => void; error: unknown; busy: boolean }) {
+  const [open, setOpen] = useState(false)
+  if (!open) return <ActionButton label={`${label}…`} kind="danger" onClick={() => setOpen(true)} />
+  return (
+    <div className="reason" role="group" aria-label={label}>
+      <p>{warning}</p>
+      <button type="button" className="danger" disabled={busy} onClick={onConfirm} autoFocus>
+        {label}
+      </button>
+      <button type="button" onClick={() => setOpen(false)}>
+        Back
+      </button>
+      <ErrorText error={error} />
+    </div>
   )
 }
 

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query'
 import { api, call } from '../api.ts'
 import { ErrorText, Loading, money, Sparkline } from '../ui.tsx'
 
-const words = (key: string) => key.replace(/([A-Z])/g, ' $1').replace(/(\d+)/g, ' $1').toLowerCase()
+const words = (key: string) => key.replace(/([A-Z])/g, ' $1').replace(/(\d+)/g, ' $1').replace(/_/g, ' ').toLowerCase()
 
 /** A figure as it reads: amounts (keys naming money) as currency, counts as numbers. */
 function figure(key: string, value: unknown): string {

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query'
 import { Link, useNavigate, useParams } from '@tanstack/react-router'
 import { useState } from 'react'
 import { api, call } from '../api.ts'
-import { Can } from '../session.tsx'
+import { Can, useSession } from '../session.tsx'
 import { ActionButton, Badge, ErrorText, Field, Loading, Pager, ReasonAction, useAction, when } from '../ui.tsx'
 
 const statuses = ['pending_review', 'pending_documents', 'approved', 'rejected'] as const
@@ -76,6 +76,7 @@ export function KycSubmissionPage() {
   const params: { submissionId?: string } = useParams({ strict: false })
   const submissionId = params.submissionId ?? ''
   const navigate = useNavigate()
+  const { can } = useSession()
   const submission = useQuery({ queryKey: ['kyc', submissionId], queryFn: () => call(api.GET('/api/v1/admin/kyc/{submissionId}', { params: { path: { submissionId } } })) })
   const back = () => navigate({ to: '/kyc' })
   const approve = useAction(() => call(api.POST('/api/v1/admin/kyc/{submissionId}/approve', { params: { path: { submissionId } } })).then(back), ['kyc', 'stats'])
@@ -96,7 +97,14 @@ export function KycSubmissionPage() {
         {submission.data.user && (
           <>
             {' '}
-            by <Link to="/users/$userId" params={{ userId: submission.data.userId }}>@{submission.data.user.username}</Link>
+            by{' '}
+            {can('view_users') ? (
+              <Link to="/users/$userId" params={{ userId: submission.data.userId }}>
+                @{submission.data.user.username}
+              </Link>
+            ) : (
+              `@${submission.data.user.username}`
+            )}
           </>
         )}
       </p>

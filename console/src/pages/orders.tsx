@@ -1,13 +1,19 @@
 import { useQuery } from '@tanstack/react-query'
-import { Link } from '@tanstack/react-router'
-import { useId, useState, type FormEvent } from 'react'
+import { Link, useParams } from '@tanstack/react-router'
+import { useState, type ReactNode } from 'react'
 import { api, call, type Ok } from '../api.ts'
-import { Can, useSession } from '../session.tsx'
-import { ActionButton, Badge, ErrorText, Field, Loading, money, Pager, ReasonAction, useAction, when } from '../ui.tsx'
+import { useSession } from '../session.tsx'
+import { AmountAction, Badge, ErrorText, Field, Loading, money, Pager, ReasonAction, useAction, when } from '../ui.tsx'
 
 type Order = Ok<'/api/v1/admin/orders', 'get'>['items'][number]
+type OrderRequest = Order['requests'][number]
 const statuses = ['disputed', 'pending', 'in_progress', 'delivered', 'completed', 'cancelled'] as const
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/** What an order's action changes besides the order: the lists and figures to read again. */
+const moneyMoved = ['orders', 'wallet', 'stats', 'series']
+
+/** What the order still holds in escrow: its total less what already went back to the buyer. */
+const inEscrow = (order: Order) => Math.round((order.total - order.refunded) * 100) / 100
 
 /**
  * A split resolution: part of the escrow back to the buyer, the rest to the seller less the fee on
@@ -16,59 +22,88 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 function SplitAction({ order }: { order: Order }) {
   const orderId = order.id
   const [open, setOpen] = useState(false)
-  const amountId = useId()
-  const noteId = useId()
   const split = useAction(
     (body: { refundAmount: number; note: string }) => call(api.POST('/api/v1/admin/orders/{orderId}/resolve', { params: { path: { orderId } }, body })),
-    ['orders', 'stats', 'series'],
+    moneyMoved,
   )
-  if (!open) return <ActionButton label="Split the escrow…" kind="danger" onClick={() => setOpen(true)} />
-  const submit = (event: FormEvent<HTMLFormElement>) => {
-    event.preventDefault()
-    const form = new FormData(event.currentTarget)
-    split.mutate({ refundAmount: Number(form.get('refundAmount')), note: (form.get('note') as string | null) ?? '' })
-  }
   return (
-    <form className="reason" onSubmit={submit}>
-      <label htmlFor={amountId}>Refund to the buyer (of {money(order.total)})</label>
-      <input id={amountId} name="refundAmount" type="number" min={0} max={order.total} step={0.01} required autoFocus />
-      <label htmlFor={noteId}>Note</label>
-      <textarea id={noteId} name="note" required maxLength={1000} rows={2} />
-      <button type="submit" className="danger" disabled={split.isPending}>
-        Split the escrow
-      </button>
-      <button type="button" onClick={() => setOpen(false)}>
-        Cancel
-      </button>
-      <ErrorText error={split.error} />
-    </form>
+    <AmountAction
+      open={open}
+      label="Split the escrow"
+      amountLabel={`Refund to the buyer (of ${money(inEscrow(order))} in escrow)`}
+      max={inEscrow(order)}
+      onOpen={() => setOpen(true)}
+      onClose={() => setOpen(false)}
+      onSubmit={(refundAmount, note) => split.mutate({ refundAmount, note })}
+      error={split.error}
+      busy={split.isPending}
+    />
   )
 }
 
-function OrderActions({ order }: { order: Order }) {
+/**
+ * A staff refund of a completed order while the seller's earnings from it still clear
+ * (`POST /admin/orders/{orderId}/refund`). Only the API knows how much is still clearing, so the
+ * amount is not bounded here: above it, the API's message names the bound.
+ */
+function StaffRefundAction({ order }: { order: Order }) {
   const orderId = order.id
-  const resolve = useAction(
-    (outcome: { status: 'completed' | 'cancelled'; reason: string }) => call(api.PUT('/api/v1/orders/{orderId}/status', { params: { path: { orderId } }, body: outcome })),
-    ['orders', 'stats', 'series'],
-  )
-  const cancel = useAction((reason: string) => call(api.POST('/api/v1/admin/orders/{orderId}/cancel', { params: { path: { orderId } }, body: { reason } })), ['orders', 'stats'])
+  const [open, setOpen] = useState(false)
+  const refund = useAction((body: { amount: number; note: string }) => call(api.POST('/api/v1/admin/orders/{orderId}/refund', { params: { path: { orderId } }, body })), moneyMoved)
   return (
     <>
-      {order.status === 'disputed' && (
-        <Can permission="resolve_disputes">
-          <div className="actions" aria-label="Resolve the dispute">
+      <AmountAction
+        open={open}
+        label="Refund to the buyer"
+        amountLabel="Amount back to the buyer, from the seller’s earnings still clearing"
+        onOpen={() => {
+          refund.reset()
+          setOpen(true)
+        }}
+        onClose={() => setOpen(false)}
+        onSubmit={(amount, note) => refund.mutate({ amount, note }, { onSuccess: () => setOpen(false) })}
+        error={refund.error}
+        busy={refund.isPending}
+      />
+      {refund.isSuccess && !open && <p role="status">Refunded {money(refund.variables.amount)} to the buyer.</p>}
+    </>
+  )
+}
+
+/** The staff actions the API lists in the order's `allowedActions` for the signed-in person: nothing it would refuse. */
+function OrderActions({ order }: { order: Order }) {
+  const { can } = useSession()
+  const orderId = order.id
+  const allowed = new Set(order.allowedActions.map((action) => action.action))
+  const resolve = useAction(
+    (outcome: { status: 'completed' | 'cancelled'; reason: string }) => call(api.PUT('/api/v1/orders/{orderId}/status', { params: { path: { orderId } }, body: outcome })),
+    moneyMoved,
+  )
+  const cancel = useAction((reason: string) => call(api.POST('/api/v1/admin/orders/{orderId}/cancel', { params: { path: { orderId } }, body: { reason } })), moneyMoved)
+  const resolutions = ['resolve_completed', 'resolve_cancelled', 'resolve_split'].filter((action) => allowed.has(action))
+  return (
+    <>
+      {resolutions.length > 0 && (
+        <div className="actions" role="group" aria-label="Resolve the dispute">
+          {allowed.has('resolve_completed') && (
             <ReasonAction label="Pay the seller in full" busy={resolve.isPending} error={resolve.error} onSubmit={(reason) => resolve.mutate({ status: 'completed', reason })} />
+          )}
+          {allowed.has('resolve_cancelled') && (
             <ReasonAction label="Refund the buyer in full" busy={resolve.isPending} error={resolve.error} onSubmit={(reason) => resolve.mutate({ status: 'cancelled', reason })} />
-            <SplitAction order={order} />
-          </div>
-        </Can>
+          )}
+          {allowed.has('resolve_split') && <SplitAction order={order} />}
+        </div>
       )}
-      {(order.status === 'pending' || order.status === 'in_progress') && (
-        <Can permission="manage_orders">
-          <div className="actions">
-            <ReasonAction label="Cancel and refund" busy={cancel.isPending} error={cancel.error} onSubmit={(reason) => cancel.mutate(reason)} />
-          </div>
-        </Can>
+      {/* A staff member may also be a party of the order: its `cancel` is then theirs, not staff's. */}
+      {allowed.has('cancel') && can('manage_orders') && (
+        <div className="actions">
+          <ReasonAction label="Cancel and refund" busy={cancel.isPending} error={cancel.error} onSubmit={(reason) => cancel.mutate(reason)} />
+        </div>
+      )}
+      {allowed.has('staff_refund') && (
+        <div className="actions" role="group" aria-label="Refund a completed order">
+          <StaffRefundAction order={order} />
+        </div>
       )}
     </>
   )
@@ -83,7 +118,16 @@ function OrderRow({ order }: { order: Order }) {
         <summary>
           <Badge value={order.status} /> {order.serviceTitle} ({order.packageName}), {money(order.total)}, placed {when(order.createdAt)}
         </summary>
-        {open && <OrderDetails order={order} />}
+        {open && (
+          <>
+            <p>
+              <Link to="/orders/$orderId" params={{ orderId: order.id }}>
+                The order’s page
+              </Link>
+            </p>
+            <OrderDetails order={order} />
+          </>
+        )}
       </details>
     </li>
   )
@@ -138,7 +182,48 @@ function Conversation({ order }: { order: Order }) {
   )
 }
 
-function OrderDetails({ order }: { order: Order }) {
+const requestKinds: Record<OrderRequest['type'], string> = { cancellation: 'Cancellation', extension: 'Extension', partial_refund: 'Partial refund' }
+
+/** A request between the parties: what was asked, by whom, and what became of it. */
+function RequestLine({ request }: { request: OrderRequest }) {
+  const asked = request.type === 'extension' ? ` of ${request.days} days` : request.type === 'partial_refund' && request.amount !== null ? ` of ${money(request.amount)}` : ''
+  return (
+    <>
+      {when(request.createdAt)}: {requestKinds[request.type]} request{asked} by the {request.requestedBy} <Badge value={request.status} />
+      {request.status === 'open' ? `, to be answered by ${when(request.expiresAt)}` : request.respondedAt && `, ${request.status} ${when(request.respondedAt)}`}
+      <q>{request.reason}</q>
+    </>
+  )
+}
+
+/** The order's moves and its parties' requests, oldest first. */
+function Timeline({ order }: { order: Order }) {
+  const entries: { at: string; key: string; node: ReactNode }[] = [
+    ...order.timeline.map((step, index) => ({
+      at: step.at,
+      key: `move:${index}`,
+      node: (
+        <>
+          {when(step.at)}: {step.action.replace(/_/g, ' ')} by {step.by} → <Badge value={step.status} />
+          {step.reason && <q>{step.reason}</q>}
+        </>
+      ),
+    })),
+    // Requests come newest first: oldest first here, so that two made at the same instant keep their order.
+    ...[...order.requests].reverse().map((request) => ({ at: request.createdAt, key: request.id, node: <RequestLine request={request} /> })),
+  ]
+  // ISO 8601 times in UTC sort as text; a move and a request at the same instant keep that order.
+  entries.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
+  return (
+    <ol className="timeline" aria-label="Timeline">
+      {entries.map((entry) => (
+        <li key={entry.key}>{entry.node}</li>
+      ))}
+    </ol>
+  )
+}
+
+function OrderFacts({ order }: { order: Order }) {
   const { can } = useSession()
   const person = (party: Order['buyer']) =>
     can('view_users') ? (
@@ -149,37 +234,60 @@ function OrderDetails({ order }: { order: Order }) {
       party.fullName
     )
   return (
+    <dl className="facts">
+      <dt>Buyer</dt>
+      <dd>
+        {person(order.buyer)} @{order.buyer.username}
+      </dd>
+      <dt>Seller</dt>
+      <dd>
+        {person(order.seller)} @{order.seller.username}
+      </dd>
+      <dt>Total</dt>
+      <dd>
+        {money(order.total)} (fee {money(order.platformFee)}, seller earns {money(order.sellerEarning)}){order.offerId && ', from a custom offer'}
+      </dd>
+      {order.refunded > 0 && (
+        <>
+          <dt>Refunded</dt>
+          <dd>{money(order.refunded)} back to the buyer</dd>
+        </>
+      )}
+      {order.tip !== null && (
+        <>
+          <dt>Tip</dt>
+          <dd>{money(order.tip)}</dd>
+        </>
+      )}
+      <dt>Due</dt>
+      <dd>
+        {when(order.dueAt)}
+        {order.late && ' (late)'}
+      </dd>
+      {order.completedAt && (
+        <>
+          <dt>Completed</dt>
+          <dd>{when(order.completedAt)}</dd>
+        </>
+      )}
+      {order.cancelledAt && (
+        <>
+          <dt>Cancelled</dt>
+          <dd>{when(order.cancelledAt)}</dd>
+        </>
+      )}
+      <dt>Requirements</dt>
+      <dd className="pre">{order.requirements || '—'}</dd>
+    </dl>
+  )
+}
+
+function OrderDetails({ order }: { order: Order }) {
+  return (
     <div className="order-details">
-      <dl className="facts">
-        <dt>Buyer</dt>
-        <dd>
-          {person(order.buyer)} @{order.buyer.username}
-        </dd>
-        <dt>Seller</dt>
-        <dd>
-          {person(order.seller)} @{order.seller.username}
-        </dd>
-        <dt>Total</dt>
-        <dd>
-          {money(order.total)} (fee {money(order.platformFee)}, seller earns {money(order.sellerEarning)})
-        </dd>
-        <dt>Due</dt>
-        <dd>
-          {when(order.dueAt)}
-          {order.late && ' (late)'}
-        </dd>
-        <dt>Requirements</dt>
-        <dd className="pre">{order.requirements || '—'}</dd>
-      </dl>
+      <OrderFacts order={order} />
       <h3>Timeline</h3>
-      <ol className="timeline">
-        {order.timeline.map((step) => (
-          <li key={`${step.at}:${step.action}`}>
-            {when(step.at)}: {step.action.replace(/_/g, ' ')} by {step.by} → <Badge value={step.status} />
-            {step.reason && <q>{step.reason}</q>}
-          </li>
-        ))}
-      </ol>
+      <Timeline order={order} />
       {order.deliveries.length > 0 && (
         <>
           <h3>Deliveries</h3>
@@ -202,6 +310,33 @@ function OrderDetails({ order }: { order: Order }) {
       <Conversation order={order} />
       <OrderActions order={order} />
     </div>
+  )
+}
+
+/** `/orders/{orderId}`: one order, linked from statements and lists. */
+export function OrderPage() {
+  const params: { orderId?: string } = useParams({ strict: false })
+  const orderId = params.orderId ?? ''
+  const order = useQuery({ queryKey: ['orders', 'one', orderId], queryFn: () => call(api.GET('/api/v1/orders/{orderId}', { params: { path: { orderId } } })) })
+  return (
+    <>
+      <p>
+        <Link to="/orders">← Orders and disputes</Link>
+      </p>
+      <ErrorText error={order.error} />
+      {order.isPending && <Loading what="the order" />}
+      {order.data && (
+        <>
+          <h1>
+            {order.data.serviceTitle} ({order.data.packageName})
+          </h1>
+          <p>
+            <Badge value={order.data.status} /> {money(order.data.total)}, placed {when(order.data.createdAt)}
+          </p>
+          <OrderDetails order={order.data} />
+        </>
+      )}
+    </>
   )
 }
 
@@ -241,7 +376,7 @@ export function OrdersPage() {
 }
 
 /** Orders, newest first, each opening onto its timeline and the actions staff may take. */
-export function OrderList({ orders, error, pending }: { orders: Order[] | undefined; error: unknown; pending: boolean }) {
+function OrderList({ orders, error, pending }: { orders: Order[] | undefined; error: unknown; pending: boolean }) {
   return (
     <>
       <ErrorText error={error} />
@@ -252,6 +387,18 @@ export function OrderList({ orders, error, pending }: { orders: Order[] | undefi
           <OrderRow key={order.id} order={order} />
         ))}
       </ul>
+    </>
+  )
+}
+
+/** A user's purchases or sales, ten a page. */
+export function OrdersOf({ filter, label }: { filter: { buyerId: string } | { sellerId: string }; label: string }) {
+  const [page, setPage] = useState(1)
+  const list = useQuery({ queryKey: ['orders', filter, page], queryFn: () => call(api.GET('/api/v1/admin/orders', { params: { query: { ...filter, page, limit: 10 } } })) })
+  return (
+    <>
+      <OrderList orders={list.data?.items} error={list.error} pending={list.isPending} />
+      <Pager pagination={list.data?.pagination} onPage={setPage} label={label} />
     </>
   )
 }

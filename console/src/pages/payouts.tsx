@@ -10,8 +10,8 @@ const statuses = ['pending', 'processed', 'rejected', 'cancelled'] as const
 
 function PayoutActions({ payout }: { payout: Payout }) {
   const path = { params: { path: { payoutId: payout.id } } }
-  const approve = useAction(() => call(api.POST('/api/v1/admin/payouts/{payoutId}/approve', path)), ['payouts', 'stats'])
-  const reject = useAction((reason: string) => call(api.POST('/api/v1/admin/payouts/{payoutId}/reject', { ...path, body: { reason } })), ['payouts', 'stats'])
+  const approve = useAction(() => call(api.POST('/api/v1/admin/payouts/{payoutId}/approve', path)), ['payouts', 'wallet', 'stats'])
+  const reject = useAction((reason: string) => call(api.POST('/api/v1/admin/payouts/{payoutId}/reject', { ...path, body: { reason } })), ['payouts', 'wallet', 'stats'])
   if (payout.status !== 'pending') return <>{payout.rejectionReason ?? when(payout.decidedAt)}</>
   return (
     <Can permission="approve_withdrawals">
@@ -99,7 +99,18 @@ export function PayoutsPage() {
             {list.data.items.map((payout) => (
               <tr key={payout.id}>
                 <td>{when(payout.createdAt)}</td>
-                <td>{can('view_users') ? <Link to="/users/$userId" params={{ userId: payout.userId }}>{payout.userId.slice(-8)}</Link> : payout.userId.slice(-8)}</td>
+                <td>
+                  {can('view_users') ? (
+                    <Link to="/users/$userId" params={{ userId: payout.userId }}>
+                      …{payout.userId.slice(-8)}
+                    </Link>
+                  ) : (
+                    `…${payout.userId.slice(-8)}`
+                  )}{' '}
+                  <Link to="/wallets/$userId" params={{ userId: payout.userId }} aria-label={`Wallet and statement of …${payout.userId.slice(-8)}`}>
+                    wallet and statement
+                  </Link>
+                </td>
                 <td>{money(payout.amount, payout.currency)}</td>
                 <td>
                   {payout.method.replace(/_/g, ' ')}: {Object.values(payout.details).join(', ')}

@@ -3,9 +3,10 @@ import { Link, useParams } from '@tanstack/react-router'
 import { useState, type FormEvent } from 'react'
 import { api, call } from '../api.ts'
 import { Can, useSession } from '../session.tsx'
-import { ActionButton, Badge, ErrorText, Field, Loading, money, Pager, ReasonAction, useAction, when } from '../ui.tsx'
+import { ActionButton, Badge, ConfirmAction, ErrorText, Field, Loading, Pager, ReasonAction, useAction, when } from '../ui.tsx'
 import { AuditTable } from './audit.tsx'
-import { OrderList } from './orders.tsx'
+import { OrdersOf } from './orders.tsx'
+import { WalletSection } from './wallets.tsx'
 
 const roles = ['client', 'staff', 'admin'] as const
 const statuses = ['active', 'inactive', 'suspended'] as const
@@ -187,53 +188,54 @@ function RolesEditor({ userId, current }: { userId: string; current: string[] })
   )
 }
 
-/** Every KYC submission of the person, oldest first, each opening the submission's page with its documents. */
+/** Every KYC submission of the person, page by page, each opening the submission's page with its documents. */
 function KycHistory({ userId }: { userId: string }) {
-  const list = useQuery({ queryKey: ['kyc', 'of', userId], queryFn: () => call(api.GET('/api/v1/admin/kyc', { params: { query: { userId, limit: 20 } } })) })
+  const [page, setPage] = useState(1)
+  const list = useQuery({ queryKey: ['kyc', 'of', userId, page], queryFn: () => call(api.GET('/api/v1/admin/kyc', { params: { query: { userId, page, limit: 10 } } })) })
   if (list.error) return <ErrorText error={list.error} />
   if (!list.data) return <Loading what="KYC submissions" />
   if (list.data.items.length === 0) return <p>No KYC submission.</p>
   return (
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Submitted</th>
-          <th scope="col">Document</th>
-          <th scope="col">Status</th>
-          <th scope="col">Reviewed</th>
-          <th scope="col">Reason</th>
-        </tr>
-      </thead>
-      <tbody>
-        {list.data.items.map((submission) => (
-          <tr key={submission.id}>
-            <td>
-              <Link to="/kyc/$submissionId" params={{ submissionId: submission.id }}>
-                {when(submission.submittedAt ?? submission.createdAt)}
-              </Link>
-            </td>
-            <td>{submission.documentType?.replace(/_/g, ' ') ?? '—'}</td>
-            <td>
-              <Badge value={submission.status} />
-            </td>
-            <td>{when(submission.reviewedAt)}</td>
-            <td>{submission.rejectionReason ?? '—'}</td>
+    <>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Submitted</th>
+            <th scope="col">Document</th>
+            <th scope="col">Status</th>
+            <th scope="col">Reviewed</th>
+            <th scope="col">Reason</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {list.data.items.map((submission) => (
+            <tr key={submission.id}>
+              <td>
+                <Link to="/kyc/$submissionId" params={{ submissionId: submission.id }}>
+                  {when(submission.submittedAt ?? submission.createdAt)}
+                </Link>
+              </td>
+              <td>{submission.documentType?.replace(/_/g, ' ') ?? '—'}</td>
+              <td>
+                <Badge value={submission.status} />
+              </td>
+              <td>{when(submission.reviewedAt)}</td>
+              <td>{submission.rejectionReason ?? '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <Pager pagination={list.data.pagination} onPage={setPage} label="KYC submissions" />
+    </>
   )
 }
 
 export function UserPage() {
   const params: { userId?: string } = useParams({ strict: false })
   const userId = params.userId ?? ''
-  const { can, me } = useSession()
+  const { me } = useSession()
   const path = { params: { path: { userId } } }
   const user = useQuery({ queryKey: ['users', userId], queryFn: () => call(api.GET('/api/v1/admin/users/{userId}', path)) })
-  const wallet = useQuery({ queryKey: ['wallet', userId], queryFn: () => call(api.GET('/api/v1/admin/wallets/{userId}', path)), enabled: can('view_accounts') })
-  const orders = useQuery({ queryKey: ['orders', 'of', userId], queryFn: () => call(api.GET('/api/v1/admin/orders', { params: { query: { buyerId: userId, limit: 10 } } })), enabled: can('view_orders') })
-  const sales = useQuery({ queryKey: ['orders', 'by', userId], queryFn: () => call(api.GET('/api/v1/admin/orders', { params: { query: { sellerId: userId, limit: 10 } } })), enabled: can('view_orders') })
   const suspend = useAction((reason: string) => call(api.POST('/api/v1/admin/users/{userId}/suspend', { ...path, body: { reason } })), ['users', 'audit'])
   const unsuspend = useAction(() => call(api.POST('/api/v1/admin/users/{userId}/unsuspend', path)), ['users', 'audit'])
   const deactivate = useAction(() => call(api.POST('/api/v1/admin/users/{userId}/deactivate', path)), ['users', 'audit'])
@@ -252,6 +254,13 @@ export function UserPage() {
       <p>
         <Badge value={person.status} /> @{person.username}, {person.role}
       </p>
+      <div className="profile">
+        {person.avatar && <img className="avatar" src={person.avatar} alt={`${person.fullName}’s avatar`} />}
+        <div>
+          {person.title && <p className="profile-title">{person.title}</p>}
+          {person.description && <p className="pre">{person.description}</p>}
+        </div>
+      </div>
       <dl className="facts">
         <dt>E-mail</dt>
         <dd>{person.email}</dd>
@@ -273,14 +282,6 @@ export function UserPage() {
             </dd>
           </>
         )}
-        {wallet.data && (
-          <>
-            <dt>Wallet</dt>
-            <dd>
-              {money(wallet.data.balance, wallet.data.currency)} available, {money(wallet.data.escrow, wallet.data.currency)} in escrow, {money(wallet.data.pendingPayouts, wallet.data.currency)} in payouts waiting
-            </dd>
-          </>
-        )}
       </dl>
       {mayManage && (
         <Can permission="manage_users">
@@ -291,12 +292,18 @@ export function UserPage() {
               <ReasonAction label="Suspend" busy={suspend.isPending} error={suspend.error} onSubmit={(reason) => suspend.mutate(reason)} />
             )}
             {person.isActive ? (
-              <ActionButton label="Deactivate" kind="danger" busy={deactivate.isPending} onClick={() => deactivate.mutate(undefined)} />
+              <ConfirmAction
+                label="Deactivate"
+                warning="The account stops working at once, and its sessions end; reactivating it restores it."
+                busy={deactivate.isPending}
+                error={deactivate.error}
+                onConfirm={() => deactivate.mutate(undefined)}
+              />
             ) : (
               <ActionButton label="Reactivate" busy={reactivate.isPending} onClick={() => reactivate.mutate(undefined)} />
             )}
           </div>
-          <ErrorText error={unsuspend.error ?? deactivate.error ?? reactivate.error} />
+          <ErrorText error={unsuspend.error ?? reactivate.error} />
         </Can>
       )}
       {person.isStaff && !person.isSuperuser && (
@@ -310,11 +317,15 @@ export function UserPage() {
         <h2>KYC</h2>
         <KycHistory userId={userId} />
       </Can>
+      <Can permission="view_accounts">
+        <h2>Wallet</h2>
+        <WalletSection userId={userId} />
+      </Can>
       <Can permission="view_orders">
         <h2>Purchases</h2>
-        <OrderList orders={orders.data?.items} error={orders.error} pending={orders.isPending} />
+        <OrdersOf filter={{ buyerId: userId }} label="purchases" />
         <h2>Sales</h2>
-        <OrderList orders={sales.data?.items} error={sales.error} pending={sales.isPending} />
+        <OrdersOf filter={{ sellerId: userId }} label="sales" />
       </Can>
       <Can permission="superuser">
         <h2>Audit trail</h2>

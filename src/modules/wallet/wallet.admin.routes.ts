@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { Envelope, IdParams, ok, responses } from '../../http/common.schemas.ts'
+import { Envelope, IdParams, Page, ok, responses } from '../../http/common.schemas.ts'
 import { actorOf, requirePermission, requireSuperuser } from '../../http/auth-hooks.ts'
 import { walletErrors } from './wallet.errors.ts'
-import { AdjustmentBody, Wallet } from './wallet.schemas.ts'
+import { AdjustmentBody, StatementQuery, Wallet, WalletTransaction } from './wallet.schemas.ts'
 import type { WalletService } from './wallet.service.ts'
 
 const tags = ['admin']
@@ -11,15 +11,40 @@ const security = [{ bearerAuth: [] }]
 const UserParams = IdParams('userId')
 const StaffWallet = Type.Composite([Type.Object({ userId: Type.String({ format: 'uuid' }) }), Wallet])
 
-/** `/admin/wallets/{userId}`: a user's balances for staff, and corrections by a superuser. */
+/** `/admin/wallets/{userId}`: a user's balances and statement for staff, and corrections by a superuser. */
 export const walletAdminRoutes: FastifyPluginAsyncTypebox<{ wallet: WalletService }> = async (app, { wallet }) => {
   app.get(
     '/admin/wallets/:userId',
     {
       preValidation: requirePermission('view_accounts'),
-      schema: { tags, security, summary: "A user's wallet (view_accounts)", params: UserParams, response: responses({ 200: Envelope(StaffWallet) }, 401, 403, 404) },
+      schema: {
+        tags,
+        security,
+        summary: "A user's wallet (view_accounts)",
+        description: 'The balances `GET /wallet` shows the user: available, in escrow, clearing (with `nextClearingAt`) and in payouts waiting.',
+        params: UserParams,
+        response: responses({ 200: Envelope(StaffWallet) }, 401, 403, 404),
+      },
     },
     async (request) => ok(await wallet.walletOf(request.params.userId)),
+  )
+
+  app.get(
+    '/admin/wallets/:userId/transactions',
+    {
+      preValidation: requirePermission('view_accounts'),
+      schema: {
+        tags,
+        security,
+        summary: "A user's statement (view_accounts)",
+        description:
+          'The lines `GET /wallet/transactions` shows the user, in the same shape and order: movements of the available and clearing balances, newest first (default 20 per page, at most 100); `account` keeps one of them. An earning still clearing carries `availableAt`. An unknown user is 404.',
+        params: UserParams,
+        querystring: StatementQuery,
+        response: responses({ 200: Envelope(Page(WalletTransaction)) }, 400, 401, 403, 404),
+      },
+    },
+    async (request) => ok(await wallet.statementOf(request.params.userId, request.query)),
   )
 
   app.post(

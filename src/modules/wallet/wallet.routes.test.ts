@@ -1,8 +1,10 @@
 import { eq, sql } from 'drizzle-orm'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { expectBooksBalance } from '../../../test/setup/ledger.ts'
+import { orderIn } from '../../../test/factories/orders.ts'
 import { createSuperuser, createUser, type TestUser } from '../../../test/factories/users.ts'
 import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { DAY } from '../../lib/clock.ts'
 import { deposits } from './deposits.table.ts'
 import { ledgerAccounts, ledgerEntries, ledgerTransactions } from './ledger.table.ts'
 
@@ -185,7 +187,8 @@ describe('staff views and corrections of a wallet', () => {
   let admin: TestUser
   let accountant: TestUser
   beforeAll(async () => {
-    ctx = await createTestApp()
+    // Earnings clear for a week here, so a seller's wallet and statement show clearing lines.
+    ctx = await createTestApp({ env: { CLEARANCE_DAYS: '7' } })
     admin = await createSuperuser(ctx)
     accountant = await createUser(ctx, { permissions: ['view_accounts'] })
   })
@@ -204,6 +207,92 @@ describe('staff views and corrections of a wallet', () => {
     expectError(await request(ctx.app, { method: 'GET', url: `/admin/wallets/${user.id}` }), 401, 'UNAUTHENTICATED')
     expectError(await request(ctx.app, { method: 'GET', url: `/admin/wallets/${user.id}`, token: accessToken }), 403, 'FORBIDDEN')
     expectError(await request(ctx.app, { method: 'GET', url: '/admin/wallets/0190a000-0000-7000-8000-00000000beef', token: accountant.accessToken }), 404, 'NOT_FOUND')
+  })
+
+  it('shows a seller’s clearing earning and when it becomes available in the staff wallet answer', async () => {
+    const { seller } = await orderIn(ctx, 'completed')
+    const shown = await request(ctx.app, { method: 'GET', url: `/admin/wallets/${seller.user.id}`, token: accountant.accessToken })
+    expect(shown.statusCode).toBe(200)
+    expect(shown.json().data).toEqual({
+      userId: seller.user.id,
+      balance: 0,
+      escrow: 0,
+      pendingPayouts: 0,
+      clearing: 90,
+      nextClearingAt: new Date(ctx.clock.now().getTime() + 7 * DAY).toISOString(),
+      currency: 'USD',
+    })
+  })
+
+  describe('GET /admin/wallets/{userId}/transactions', () => {
+    const statement = (token: string | undefined, userId: string, query = '') => request(ctx.app, { method: 'GET', url: `/admin/wallets/${userId}/transactions${query}`, token })
+
+    it('answers view_accounts the lines the user sees, clearing earnings with availableAt', async () => {
+      const placed = await orderIn(ctx, 'completed')
+      for (const party of [placed.seller, placed.buyer]) {
+        const staff = await statement(accountant.accessToken, party.user.id)
+        expect(staff.statusCode, staff.body).toBe(200)
+        const own = await request(ctx.app, { method: 'GET', url: '/wallet/transactions', token: party.accessToken })
+        expect(staff.json()).toEqual(own.json())
+      }
+      const { items, pagination } = (await statement(accountant.accessToken, placed.seller.user.id)).json().data
+      expect(pagination).toEqual({ page: 1, limit: 20, total: 1, pages: 1, hasNext: false, hasPrev: false })
+      expect(items).toEqual([
+        {
+          id: expect.any(String),
+          type: 'order_earning',
+          account: 'clearing',
+          amount: 90,
+          balanceAfter: 90,
+          description: expect.any(String),
+          orderId: placed.orderId,
+          payoutId: null,
+          availableAt: new Date(ctx.clock.now().getTime() + 7 * DAY).toISOString(),
+          createdAt: ctx.clock.now().toISOString(),
+        },
+      ])
+    })
+
+    it('pages newest first and keeps one account with `account`', async () => {
+      const placed = await orderIn(ctx, 'completed')
+      const { buyer, seller } = placed
+      const first = (await statement(accountant.accessToken, buyer.user.id, '?limit=1')).json().data
+      expect(first.pagination).toEqual({ page: 1, limit: 1, total: 2, pages: 2, hasNext: true, hasPrev: false })
+      expect(first.items.map((line: { type: string; amount: number }) => [line.type, line.amount])).toEqual([['order_payment', -100]])
+      const second = (await statement(accountant.accessToken, buyer.user.id, '?limit=1&page=2')).json().data
+      expect(second.pagination).toMatchObject({ page: 2, hasNext: false, hasPrev: true })
+      expect(second.items.map((line: { type: string; amount: number }) => [line.type, line.amount])).toEqual([['deposit', 500]])
+
+      const clearing = (await statement(accountant.accessToken, seller.user.id, '?account=clearing')).json().data.items
+      expect(clearing.map((line: { account: string; type: string }) => [line.account, line.type])).toEqual([['clearing', 'order_earning']])
+      expect((await statement(accountant.accessToken, seller.user.id, '?account=available')).json().data).toMatchObject({ items: [], pagination: { total: 0 } })
+    })
+
+    it('answers 401 without a token, 403 without view_accounts, 404 for an unknown or malformed user id', async () => {
+      const { user, accessToken } = await createUser(ctx)
+      const support = await createUser(ctx, { permissions: ['view_users', 'view_orders'] })
+      expectError(await statement(undefined, user.id), 401, 'UNAUTHENTICATED')
+      expectError(await statement(accessToken, user.id), 403, 'FORBIDDEN')
+      expectError(await statement(support.accessToken, user.id), 403, 'FORBIDDEN')
+      expectError(await statement(accountant.accessToken, '0190a000-0000-7000-8000-00000000beef'), 404, 'NOT_FOUND')
+      expectError(await statement(accountant.accessToken, 'not-an-id'), 404, 'NOT_FOUND')
+      expect((await statement(admin.accessToken, user.id)).statusCode).toBe(200)
+    })
+
+    const badQueries: [string, string, string][] = [
+      ['a limit over 100', '?limit=101', 'limit'],
+      ['a limit of 0', '?limit=0', 'limit'],
+      ['page 0', '?page=0', 'page'],
+      ['a page that is not a number', '?page=two', 'page'],
+      ['an account that is not on a statement', '?account=escrow', 'account'],
+      ['an unknown parameter', '?type=deposit', 'type'],
+    ]
+    for (const [name, query, field] of badQueries) {
+      it(`refuses ${name} with 400 on ${field}`, async () => {
+        const { user } = await createUser(ctx)
+        expectError(await statement(accountant.accessToken, user.id, query), 400, 'VALIDATION_ERROR', [field])
+      })
+    }
   })
 
   it('lets a superuser credit and debit with a reason, as `adjustment` lines, never below zero', async () => {

@@ -46,6 +46,21 @@ const statementLine = (row: Awaited<ReturnType<LedgerService['statementOf']>>['r
   createdAt: row.createdAt.toISOString(),
 })
 
+/** The balances `GET /wallet` answers. */
+async function balancesOf(ledger: LedgerService, executor: Executor, userId: string, currency: string) {
+  const [cents, next] = await Promise.all([ledger.balancesOf(executor, userId), ledger.nextClearingAt(executor, userId)])
+  const { available, escrow, payout_pending: pending, clearing } = cents
+  return { balance: fromCents(available), escrow: fromCents(escrow), pendingPayouts: fromCents(pending), clearing: fromCents(clearing), nextClearingAt: next?.toISOString() ?? null, currency }
+}
+
+type StatementRequest = PageRequest & { account?: StatementAccountKind }
+
+/** The entries of a user's available and clearing balances (or of one of them), newest first (decision 0196). */
+async function statement(ledger: LedgerService, executor: Executor, userId: string, query: StatementRequest) {
+  const { rows, total } = await ledger.statementOf(executor, userId, query.account ? [query.account] : [...statementAccountKinds], offsetOf(query), query.limit)
+  return toPage(rows.map(statementLine), total, query)
+}
+
 /** What a user sees of their money: balances, a statement, deposits. */
 export function createWalletService(deps: {
   db: Db
@@ -58,11 +73,7 @@ export function createWalletService(deps: {
 }) {
   const { db, clock, ledger, payments, currency, users, audit } = deps
 
-  async function balances(executor: Executor, userId: string) {
-    const [cents, next] = await Promise.all([ledger.balancesOf(executor, userId), ledger.nextClearingAt(executor, userId)])
-    const { available, escrow, payout_pending: pending, clearing } = cents
-    return { balance: fromCents(available), escrow: fromCents(escrow), pendingPayouts: fromCents(pending), clearing: fromCents(clearing), nextClearingAt: next?.toISOString() ?? null, currency }
-  }
+  const balances = (executor: Executor, userId: string) => balancesOf(ledger, executor, userId, currency)
 
   return {
     /** `GET /wallet`. */
@@ -119,13 +130,13 @@ export function createWalletService(deps: {
       }
     }),
 
-    /**
-     * `GET /wallet/transactions`: the entries of the caller's available and clearing balances (or
-     * of one of them), newest first (decision 0196).
-     */
-    async listTransactions(actor: Actor, query: PageRequest & { account?: StatementAccountKind }) {
-      const { rows, total } = await ledger.statementOf(db, actor.id, query.account ? [query.account] : [...statementAccountKinds], offsetOf(query), query.limit)
-      return toPage(rows.map(statementLine), total, query)
+    /** `GET /wallet/transactions`: the caller's statement. */
+    listTransactions: (actor: Actor, query: StatementRequest) => statement(ledger, db, actor.id, query),
+
+    /** `GET /admin/wallets/{userId}/transactions` (view_accounts): a user's statement as they see it (decision 0220). */
+    async statementOf(userId: string, query: StatementRequest) {
+      if (!(await users.findAccountById(db, userId))) throw notFound('User')
+      return statement(ledger, db, userId, query)
     },
 
     /**
