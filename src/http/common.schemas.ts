@@ -72,6 +72,13 @@ export const Pagination = Type.Object({
 
 export const Page = <T extends TSchema>(item: T) => Type.Object({ items: Type.Array(item), pagination: Pagination })
 
+/** A page of a list walked newest first by `cursor` (steady while new items arrive), which also answers page numbers. */
+export const CursorPage = <T extends TSchema>(item: T) =>
+  Type.Object({
+    items: Type.Array(item),
+    pagination: Type.Object({ ...Pagination.properties, nextCursor: Nullable(Type.String({ description: 'Send as `cursor` for the next (older) page; null on the last page.' })) }),
+  })
+
 export const Message = Type.Object({ message: Type.String() })
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {

@@ -8,7 +8,8 @@ import { withForm } from '../../http/multipart.ts'
 import { notFound } from '../../lib/errors.ts'
 import type { RealtimeHub, SocketSlot } from '../../platform/realtime/realtime.ts'
 import { messagingErrors, tooManySockets } from './messaging.errors.ts'
-import { AttachmentForm, Conversation, ConversationParams, CursorPage, ListQuery, MarkReadBody, Message, MessagePage, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
+import { CursorPage } from '../../http/common.schemas.ts'
+import { AttachmentForm, Conversation, ConversationParams, ListQuery, MarkReadBody, Message, MessagePage, ReadReceipt, SendMessageBody } from './messaging.schemas.ts'
 import type { MessagingService } from './messaging.service.ts'
 
 const tags = ['messages']

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, IdParams, Nullable, oneOfFields, Timestamp } from '../../http/common.schemas.ts'
+import { CursorPage, Id, IdParams, Nullable, oneOfFields, Timestamp } from '../../http/common.schemas.ts'
 import { defineForm } from '../../http/multipart.ts'
 import { FileReference, TAG_RULES } from '../uploads/uploads.module.ts'
 import { Offer } from './message-offers.ts'
@@ -84,17 +84,6 @@ export const ListQuery = (defaultLimit: number) =>
     { additionalProperties: false },
   )
 
-const CursorPagination = Type.Object({
-  page: Type.Integer(),
-  limit: Type.Integer(),
-  total: Type.Integer(),
-  pages: Type.Integer(),
-  hasNext: Type.Boolean(),
-  hasPrev: Type.Boolean(),
-  nextCursor: Nullable(Type.String({ description: 'Send as `cursor` for the next (older) page; null on the last page.' })),
-})
-
-export const CursorPage = <T extends ReturnType<typeof Type.Object>>(item: T) => Type.Object({ items: Type.Array(item), pagination: CursorPagination })
 export const MessagePage = CursorPage(Message)
 export type MessagePage = Static<typeof MessagePage>
 

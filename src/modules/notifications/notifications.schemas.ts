@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Id, Nullable, oneOfFields, StringEnum, Timestamp } from '../../http/common.schemas.ts'
+import { CursorPage, Id, Nullable, oneOfFields, StringEnum, Timestamp } from '../../http/common.schemas.ts'
 import { emailByDefault, kindNames, linkTypes, settableKinds } from './notification-kinds.ts'
 
 /** At most this many ids are marked read in one request. */
@@ -44,18 +44,7 @@ export const ListNotificationsQuery = Type.Object(
 )
 export type ListNotificationsQuery = Static<typeof ListNotificationsQuery>
 
-export const NotificationPage = Type.Object({
-  items: Type.Array(Notification),
-  pagination: Type.Object({
-    page: Type.Integer(),
-    limit: Type.Integer(),
-    total: Type.Integer(),
-    pages: Type.Integer(),
-    hasNext: Type.Boolean(),
-    hasPrev: Type.Boolean(),
-    nextCursor: Nullable(Type.String({ description: 'Send as `cursor` for the next (older) page; null on the last page.' })),
-  }),
-})
+export const NotificationPage = CursorPage(Notification)
 export type NotificationPage = Static<typeof NotificationPage>
 
 export const MarkReadBody = Type.Object(
