@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createUser, type TestUser } from '../../test/factories/users.ts'
+import { twoInstances } from '../../test/setup/instances.ts'
 import { API, createTestApp, TEST_REDIS_URL, type ErrorJson, type TestContext } from '../../test/setup/test-app.ts'
 
 const LIMITS = { RATE_LIMIT_AUTH: '3', RATE_LIMIT_UPLOADS: '2', RATE_LIMIT_GENERAL: '4', RATE_LIMIT_WINDOW_SECONDS: '60' }
@@ -241,48 +242,40 @@ describe('rate limits per bucket (in memory)', () => {
 })
 
 describe.runIf(TEST_REDIS_URL)('rate limits shared by instances through Redis', () => {
-  let first: TestContext
-  let second: TestContext
+  const instances = twoInstances({ ...LIMITS, REDIS_URL: TEST_REDIS_URL })
   let user: TestUser
   beforeAll(async () => {
-    const env = { ...LIMITS, REDIS_URL: TEST_REDIS_URL }
-    first = await createTestApp({ env })
-    second = await createTestApp({ env, database: first.database })
-    user = await createUser(first)
+    user = await createUser(instances.first)
     // An instance counts only once its Redis connection is up; until then requests pass uncounted.
-    for (const ctx of [first, second]) await vi.waitFor(async () => expect(remaining(await login(ctx.app, randomIp()))).toBe(2))
-  })
-  afterAll(async () => {
-    await second.close()
-    await first.close()
+    for (const ctx of [instances.first, instances.second]) await vi.waitFor(async () => expect(remaining(await login(ctx.app, randomIp()))).toBe(2))
   })
 
   it('shares one authentication count between two instances', async () => {
     const ip = randomIp()
-    const a1 = await login(first.app, ip)
-    const a2 = await login(first.app, ip)
-    const b1 = await login(second.app, ip)
+    const a1 = await login(instances.first.app, ip)
+    const a2 = await login(instances.first.app, ip)
+    const b1 = await login(instances.second.app, ip)
     expect([a1.statusCode, a2.statusCode, b1.statusCode]).toEqual([401, 401, 401])
     expect([a1, a2, b1].map(remaining)).toEqual([2, 1, 0])
-    expectRateLimited(await login(first.app, ip), 3)
-    expectRateLimited(await login(second.app, ip), 3)
-    expect((await login(second.app, randomIp())).statusCode).toBe(401)
+    expectRateLimited(await login(instances.first.app, ip), 3)
+    expectRateLimited(await login(instances.second.app, ip), 3)
+    expect((await login(instances.second.app, randomIp())).statusCode).toBe(401)
   })
 
   it('shares one per-user general count between two instances', async () => {
     const ip = randomIp()
-    expect((await me(first.app, ip, user.accessToken)).statusCode).toBe(200)
-    expect((await me(second.app, randomIp(), user.accessToken)).statusCode).toBe(200)
-    expect((await me(first.app, randomIp(), user.accessToken)).statusCode).toBe(200)
-    const fourth = await me(second.app, ip, user.accessToken)
+    expect((await me(instances.first.app, ip, user.accessToken)).statusCode).toBe(200)
+    expect((await me(instances.second.app, randomIp(), user.accessToken)).statusCode).toBe(200)
+    expect((await me(instances.first.app, randomIp(), user.accessToken)).statusCode).toBe(200)
+    const fourth = await me(instances.second.app, ip, user.accessToken)
     expect(fourth.statusCode).toBe(200)
     expect(remaining(fourth)).toBe(0)
-    expectRateLimited(await me(first.app, ip, user.accessToken), 4)
+    expectRateLimited(await me(instances.first.app, ip, user.accessToken), 4)
   })
 
   it('sends an absolute X-RateLimit-Reset from the Redis store too', async () => {
     const before = Date.now() / 1000
-    const response = await login(second.app, randomIp())
+    const response = await login(instances.second.app, randomIp())
     const after = Date.now() / 1000
     const reset = Number(response.headers['x-ratelimit-reset'])
     expect(Number.isInteger(reset)).toBe(true)

@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest'
 import { publishService } from '../../../test/factories/services.ts'
 import { createSuperuser, createUser, unique } from '../../../test/factories/users.ts'
+import { twoInstances } from '../../../test/setup/instances.ts'
 import { createTestApp, request, TEST_REDIS_URL, type TestContext } from '../../../test/setup/test-app.ts'
 import { newId } from '../../lib/ids.ts'
 import { categories } from './categories.table.ts'
@@ -198,57 +199,48 @@ describe('the category tree kept in memory (one instance)', () => {
 
 // PostgreSQL and Redis only: two API instances share one database and one Redis, as behind a load balancer.
 describe.runIf(inject('pgTemplate') && TEST_REDIS_URL)('the category tree on two instances sharing PostgreSQL and Redis', () => {
-  let first: TestContext
-  let second: TestContext
+  const instances = twoInstances({ REDIS_URL: TEST_REDIS_URL })
   let actors: Awaited<ReturnType<typeof actorsOf>>
-
   beforeAll(async () => {
-    const env = { REDIS_URL: TEST_REDIS_URL }
-    first = await createTestApp({ env })
-    second = await createTestApp({ env, database: first.database })
-    actors = await actorsOf(first)
-  })
-  afterAll(async () => {
-    await second.close()
-    await first.close()
+    actors = await actorsOf(instances.first)
   })
 
   /**
    * Waits, at most the bound on staleness, for instance 2 to answer what `expected` says. The test
    * clocks stand still, so the tree's age never reaches the bound: only the signal can drop it.
    */
-  const seenBySecond = (expected: (tree: NodeJson[]) => void) => vi.waitFor(async () => expected(await treeOf(second)), { timeout: CATEGORY_TREE_TTL_MS, interval: 20 })
+  const seenBySecond = (expected: (tree: NodeJson[]) => void) => vi.waitFor(async () => expected(await treeOf(instances.second)), { timeout: CATEGORY_TREE_TTL_MS, interval: 20 })
 
   it('shows a category created, renamed and deleted through instance 1 on instance 2 within the bound', async () => {
-    expect(second.app.container.realtime.kind).toBe('redis')
-    await treeOf(second)
-    const created = await actors.createCategory(first, { name: unique('Across ') })
+    expect(instances.second.app.container.realtime.kind).toBe('redis')
+    await treeOf(instances.second)
+    const created = await actors.createCategory(instances.first, { name: unique('Across ') })
     await seenBySecond((tree) => expect(findIn(tree, created.id)).toMatchObject({ name: created.name }))
 
-    const renamed = await request(first.app, { method: 'PUT', url: `/categories/${created.id}`, token: actors.admin, payload: { name: 'Renamed across' } })
+    const renamed = await request(instances.first.app, { method: 'PUT', url: `/categories/${created.id}`, token: actors.admin, payload: { name: 'Renamed across' } })
     expect(renamed.statusCode).toBe(200)
     await seenBySecond((tree) => expect(findIn(tree, created.id)?.name).toBe('Renamed across'))
-    await vi.waitFor(async () => expect((await get(second, `/categories/${created.id}`)).json().data.name).toBe('Renamed across'), { timeout: CATEGORY_TREE_TTL_MS, interval: 20 })
+    await vi.waitFor(async () => expect((await get(instances.second, `/categories/${created.id}`)).json().data.name).toBe('Renamed across'), { timeout: CATEGORY_TREE_TTL_MS, interval: 20 })
 
-    expect((await request(first.app, { method: 'DELETE', url: `/categories/${created.id}`, token: actors.admin })).statusCode).toBe(200)
+    expect((await request(instances.first.app, { method: 'DELETE', url: `/categories/${created.id}`, token: actors.admin })).statusCode).toBe(200)
     await seenBySecond((tree) => expect(findIn(tree, created.id)).toBeUndefined())
   })
 
   it('moves the counts on instance 2 when instance 1 approves and pauses a service', async () => {
-    const top = await actors.createCategory(first, { name: unique('Counted across ') })
-    const id = await publishService(first, actors.seller.accessToken, top.id)
+    const top = await actors.createCategory(instances.first, { name: unique('Counted across ') })
+    const id = await publishService(instances.first, actors.seller.accessToken, top.id)
     await seenBySecond((tree) => expect(findIn(tree, top.id)?.servicesCount).toBe(0))
-    await actors.approve(first, id)
+    await actors.approve(instances.first, id)
     await seenBySecond((tree) => expect(findIn(tree, top.id)?.servicesCount).toBe(1))
-    await actors.pause(first, id)
+    await actors.pause(instances.first, id)
     await seenBySecond((tree) => expect(findIn(tree, top.id)?.servicesCount).toBe(0))
   })
 
   it('tags the same tree the same on both instances, so a tag from one is current on the other', async () => {
-    const created = await actors.createCategory(first, { name: unique('Same tag ') })
+    const created = await actors.createCategory(instances.first, { name: unique('Same tag ') })
     await seenBySecond((tree) => expect(findIn(tree, created.id)).toBeDefined())
-    const fromFirst = await get(first, '/categories')
-    const onSecond = await get(second, '/categories', { 'if-none-match': fromFirst.headers.etag as string })
+    const fromFirst = await get(instances.first, '/categories')
+    const onSecond = await get(instances.second, '/categories', { 'if-none-match': fromFirst.headers.etag as string })
     expect(onSecond.statusCode).toBe(304)
   })
 })

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { sendMessage } from '../../../test/factories/messages.ts'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { listen, openSocket, refusedUpgrade, type SocketAuth, type TestSocket } from '../../../test/setup/sockets.ts'
+import { twoInstances } from '../../../test/setup/instances.ts'
 import { createTestApp, request, TEST_REDIS_URL, type TestContext } from '../../../test/setup/test-app.ts'
 import { outboxJobs } from '../../platform/outbox/outbox.table.ts'
 import { messages } from './messaging.table.ts'
@@ -359,82 +360,58 @@ describe('a flood of 1,000 messages from one user', () => {
 
 // PostgreSQL and Redis only: two API instances share one database and one Redis, as behind a load balancer.
 describe.runIf(inject('pgTemplate') && TEST_REDIS_URL)('two instances on one PostgreSQL and Redis', () => {
-  let first: TestContext
-  let second: TestContext
-  let secondUrl: string
-  beforeAll(async () => {
-    const env = { REDIS_URL: TEST_REDIS_URL, WS_HEARTBEAT_SECONDS: '3600' }
-    first = await createTestApp({ env })
-    second = await createTestApp({ env, database: first.database })
-    await listen(first.app)
-    secondUrl = await listen(second.app)
-  })
-  afterAll(async () => {
-    await second.close()
-    await first.close()
-  })
+  const instances = twoInstances({ REDIS_URL: TEST_REDIS_URL, WS_HEARTBEAT_SECONDS: '3600' }, { listen: true })
 
   it('delivers a message sent through instance 1 to a socket on instance 2', async () => {
-    expect(first.app.container.realtime.kind).toBe('redis')
-    const alice = await createUser(first)
-    const bob = await createUser(first)
-    const bobSocket = await openSocket(secondUrl, { header: bob.accessToken })
-    const aliceSocket = await openSocket(secondUrl, { subprotocol: alice.accessToken })
-    const hello = await sendMessage(first, alice, { recipientId: bob.user.id }, 'across instances')
+    expect(instances.first.app.container.realtime.kind).toBe('redis')
+    const alice = await createUser(instances.first)
+    const bob = await createUser(instances.first)
+    const bobSocket = await openSocket(instances.secondUrl, { header: bob.accessToken })
+    const aliceSocket = await openSocket(instances.secondUrl, { subprotocol: alice.accessToken })
+    const hello = await sendMessage(instances.first, alice, { recipientId: bob.user.id }, 'across instances')
     expect((await bobSocket.message(hello.id)).data).toMatchObject({ content: 'across instances' })
     await aliceSocket.message(hello.id)
     // Bob's socket is on instance 2: instance 1 sees him present through Redis and does not e-mail.
-    expect(await mailJobsFor(first, hello.id)).toEqual([])
+    expect(await mailJobsFor(instances.first, hello.id)).toEqual([])
     bobSocket.close()
     aliceSocket.close()
   })
 
   it('closes a socket on instance 2 with 4401 when instance 1 logs its session out', async () => {
-    const carol = await createUser(first)
-    const socket = await openSocket(secondUrl, { header: carol.accessToken })
-    expect((await request(first.app, { method: 'POST', url: '/auth/logout', token: carol.accessToken })).statusCode).toBe(200)
+    const carol = await createUser(instances.first)
+    const socket = await openSocket(instances.secondUrl, { header: carol.accessToken })
+    expect((await request(instances.first.app, { method: 'POST', url: '/auth/logout', token: carol.accessToken })).statusCode).toBe(200)
     expect((await socket.closed).code).toBe(4401)
   })
 
   it('e-mails a recipient whose sockets are all closed', async () => {
-    const alice = await createUser(first)
-    const dave = await createUser(first)
-    const socket = await openSocket(secondUrl, { header: dave.accessToken })
+    const alice = await createUser(instances.first)
+    const dave = await createUser(instances.first)
+    const socket = await openSocket(instances.secondUrl, { header: dave.accessToken })
     socket.close()
     await socket.closed
-    await first.app.container.realtime.disconnectUser(dave.user.id)
-    const hello = await sendMessage(first, alice, { recipientId: dave.user.id })
-    expect(await mailJobsFor(first, hello.id)).toHaveLength(1)
+    await instances.first.app.container.realtime.disconnectUser(dave.user.id)
+    const hello = await sendMessage(instances.first, alice, { recipientId: dave.user.id })
+    expect(await mailJobsFor(instances.first, hello.id)).toHaveLength(1)
   })
 })
 
 // Redis only (skipped without it): two instances on one database and one Redis count one cap.
 describe.runIf(TEST_REDIS_URL)('the socket cap across two instances sharing Redis', () => {
-  let first: TestContext
-  let second: TestContext
-  let firstUrl: string
-  let secondUrl: string
+  const instances = twoInstances({ REDIS_URL: TEST_REDIS_URL, WS_HEARTBEAT_SECONDS: '3600', WS_MAX_SOCKETS_PER_USER: '4' }, { listen: true })
   const sockets: TestSocket[] = []
-  beforeAll(async () => {
-    const env = { REDIS_URL: TEST_REDIS_URL, WS_HEARTBEAT_SECONDS: '3600', WS_MAX_SOCKETS_PER_USER: '4' }
-    first = await createTestApp({ env })
-    second = await createTestApp({ env, database: first.database })
-    firstUrl = await listen(first.app)
-    secondUrl = await listen(second.app)
-  })
-  afterAll(async () => {
+  // Runs before the instances close (after-hooks run in reverse order of registration).
+  afterAll(() => {
     for (const socket of sockets) socket.close()
-    await second.close()
-    await first.close()
   })
 
   it('holds one cap for a person whose sockets are on both instances, and a place freed on one is taken on the other', async () => {
-    expect(second.app.container.realtime.kind).toBe('redis')
-    const erin = await createUser(first)
-    const onFirst = [await openTracked(first, firstUrl, { header: erin.accessToken }), await openTracked(first, firstUrl, { subprotocol: erin.accessToken })]
-    const onSecond = [await openTracked(second, secondUrl, { header: erin.accessToken }), await openTracked(second, secondUrl, { header: erin.accessToken })]
+    expect(instances.second.app.container.realtime.kind).toBe('redis')
+    const erin = await createUser(instances.first)
+    const onFirst = [await openTracked(instances.first, instances.firstUrl, { header: erin.accessToken }), await openTracked(instances.first, instances.firstUrl, { subprotocol: erin.accessToken })]
+    const onSecond = [await openTracked(instances.second, instances.secondUrl, { header: erin.accessToken }), await openTracked(instances.second, instances.secondUrl, { header: erin.accessToken })]
     sockets.push(...[...onFirst, ...onSecond].map((tracked) => tracked.socket))
-    for (const target of [firstUrl, secondUrl]) {
+    for (const target of [instances.firstUrl, instances.secondUrl]) {
       const refused = await refusedUpgrade(target, { header: erin.accessToken })
       expect(refused.status).toBe(429)
       expect(JSON.parse(refused.body)).toMatchObject({ error: { code: 'TOO_MANY_SOCKETS' } })
@@ -442,11 +419,11 @@ describe.runIf(TEST_REDIS_URL)('the socket cap across two instances sharing Redi
     await closeTracked(onFirst[0]!)
     // The instance gave the place back in Redis on its one connection: a heartbeat sent after it on
     // that connection is answered after it.
-    await first.app.container.realtime.heartbeat()
-    sockets.push((await openTracked(second, secondUrl, { header: erin.accessToken })).socket)
-    expect((await refusedUpgrade(firstUrl, { header: erin.accessToken })).status).toBe(429)
+    await instances.first.app.container.realtime.heartbeat()
+    sockets.push((await openTracked(instances.second, instances.secondUrl, { header: erin.accessToken })).socket)
+    expect((await refusedUpgrade(instances.firstUrl, { header: erin.accessToken })).status).toBe(429)
     // Every one of the four still works, whichever instance holds it.
-    const hello = await sendMessage(first, await createUser(first), { recipientId: erin.user.id })
+    const hello = await sendMessage(instances.first, await createUser(instances.first), { recipientId: erin.user.id })
     for (const socket of sockets.filter((candidate) => candidate.ws.readyState === 1)) await socket.message(hello.id)
   })
 })

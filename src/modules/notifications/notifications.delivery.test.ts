@@ -6,6 +6,7 @@ import { makeOffer, offerParties } from '../../../test/factories/offers.ts'
 import { createActiveService, moveOrder, placeOrder } from '../../../test/factories/orders.ts'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { listen, openSocket, type TestSocket } from '../../../test/setup/sockets.ts'
+import { twoInstances } from '../../../test/setup/instances.ts'
 import { createTestApp, request, TEST_REDIS_URL, type TestContext } from '../../../test/setup/test-app.ts'
 import { DAY, HOUR, SECOND } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
@@ -173,31 +174,18 @@ describe('retention', () => {
 
 // PostgreSQL and Redis only: two API instances share one database and one Redis, as behind a load balancer.
 describe.runIf(inject('pgTemplate') && TEST_REDIS_URL)('a notification across two instances on one PostgreSQL and Redis', () => {
-  let first: TestContext
-  let second: TestContext
-  let secondUrl: string
-  beforeAll(async () => {
-    const env = { REDIS_URL: TEST_REDIS_URL, WS_HEARTBEAT_SECONDS: '3600' }
-    first = await createTestApp({ env })
-    second = await createTestApp({ env, database: first.database })
-    await listen(first.app)
-    secondUrl = await listen(second.app)
-  })
-  afterAll(async () => {
-    await second.close()
-    await first.close()
-  })
+  const instances = twoInstances({ REDIS_URL: TEST_REDIS_URL, WS_HEARTBEAT_SECONDS: '3600' }, { listen: true })
 
   it('pushes a notification written through instance 1, by instance 1’s worker, to the person’s socket on instance 2 only', async () => {
-    expect(first.app.container.realtime.kind).toBe('redis')
-    const seller = await createUser(first)
-    const stranger = await createUser(first)
-    const socket = await openSocket(secondUrl, { header: seller.accessToken })
-    const other = await openSocket(secondUrl, { header: stranger.accessToken })
-    const { orderId } = await placeOrder(first, { service: await createActiveService(first, seller) })
-    await first.app.container.worker.drain()
+    expect(instances.first.app.container.realtime.kind).toBe('redis')
+    const seller = await createUser(instances.first)
+    const stranger = await createUser(instances.first)
+    const socket = await openSocket(instances.secondUrl, { header: seller.accessToken })
+    const other = await openSocket(instances.secondUrl, { header: stranger.accessToken })
+    const { orderId } = await placeOrder(instances.first, { service: await createActiveService(instances.first, seller) })
+    await instances.first.app.container.worker.drain()
     const frame = await socket.next((candidate) => candidate.type === 'notification' && candidate.data.kind === 'order.placed')
-    const listed = (await inbox(second, seller)).find((item) => item.kind === 'order.placed')
+    const listed = (await inbox(instances.second, seller)).find((item) => item.kind === 'order.placed')
     expect(frame.data).toEqual(listed)
     expect(frame.data).toMatchObject({ link: { type: 'order', id: orderId } })
     expect(other.frames.filter((candidate) => candidate.type === 'notification')).toEqual([])
