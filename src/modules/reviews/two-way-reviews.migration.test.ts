@@ -1,24 +1,5 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
-import { drizzle } from 'drizzle-orm/pglite'
-import { migrate } from 'drizzle-orm/pglite/migrator'
 import { afterAll, describe, expect, it } from 'vitest'
-import { pgliteExtensions } from '../../db/client.ts'
-import { migrationsFolder } from '../../db/migrate.ts'
-
-/** The migrations folder as it was up to (and including) the migration tagged `last`. */
-function migrationsUpTo(last: string): string {
-  const folder = mkdtempSync(join(tmpdir(), 'migrations-'))
-  cpSync(migrationsFolder, folder, { recursive: true })
-  const journalFile = join(folder, 'meta', '_journal.json')
-  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] }
-  const end = journal.entries.findIndex((entry) => entry.tag === last)
-  expect(end).toBeGreaterThan(0)
-  writeFileSync(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, end + 1) }))
-  return folder
-}
+import { databaseBefore } from '../../../test/setup/migrations.ts'
 
 const BUYER = '0190a000-0000-7000-8000-0000000000b1'
 const SELLER = '0190a000-0000-7000-8000-0000000000b2'
@@ -27,15 +8,12 @@ const REVIEW = '0190a000-0000-7000-8000-0000000000b4'
 
 /** Reviews written before two-way reviews were the buyers', public at once: they stay so. */
 describe('migration two_way_reviews', () => {
-  const client = new PGlite({ extensions: pgliteExtensions })
-  const earlier = migrationsUpTo('0029_seller_level')
-  afterAll(async () => {
-    await client.close()
-    rmSync(earlier, { recursive: true, force: true })
-  })
+  const database = databaseBefore('0029_seller_level')
+  const { client } = database
+  afterAll(database.close)
 
   it('marks the existing reviews as the buyers’, about the seller, public since they were written, with the order’s completion', async () => {
-    await migrate(drizzle(client), { migrationsFolder: earlier })
+    await database.before()
     for (const [id, name] of [
       [BUYER, 'buyer'],
       [SELLER, 'seller'],
@@ -49,7 +27,7 @@ describe('migration two_way_reviews', () => {
     )
     await client.query(`insert into reviews (id, order_id, seller_id, reviewer_id, rating, comment, created_at) values ($1, $2, $3, $4, 4, 'Good', '2026-01-03T10:00:00Z')`, [REVIEW, ORDER, SELLER, BUYER])
 
-    await migrate(drizzle(client), { migrationsFolder })
+    await database.after()
 
     const [row] = (await client.query<Record<string, unknown>>(`select author_role, subject_id, published_at, order_completed_at from reviews where id = $1`, [REVIEW])).rows
     expect(row).toEqual({ author_role: 'buyer', subject_id: SELLER, published_at: new Date('2026-01-03T10:00:00Z'), order_completed_at: new Date('2026-01-02T10:00:00Z') })

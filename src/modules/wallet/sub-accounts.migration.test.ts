@@ -1,24 +1,5 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
-import { drizzle } from 'drizzle-orm/pglite'
-import { migrate } from 'drizzle-orm/pglite/migrator'
 import { afterAll, describe, expect, it } from 'vitest'
-import { pgliteExtensions } from '../../db/client.ts'
-import { migrationsFolder } from '../../db/migrate.ts'
-
-/** The migrations folder as it was up to (and including) the migration tagged `last`. */
-function migrationsUpTo(last: string): string {
-  const folder = mkdtempSync(join(tmpdir(), 'migrations-'))
-  cpSync(migrationsFolder, folder, { recursive: true })
-  const journalFile = join(folder, 'meta', '_journal.json')
-  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] }
-  const end = journal.entries.findIndex((entry) => entry.tag === last)
-  expect(end).toBeGreaterThan(0)
-  writeFileSync(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, end + 1) }))
-  return folder
-}
+import { databaseBefore } from '../../../test/setup/migrations.ts'
 
 const USER = '0190a000-0000-7000-8000-0000000000a1'
 const REVENUE = '0190a000-0000-7000-8000-00000000f001'
@@ -26,12 +7,9 @@ const EXTERNAL = '0190a000-0000-7000-8000-00000000f002'
 
 /** Spreading the platform accounts keeps each total and every entry where it was. */
 describe('migration platform_sub_accounts', () => {
-  const client = new PGlite({ extensions: pgliteExtensions })
-  const earlier = migrationsUpTo('0024_drop_webhook_events')
-  afterAll(async () => {
-    await client.close()
-    rmSync(earlier, { recursive: true, force: true })
-  })
+  const database = databaseBefore('0024_drop_webhook_events')
+  const { client } = database
+  afterAll(database.close)
 
   const transfer = (n: number, from: [string | null, string], to: [string | null, string], amount: number, type: string) =>
     client.query(
@@ -41,14 +19,14 @@ describe('migration platform_sub_accounts', () => {
     )
 
   it('keeps the existing accounts, balances and entries as sub-account 0, opens 1 to 15 at zero, and books the next transfers on any of them', async () => {
-    await migrate(drizzle(client), { migrationsFolder: earlier })
+    await database.before()
     await client.query(`insert into users (id, email, username, password_hash, full_name, created_at, updated_at) values ($1, 'before@example.test', 'before', 'x', 'Before', now(), now())`, [USER])
     await client.query(`insert into ledger_accounts (id, owner_id, kind, balance_cents, created_at) values (gen_random_uuid(), $1, 'available', 0, now()), (gen_random_uuid(), $1, 'escrow', 0, now())`, [USER])
     expect((await transfer(1, [null, 'external'], [USER, 'available'], 10_000, 'deposit')).rows).toEqual([{ moved: true }])
     expect((await transfer(2, [USER, 'available'], [USER, 'escrow'], 3_000, 'order_payment')).rows).toEqual([{ moved: true }])
     expect((await transfer(3, [USER, 'escrow'], [null, 'revenue'], 300, 'order_earning')).rows).toEqual([{ moved: true }])
 
-    await migrate(drizzle(client), { migrationsFolder })
+    await database.after()
 
     const platform = await client.query<{ kind: string; sub_account: number; id: string; balance: number; entries: number }>(
       `select a.kind, a.sub_account, a.id, a.balance_cents::int as balance, (select count(*)::int from ledger_entries e where e.account_id = a.id) as entries

@@ -1,36 +1,14 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
-import { drizzle } from 'drizzle-orm/pglite'
-import { migrate } from 'drizzle-orm/pglite/migrator'
 import { afterAll, describe, expect, it } from 'vitest'
-import { pgliteExtensions } from '../../db/client.ts'
-import { migrationsFolder } from '../../db/migrate.ts'
-
-/** The migrations folder as it was up to (and including) the migration tagged `last`. */
-function migrationsUpTo(last: string): string {
-  const folder = mkdtempSync(join(tmpdir(), 'migrations-'))
-  cpSync(migrationsFolder, folder, { recursive: true })
-  const journalFile = join(folder, 'meta', '_journal.json')
-  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: { tag: string }[] }
-  const end = journal.entries.findIndex((entry) => entry.tag === last)
-  expect(end).toBeGreaterThan(0)
-  writeFileSync(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, end + 1) }))
-  return folder
-}
+import { databaseBefore } from '../../../test/setup/migrations.ts'
 
 /** Moving the log to `event_log` keeps what readers already paged through, and logs what was still queued. */
 describe('migration event_log_append', () => {
-  const client = new PGlite({ extensions: pgliteExtensions })
-  const earlier = migrationsUpTo('0021_order_timeline')
-  afterAll(async () => {
-    await client.close()
-    rmSync(earlier, { recursive: true, force: true })
-  })
+  const database = databaseBefore('0021_order_timeline')
+  const { client } = database
+  afterAll(database.close)
 
   it('keeps the cursors of the old log, appends the events whose jobs had not run in the order they were written, and goes on from there', async () => {
-    await migrate(drizzle(client), { migrationsFolder: earlier })
+    await database.before()
     const ids = Array.from({ length: 6 }, (_, n) => `0190a000-0000-7000-8000-00000000000${n}`)
     const payload = (event: string, at: string) => JSON.stringify({ event, timestamp: at, data: { serviceId: ids[0] } })
     // Three events recorded by the old event job (cursor 3 lost to a rolled-back append), their jobs done.
@@ -55,7 +33,7 @@ describe('migration event_log_append', () => {
       payload('order.created', '2026-01-01T10:03:00Z'),
     ])
 
-    await migrate(drizzle(client), { migrationsFolder })
+    await database.after()
 
     const log = await client.query<{ cursor: number; id: string; event: string }>('select cursor::int, id, event from event_log order by cursor')
     expect(log.rows).toEqual([
