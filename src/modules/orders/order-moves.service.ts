@@ -10,6 +10,7 @@ import type { CatalogueService } from '../catalogue/catalogue.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
 import { mayView, sellerEarningCents, type OrderAnswers } from './order-answers.service.ts'
 import { escrowLeftCents } from './order-money.ts'
+import { queueResolvedEmails } from './order-resolution-emails.ts'
 import { createRequestSettling, expireOpenRequest } from './order-request-rules.ts'
 import { allowedMoves, systemMove, type OrderStatus, type Transition } from './order-status.ts'
 import { invalidTransition } from './orders.errors.ts'
@@ -163,6 +164,8 @@ export function createOrderMoves(deps: MovesDeps) {
       }
       const updated = await applyMove(tx, row, move, actor.id, reason)
       await recordStaffMove(tx, 'dispute.resolve', actor, row, updated, reason)
+      const amounts = to === 'completed' ? { refundCents: 0, sellerCents: sellerEarningCents(row) } : { refundCents: escrowLeftCents(row), sellerCents: 0 }
+      await queueResolvedEmails(deps.outbox, tx, row, amounts, reason)
       return updated
     },
 

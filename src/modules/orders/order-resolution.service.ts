@@ -1,4 +1,3 @@
-import { Type } from '@sinclair/typebox'
 import type { Actor } from '../../access/access.ts'
 import type { Db, Tx } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -6,7 +5,6 @@ import { fieldError } from '../../lib/errors.ts'
 import { fromCents, toCents } from '../../lib/money.ts'
 import type { Mailer } from '../../platform/mail/mailer.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
-import { defineJob } from '../../platform/outbox/jobs.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
@@ -14,16 +12,13 @@ import type { NotificationsService } from '../notifications/notifications.module
 import type { UsersService } from '../users/users.module.ts'
 import type { LedgerService } from '../wallet/wallet.module.ts'
 import { escrowLeftCents, feeOnCents } from './order-money.ts'
+import { queueResolvedEmails } from './order-resolution-emails.ts'
 import { mayActOn, parties, type OrderMoves } from './order-moves.service.ts'
 import { allowedMoves } from './order-status.ts'
 import { invalidTransition } from './orders.errors.ts'
 import { ordersEvents } from './orders.events.ts'
 import { createOrdersRepository } from './orders.repository.ts'
 import type { OrderRow } from './orders.table.ts'
-
-export const ORDERS_JOBS = {
-  resolvedEmail: defineJob('mail.order_resolved', Type.Object({ orderId: Type.String(), recipientId: Type.String(), refundCents: Type.Integer(), sellerCents: Type.Integer(), note: Type.String() })),
-}
 
 /** How a split resolution divides what an order still holds in escrow, in cents; the seller's side pays the fee on it at the order's own rate. */
 function splitOf(row: Pick<OrderRow, 'totalCents' | 'platformFeeCents' | 'placementFeeCents' | 'refundedCents'>, refundCents: number) {
@@ -94,9 +89,7 @@ export function createOrderResolution(deps: ResolutionDeps) {
     })
     await emitEvent(outbox, tx, ordersEvents.orderStatusChanged, { ...parties(row), from: row.status, to, by: actor.id }, now)
     await emitEvent(outbox, tx, ordersEvents.orderResolved, { ...parties(row), status: to, ...amounts, by: actor.id }, now)
-    for (const recipientId of [row.buyerId, row.sellerId]) {
-      await outbox.add(tx, ORDERS_JOBS.resolvedEmail, { orderId: row.id, recipientId, refundCents: split.refundCents, sellerCents: split.sellerCents, note })
-    }
+    await queueResolvedEmails(outbox, tx, row, split, note)
     return updated
   }
 
@@ -112,13 +105,17 @@ export function createOrderResolution(deps: ResolutionDeps) {
       if (!(await deps.notifications.emailWanted(db, recipient.id, 'order.resolved'))) return
       const buyer = recipient.id === order.buyerId
       const yours = buyer ? job.refundCents : job.sellerCents
-      const what = buyer ? `${money(yours)} was refunded to your wallet` : `${money(yours)} was paid to your wallet`
+      const what =
+        yours === 0
+          ? buyer ? 'the order is completed and its escrow paid to the seller' : 'the whole escrow went back to the buyer'
+          : buyer ? `${money(yours)} was refunded to your wallet` : `${money(yours)} was paid to your wallet`
       const link = `${deps.appUrl}/orders/${order.id}`
+      const note = job.note === '' ? { text: '', html: '' } : { text: `The decision:\n${job.note}\n\n`, html: `<p>The decision:</p><blockquote>${escapeHtml(job.note)}</blockquote>` }
       await mailer.send({
         to: recipient.email,
         subject: `Dispute resolved: ${order.serviceTitle}`,
-        text: `The dispute about "${order.serviceTitle}" is resolved: ${what}.\n\nThe decision:\n${job.note}\n\nThe order: ${link}\n`,
-        html: `<p>The dispute about “${escapeHtml(order.serviceTitle)}” is resolved: ${escapeHtml(what)}.</p><p>The decision:</p><blockquote>${escapeHtml(job.note)}</blockquote><p><a href="${escapeHtml(link)}">The order</a></p>`,
+        text: `The dispute about "${order.serviceTitle}" is resolved: ${what}.\n\n${note.text}The order: ${link}\n`,
+        html: `<p>The dispute about “${escapeHtml(order.serviceTitle)}” is resolved: ${escapeHtml(what)}.</p>${note.html}<p><a href="${escapeHtml(link)}">The order</a></p>`,
       })
     },
   }

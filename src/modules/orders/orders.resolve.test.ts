@@ -131,6 +131,23 @@ describe('POST /admin/orders/{orderId}/resolve', () => {
     const completed = await moveOrder(ctx, arbiter.accessToken, placed.orderId, 'completed', 'The delivery matches the brief')
     expect((completed.timeline as unknown[]).at(-1)).toMatchObject({ action: 'resolve_completed' })
     await expectBalances(placed, revenueBefore, { buyer: 400, seller: 90, fee: 10 })
+
+    // Both parties learn of an all-or-nothing resolution by e-mail too, with staff's reason.
+    await drainOutbox()
+    const mailTo = (email: string) => ctx.mailer.sent.filter((mail) => mail.to === email && mail.subject.startsWith('Dispute resolved'))
+    expect(mailTo(placed.buyer.user.email).map((mail) => mail.text)).toEqual([expect.stringContaining('resolved: the order is completed and its escrow paid to the seller')])
+    expect(mailTo(placed.seller.user.email).map((mail) => mail.text)).toEqual([expect.stringMatching(/90\.00 was paid to your wallet.*The delivery matches the brief/s)])
+  })
+
+  it('e-mails both parties of an all-or-nothing cancellation, without a decision paragraph when staff gave no reason', async () => {
+    const placed = await orderIn(ctx, 'disputed')
+    await moveOrder(ctx, arbiter.accessToken, placed.orderId, 'cancelled')
+    await drainOutbox()
+    const [buyerMail] = ctx.mailer.sent.filter((mail) => mail.to === placed.buyer.user.email && mail.subject.startsWith('Dispute resolved'))
+    expect(buyerMail?.text).toContain('100.00 was refunded to your wallet')
+    expect(buyerMail?.text).not.toContain('The decision')
+    const [sellerMail] = ctx.mailer.sent.filter((mail) => mail.to === placed.seller.user.email && mail.subject.startsWith('Dispute resolved'))
+    expect(sellerMail?.text).toContain('resolved: the whole escrow went back to the buyer')
   })
 
   describe('refusals: nothing moves', () => {
