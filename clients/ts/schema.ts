@@ -38353,7 +38353,7 @@ export interface operations {
                                     /** Format: int64 */
                                     disputed: number;
                                 };
-                                /** @description What buyers paid for the work of completed orders: their totals less what went back to the buyer (partial refunds, a split resolution’s refund). Two decimals, in the platform currency. */
+                                /** @description What buyers paid for the work of completed orders: their totals less what went back to the buyer (partial refunds, a split resolution’s refund, a staff refund after completion). Two decimals, in the platform currency. */
                                 grossVolume: number;
                             };
                             webhooks: {

@@ -205,5 +205,5 @@ export const Order = Type.Object(
 export const OrdersStats = Type.Object({
   total: Type.Integer({ description: 'Orders ever placed.' }),
   byStatus: Type.Object(Object.fromEntries(orderStatuses.map((status) => [status, Type.Integer()])) as Record<OrderStatus, TInteger>, { description: 'Orders by their current status.' }),
-  grossVolume: Money('What buyers paid for the work of completed orders: their totals less what went back to the buyer (partial refunds, a split resolution’s refund).'),
+  grossVolume: Money('What buyers paid for the work of completed orders: their totals less what went back to the buyer (partial refunds, a split resolution’s refund, a staff refund after completion).'),
 })

@@ -58,8 +58,12 @@ describe('POST /admin/orders/{orderId}/refund', () => {
     expect((await order(placed.orderId, manager)).allowedActions).toEqual([{ action: 'staff_refund', status: 'completed', reasonRequired: true }])
     for (const other of [viewer, placed.buyer, placed.seller]) expect(actionsOf(await order(placed.orderId, other))).not.toContain('staff_refund')
 
+    const grossVolume = async () => (await request(ctx.app, { method: 'GET', url: '/admin/stats', token: manager.accessToken })).json().data.orders.grossVolume as number
+    const volumeBefore = await grossVolume()
     const answer = await refund(placed.orderId, { amount: 30, note: NOTE })
     expect(answer.statusCode, answer.body).toBe(200)
+    // What went back to the buyer after completion leaves the gross volume as well.
+    expect(await grossVolume()).toBeCloseTo(volumeBefore - 30, 2)
     expect(answer.json().data).toMatchObject({ id: placed.orderId, status: 'completed', total: 100, platformFee: 10, refunded: 30, sellerEarning: 60 })
     expect(actionsOf(answer.json().data)).toEqual(['staff_refund'])
     expect(await wallet(placed.buyer)).toMatchObject({ balance: 430, clearing: 0 })
