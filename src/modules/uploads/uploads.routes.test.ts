@@ -1093,5 +1093,6 @@ describe('signed links to private files have their own secret', () => {
       for (const other of [rotatedJwt, rotatedFiles, rotatingFiles]) await other.app.close()
       await first.close()
     }
-  })
+    // Four instances are built: on a busy machine that alone can take most of the default timeout.
+  }, 120_000)
 })
