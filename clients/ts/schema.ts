@@ -1166,7 +1166,7 @@ export interface paths {
         };
         /**
          * Payouts for staff (view_accounts)
-         * @description Oldest first; filter by `status`. Account numbers are masked.
+         * @description Oldest first; filter by `status`. Account numbers are masked. Each payout names its requester (`user`).
          */
         get: operations["getAdminPayouts"];
         put?: never;
@@ -21098,6 +21098,16 @@ export interface operations {
                                  * @description ISO 8601, UTC.
                                  */
                                 decidedAt: string | null;
+                                user: {
+                                    /**
+                                     * Format: uuid
+                                     * @description UUIDv7 identifier.
+                                     */
+                                    id: string;
+                                    fullName: string;
+                                    username: string;
+                                    avatar: string | null;
+                                };
                             }[];
                             pagination: {
                                 /** Format: int64 */

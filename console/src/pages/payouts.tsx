@@ -102,12 +102,13 @@ export function PayoutsPage() {
                 <td>
                   {can('view_users') ? (
                     <Link to="/users/$userId" params={{ userId: payout.userId }}>
-                      …{payout.userId.slice(-8)}
+                      {payout.user.fullName}
                     </Link>
                   ) : (
-                    `…${payout.userId.slice(-8)}`
+                    payout.user.fullName
                   )}{' '}
-                  <Link to="/wallets/$userId" params={{ userId: payout.userId }} aria-label={`Wallet and statement of …${payout.userId.slice(-8)}`}>
+                  <span className="meta">@{payout.user.username}</span>{' '}
+                  <Link to="/wallets/$userId" params={{ userId: payout.userId }} aria-label={`Wallet and statement of ${payout.user.fullName}`}>
                     wallet and statement
                   </Link>
                 </td>

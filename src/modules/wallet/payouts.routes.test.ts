@@ -184,6 +184,7 @@ describe('payouts', () => {
       expect(listed.statusCode).toBe(200)
       const item = listed.json().data.items.find((candidate: { id: string }) => candidate.id === id)
       expect(item.details).toEqual({ accountNumber: '****3000', bankName: 'Commerzbank' })
+      expect(item.user).toEqual({ id: owner.user.id, fullName: owner.user.fullName, username: owner.user.username, avatar: null })
       expect(listed.json().data.items.every((candidate: { status: string }) => candidate.status === 'pending')).toBe(true)
       expectError(await request(ctx.app, { method: 'GET', url: '/admin/payouts', token: owner.accessToken }), 403, 'FORBIDDEN')
       expectError(await request(ctx.app, { method: 'GET', url: '/admin/payouts' }), 401, 'UNAUTHENTICATED')

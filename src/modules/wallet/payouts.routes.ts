@@ -4,7 +4,7 @@ import { actorOf, requireAuth, requirePermission } from '../../http/auth-hooks.t
 import type { PayoutsService } from './payouts.service.ts'
 import { idempotencyErrors } from '../../platform/idempotency/idempotency.ts'
 import { walletErrors } from './wallet.errors.ts'
-import { Payout, payoutBody, PayoutParams, RejectPayoutBody, StaffPayoutsQuery } from './wallet.schemas.ts'
+import { Payout, payoutBody, StaffPayout, PayoutParams, RejectPayoutBody, StaffPayoutsQuery } from './wallet.schemas.ts'
 
 const tags = ['wallet']
 const security = [{ bearerAuth: [] }]
@@ -53,7 +53,7 @@ export const payoutsRoutes: FastifyPluginAsyncTypebox<{ payouts: PayoutsService;
     '/admin/payouts',
     {
       preValidation: requirePermission('view_accounts'),
-      schema: { tags: ['admin'], security, summary: 'Payouts for staff (view_accounts)', description: 'Oldest first; filter by `status`. Account numbers are masked.', querystring: StaffPayoutsQuery, response: responses({ 200: Envelope(Page(Payout)) }, 400, 401, 403) },
+      schema: { tags: ['admin'], security, summary: 'Payouts for staff (view_accounts)', description: 'Oldest first; filter by `status`. Account numbers are masked. Each payout names its requester (`user`).', querystring: StaffPayoutsQuery, response: responses({ 200: Envelope(Page(StaffPayout)) }, 400, 401, 403) },
     },
     async (request) => ok(await payouts.listForStaff(actorOf(request), request.query.status, request.query)),
   )

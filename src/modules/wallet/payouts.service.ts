@@ -57,7 +57,7 @@ export function createPayoutsService(deps: {
   clock: Clock
   outbox: Outbox
   ledger: LedgerService
-  users: Pick<UsersService, 'kycVerifiedSql'>
+  users: Pick<UsersService, 'kycVerifiedSql' | 'publicSummariesOf'>
   audit: Pick<AuditService, 'record'>
   currency: string
   minPayoutCents: number
@@ -164,8 +164,9 @@ export function createPayoutsService(deps: {
     /** `GET /admin/payouts?status=` (view_accounts): oldest first; account numbers masked. */
     async listForStaff(actor: Actor, status: PayoutStatus | undefined, page: PageRequest) {
       const { rows, total } = await createPayoutsRepository(db).listByStatus(status, offsetOf(page), page.limit)
+      const requesters = await users.publicSummariesOf(db, [...new Set(rows.map((row) => row.userId))])
       return toPage(
-        rows.map((row) => toPayout(row, row.userId === actor.id)),
+        rows.map((row) => ({ ...toPayout(row, row.userId === actor.id), user: requesters.get(row.userId)! })),
         total,
         page,
       )
