@@ -414,6 +414,9 @@ describe('the operator console in a browser', () => {
     await page.getByLabel('Action').fill('user.suspend')
     await page.getByRole('cell', { name: 'Shared their password with a contractor.' }).waitFor()
     await expectAccessible('audit')
+    // The target of an entry links to its page.
+    await page.getByRole('row', { name: /Shared their password/ }).getByRole('link', { name: /^user / }).first().click()
+    await page.getByRole('heading', { level: 1, name: 'Sam Support' }).waitFor()
   })
 
   it('signs out: the refresh token is spent and the sign-in page shows', async () => {

@@ -1,6 +1,8 @@
 import { useQuery } from '@tanstack/react-query'
+import { Link } from '@tanstack/react-router'
 import { useState } from 'react'
 import { api, call } from '../api.ts'
+import { useSession } from '../session.tsx'
 import { ErrorText, Field, Loading, Pager, when } from '../ui.tsx'
 
 interface AuditFilters {
@@ -12,6 +14,20 @@ interface AuditFilters {
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const patterns: Record<keyof AuditFilters, RegExp> = { actor: uuid, target: uuid, targetType: /^[a-z_]{1,40}$/, action: /^[a-z_]{1,40}\.[a-z_]{1,40}$/ }
+
+/**
+ * An id in the log, shortened for reading (the whole id in its title), and a link to the
+ * console's page of that record where there is one the signed-in person may open.
+ */
+function Ref({ type, id }: { type: string; id: string }) {
+  const { can } = useSession()
+  const short = <code title={id}>…{id.slice(-8)}</code>
+  const label = `${type.replace(/_/g, ' ')} ${id}`
+  if (type === 'user' && can('view_users')) return <Link to="/users/$userId" params={{ userId: id }} aria-label={label}>{short}</Link>
+  if (type === 'order' && can('view_orders')) return <Link to="/orders/$orderId" params={{ orderId: id }} aria-label={label}>{short}</Link>
+  if (type === 'kyc_submission' && can('view_kyc')) return <Link to="/kyc/$submissionId" params={{ submissionId: id }} aria-label={label}>{short}</Link>
+  return short
+}
 
 /** Staff actions, newest first, with what changed. */
 export function AuditTable({ filters }: { filters: AuditFilters }) {
@@ -44,9 +60,9 @@ export function AuditTable({ filters }: { filters: AuditFilters }) {
                 <td>{when(entry.createdAt)}</td>
                 <td>{entry.action}</td>
                 <td>
-                  {entry.targetType} <code>{entry.targetId.slice(-8)}</code>
+                  {entry.targetType} <Ref type={entry.targetType} id={entry.targetId} />
                 </td>
-                <td>{entry.actorId ? <code>{entry.actorId.slice(-8)}</code> : 'system'}</td>
+                <td>{entry.actorId ? <Ref type="user" id={entry.actorId} /> : 'system'}</td>
                 <td>{entry.reason ?? '—'}</td>
                 <td>
                   <details>
