@@ -113,7 +113,7 @@ async function cpuOver(seconds: number) {
   await sleep(seconds * 1000)
   const after = await server.usage()
   const cpuMs = (after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system) / 1000
-  return { cpuMs, perSecond: cpuMs / ((performance.now() - wallStarted) / 1000) }
+  return { cpuMs, perSecond: cpuMs / ((performance.now() - wallStarted) / 1000), loopDelayMaxMs: after.loopDelayMaxMs }
 }
 /** Self size and count per constructor of the server's heap, written to a temporary file and read back. */
 async function heapGroups() {
@@ -163,10 +163,12 @@ try {
   const capFirst = await capClient.ask<{ outcomes: (string | number)[] }>({ cmd: 'cap', port, user: capped, count: cap + 1 })
   console.log(`cap of ${cap} per person, ${cap + 1} attempts: ${capFirst.outcomes.join(', ')}`)
 
+  // The opening's own aftermath (collections, compilation) settles before the quiet window.
+  await sleep(10_000)
   const loadedCpu = await cpuOver(options.window)
   const rounds = options.window / options.heartbeat
   const perRoundMs = (loadedCpu.cpuMs - idleCpu.cpuMs) / rounds
-  console.log(`server CPU: ${idleCpu.perSecond.toFixed(1)} ms/s with no socket, ${loadedCpu.perSecond.toFixed(1)} ms/s with ${openCount} idle (heartbeat every ${options.heartbeat} s): ${perRoundMs.toFixed(1)} ms per heartbeat round, ${((perRoundMs * 1000) / openCount).toFixed(1)} µs per socket`)
+  console.log(`server CPU: ${idleCpu.perSecond.toFixed(1)} ms/s with no socket, ${loadedCpu.perSecond.toFixed(1)} ms/s with ${openCount} idle (heartbeat every ${options.heartbeat} s): ${perRoundMs.toFixed(1)} ms per heartbeat round, ${((perRoundMs * 1000) / openCount).toFixed(1)} µs per socket; the event loop held at most ${idleCpu.loopDelayMaxMs.toFixed(0)} ms at once with no socket, ${loadedCpu.loopDelayMaxMs.toFixed(0)} ms with them`)
 
   // Fan-out: receivers spread evenly over the holders (so over every client process), one sender each.
   const step = Math.floor(options.sockets / options.receivers)
@@ -190,12 +192,13 @@ try {
   const sent = await sendAll(options.messages, 'measure')
   const fanOutSeconds = (performance.now() - fanOutStarted) / 1000
   const fanOutCpuAfter = await server.usage()
+  const fanOutLoopDelayMaxMs = fanOutCpuAfter.loopDelayMaxMs
   const latencies = sent.flatMap(({ latencies }) => latencies).sort((a, b) => a - b)
   const failures = sent.reduce((total, { failures }) => total + failures, 0)
   const fanOut = { messages: latencies.length, failures, perSecond: latencies.length / fanOutSeconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? Number.NaN }
   const fanOutCpuShare = (fanOutCpuAfter.cpu.user + fanOutCpuAfter.cpu.system - fanOutCpuBefore.cpu.user - fanOutCpuBefore.cpu.system) / 1000 / (fanOutSeconds * 1000)
   console.log(
-    `fan-out to ${options.receivers} receiving sockets of ${openCount}: ${fanOut.messages} messages, ${options.concurrency} at a time: ${fanOut.perSecond.toFixed(0)}/s, p50 ${fanOut.p50.toFixed(1)} ms, p99 ${fanOut.p99.toFixed(1)} ms, max ${fanOut.max.toFixed(1)} ms, ${failures} failed${sent.find((one) => one.failure)?.failure ? ` (${sent.find((one) => one.failure)!.failure})` : ''}; server CPU ${(fanOutCpuShare * 100).toFixed(0)} % of a core`,
+    `fan-out to ${options.receivers} receiving sockets of ${openCount}: ${fanOut.messages} messages, ${options.concurrency} at a time: ${fanOut.perSecond.toFixed(0)}/s, p50 ${fanOut.p50.toFixed(1)} ms, p99 ${fanOut.p99.toFixed(1)} ms, max ${fanOut.max.toFixed(1)} ms, ${failures} failed${sent.find((one) => one.failure)?.failure ? ` (${sent.find((one) => one.failure)!.failure})` : ''}; server CPU ${(fanOutCpuShare * 100).toFixed(0)} % of a core, the event loop held at most ${fanOutLoopDelayMaxMs.toFixed(0)} ms at once`,
   )
 
   // Throughout: the capped user still holds exactly the cap, one more is still refused, no socket was lost.
@@ -219,8 +222,8 @@ try {
     options,
     sockets: { requested: options.sockets, opened: openCount, refused, openSeconds, stillOpen, lost },
     memory: { before, after, perSocket, heapGrowth },
-    heartbeat: { seconds: options.heartbeat, window: options.window, idleCpuMsPerSecond: idleCpu.perSecond, loadedCpuMsPerSecond: loadedCpu.perSecond, perRoundMs, perSocketMicroseconds: (perRoundMs * 1000) / openCount },
-    fanOut: { ...fanOut, concurrency: options.concurrency, receivers: options.receivers, serverCpuShare: fanOutCpuShare },
+    heartbeat: { seconds: options.heartbeat, window: options.window, idleCpuMsPerSecond: idleCpu.perSecond, loadedCpuMsPerSecond: loadedCpu.perSecond, idleLoopDelayMaxMs: idleCpu.loopDelayMaxMs, loadedLoopDelayMaxMs: loadedCpu.loopDelayMaxMs, perRoundMs, perSocketMicroseconds: (perRoundMs * 1000) / openCount },
+    fanOut: { ...fanOut, concurrency: options.concurrency, receivers: options.receivers, serverCpuShare: fanOutCpuShare, loopDelayMaxMs: fanOutLoopDelayMaxMs },
     cap: { cap, first: capFirst.outcomes, last: capLast.outcomes, capOpen, held: capHeld },
   }
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true })
@@ -238,8 +241,8 @@ try {
       `| sockets open | ${openCount} of ${options.sockets} in ${openSeconds.toFixed(1)} s (${stillOpen} still open at the end, ${lost} closed) |`,
       `| memory per idle socket (after a full collection) | RSS ${kb(perSocket.rss)}, heap used ${kb(perSocket.heapUsed)}, external ${kb(perSocket.external)} |`,
       `| server before / after opening | RSS ${megabytes(before.rss)} / ${megabytes(after.rss)} MB, heap used ${megabytes(before.heapUsed)} / ${megabytes(after.heapUsed)} MB |`,
-      `| server CPU, no socket / ${openCount} idle (heartbeat ${options.heartbeat} s) | ${idleCpu.perSecond.toFixed(1)} / ${loadedCpu.perSecond.toFixed(1)} ms per s; ${perRoundMs.toFixed(1)} ms per round, ${result.heartbeat.perSocketMicroseconds.toFixed(1)} µs per socket |`,
-      `| fan-out, ${options.receivers} receivers, ${options.concurrency} at a time | ${fanOut.perSecond.toFixed(0)}/s, p50 ${fanOut.p50.toFixed(1)} ms, p99 ${fanOut.p99.toFixed(1)} ms, max ${fanOut.max.toFixed(1)} ms, ${failures} failed |`,
+      `| server CPU, no socket / ${openCount} idle (heartbeat ${options.heartbeat} s) | ${idleCpu.perSecond.toFixed(1)} / ${loadedCpu.perSecond.toFixed(1)} ms per s; ${perRoundMs.toFixed(1)} ms per round, ${result.heartbeat.perSocketMicroseconds.toFixed(1)} µs per socket; event loop held at most ${idleCpu.loopDelayMaxMs.toFixed(0)} / ${loadedCpu.loopDelayMaxMs.toFixed(0)} ms |`,
+      `| fan-out, ${options.receivers} receivers, ${options.concurrency} at a time | ${fanOut.perSecond.toFixed(0)}/s, p50 ${fanOut.p50.toFixed(1)} ms, p99 ${fanOut.p99.toFixed(1)} ms, max ${fanOut.max.toFixed(1)} ms, ${failures} failed; server CPU ${(fanOutCpuShare * 100).toFixed(0)} % of a core, event loop held at most ${fanOutLoopDelayMaxMs.toFixed(0)} ms |`,
       `| cap ${cap} per person | attempts: ${capFirst.outcomes.join(', ')}; at the end ${capOpen} open, one more: ${capLast.outcomes[0]} (${capHeld ? 'held' : 'NOT held'}) |`,
       ...(heapGrowth.length > 0 ? ['', 'Heap growth per socket, by constructor (heap snapshots before and after opening):', '', '| constructor or kind | bytes per socket | count per socket |', '|---|---|---|', ...heapGrowth.map((group) => `| ${group.name} | ${group.bytesPerSocket.toFixed(0)} | ${group.countPerSocket.toFixed(2)} |`)] : []),
       '',

@@ -19,6 +19,8 @@ export interface ProcessUsage {
   /** CPU time since the process started, in microseconds. */
   cpu: NodeJS.CpuUsage
   uptime: number
+  /** The longest event-loop delay since the previous report, in ms (resolution 10 ms). */
+  loopDelayMaxMs: number
 }
 
 /** The node arguments of an npm script (`exec node <args>`), with the probe imported after tsx. */
