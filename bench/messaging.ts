@@ -18,7 +18,7 @@ import WebSocket from 'ws'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
 import { openMigratedDatabase } from '../src/db/open.ts'
-import { hashPassword } from '../src/lib/passwords.ts'
+import { createBenchUsers, inProcessBenchConfig, percentile as percentileOf } from './support/users.ts'
 
 const { values } = parseArgs({ options: { sockets: { type: 'string', default: '1000' }, messages: { type: 'string', default: '1000' }, concurrency: { type: 'string', default: '10' }, reads: { type: 'string', default: '2000' } } })
 const [socketCount, messageCount, concurrency, readCount] = [Number(values.sockets), Number(values.messages), Number(values.concurrency), Number(values.reads)]
@@ -27,9 +27,7 @@ if (![socketCount, messageCount, concurrency, readCount].every((value) => Number
   process.exit(2)
 }
 
-const loaded = loadConfig()
-// Measured as deployed: `isProduction` drops the development guard around the database handle.
-const config = { ...loaded, host: '127.0.0.1', port: 0, rateLimit: { ...loaded.rateLimit, general: 10_000_000 }, runWorker: false, logLevel: 'warn' as const, isProduction: true }
+const config = inProcessBenchConfig(loadConfig())
 const database = await openMigratedDatabase(config.database)
 const app = await buildApp({ config, database })
 await app.listen({ host: '127.0.0.1', port: 0 })
@@ -38,12 +36,7 @@ const base = `http://127.0.0.1:${port}/api/v1`
 const { container } = app
 
 const run = Date.now().toString(36)
-const passwordHash = await hashPassword('Bench-Passw0rd')
-const users: { id: string; token: string }[] = []
-for (let index = 0; index < socketCount; index++) {
-  const account = await container.db.transaction((tx) => container.users.createAccount(tx, { email: `chat-${run}-${index}@bench.marketplace.test`, fullName: `Chat Bench ${index}`, passwordHash, isActive: true }))
-  users.push({ id: account.id, token: (await container.auth.issueSession(account)).accessToken })
-}
+const users = await createBenchUsers(container, { count: socketCount, label: 'chat' })
 
 /** Frames waited for, by message content (the frame may arrive before the HTTP answer). */
 const waiting = new Map<string, () => void>()
@@ -93,7 +86,7 @@ const measure = async (count: number, one: (index: number) => Promise<number>) =
   )
   const seconds = (performance.now() - started) / 1000
   latencies.sort((a, b) => a - b)
-  const percentile = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]!
+  const percentile = (p: number) => percentileOf(latencies, p)
   return `${(count / seconds).toFixed(0)}/s, p50 ${percentile(50).toFixed(1)} ms, p99 ${percentile(99).toFixed(1)} ms`
 }
 
