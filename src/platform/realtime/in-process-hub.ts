@@ -31,10 +31,10 @@ export function createInProcessHub(options: { heartbeatMs: number; maxSocketsPer
     onlineUsers: async (limit) => sockets.users(limit),
     localSocketCount: () => sockets.size(),
     async heartbeat() {
-      sockets.heartbeat()
+      await sockets.heartbeat()
     },
     async start() {
-      timer ??= setInterval(() => sockets.heartbeat(), options.heartbeatMs).unref()
+      timer ??= setInterval(() => void sockets.heartbeat(), options.heartbeatMs).unref()
     },
     async close() {
       clearInterval(timer)

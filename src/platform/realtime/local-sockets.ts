@@ -1,6 +1,8 @@
 import { SESSION_ENDED, type HubSocket, type SocketOwner, type SocketSlot } from './realtime.ts'
 
 const OPEN = 1
+/** Sockets pinged in one turn of the event loop (a few milliseconds of work). */
+const HEARTBEAT_SLICE = 256
 
 interface Entry extends SocketOwner {
   socket: HubSocket
@@ -15,6 +17,7 @@ interface Entry extends SocketOwner {
 export class LocalSockets {
   private readonly byUser = new Map<string, Set<Entry>>()
   private count = 0
+  private round: Promise<void> | undefined
 
   /** Tracks an open socket in its place, which is given back when the socket leaves this list. */
   add(socket: HubSocket, slot: SocketSlot): void {
@@ -75,19 +78,37 @@ export class LocalSockets {
     return this.count
   }
 
-  /** Drops sockets that missed the last ping (their peer is gone without a FIN), pings the rest. */
-  heartbeat(): void {
-    for (const entries of [...this.byUser.values()]) {
-      for (const entry of [...entries]) {
-        if (!entry.isAlive) {
-          entry.socket.terminate()
-          this.remove(entry)
-          continue
-        }
-        entry.isAlive = false
-        if (entry.socket.readyState === OPEN) entry.socket.ping()
-      }
+  /**
+   * Drops sockets that missed the last ping (their peer is gone without a FIN), pings the rest.
+   * A ping costs tens of microseconds, so a round over ten thousand sockets would hold the event
+   * loop for a third of a second and every message in flight would wait it out: the round goes in
+   * slices of `HEARTBEAT_SLICE` sockets, yielding to other work between them.
+   */
+  heartbeat(): Promise<void> {
+    // Overlapping rounds would each take a socket's answer to the other's ping as missing.
+    this.round ??= this.beatAll().finally(() => {
+      this.round = undefined
+    })
+    return this.round
+  }
+
+  private async beatAll(): Promise<void> {
+    const round: Entry[] = []
+    for (const entries of this.byUser.values()) for (const entry of entries) round.push(entry)
+    for (let start = 0; start < round.length; start += HEARTBEAT_SLICE) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve))
+      for (const entry of round.slice(start, start + HEARTBEAT_SLICE)) this.beat(entry)
     }
+  }
+
+  private beat(entry: Entry): void {
+    if (!entry.isAlive) {
+      entry.socket.terminate()
+      this.remove(entry)
+      return
+    }
+    entry.isAlive = false
+    if (entry.socket.readyState === OPEN) entry.socket.ping()
   }
 
   closeAll(code: number, reason: string): void {

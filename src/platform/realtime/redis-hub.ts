@@ -125,7 +125,7 @@ export function createRedisHub(options: { url: string; heartbeatMs: number; maxS
 
   let timer: NodeJS.Timeout | undefined
   const heartbeat = async () => {
-    sockets.heartbeat()
+    await sockets.heartbeat()
     await markPresent()
   }
 
