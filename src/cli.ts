@@ -13,7 +13,7 @@ import { createInProcessHub } from './platform/realtime/in-process-hub.ts'
 import type { RealtimeHub } from './platform/realtime/realtime.ts'
 import { Email, FullName, Password, Username } from './modules/users/users.schemas.ts'
 import { createContainer } from './container.ts'
-import { seedActivity, type ActivitySeedOptions } from './seed/activity.ts'
+import { activityOptionsOf, seedActivity } from './seed/activity.ts'
 import { seedBulk } from './seed/bulk.ts'
 import { DEMO_EMAIL_DOMAIN, DEMO_PASSWORD, seedDemo } from './seed/demo.ts'
 
@@ -79,17 +79,6 @@ async function createSuperuser(config: Config, argv: string[]): Promise<void> {
   })
 }
 
-/** The seeded money and windows follow the app's configuration, so the books and the worker agree with them. */
-const activityOptions = (config: Config): ActivitySeedOptions => ({
-  platformFeeBasisPoints: config.orders.platformFeeBasisPoints,
-  clearanceAfterMs: config.clearanceAfterMs,
-  reviewWindowMs: config.reviews.windowMs,
-  autoCompleteAfterMs: config.orders.autoCompleteAfterMs,
-  notificationRetentionMs: config.notifications.retentionMs,
-  platformSubAccounts: config.ledgerPlatformSubAccounts,
-  currency: config.currency,
-})
-
 async function seed(config: Config, argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, options: { services: { type: 'string' }, activity: { type: 'boolean', default: false } } })
   const count = values.services === undefined ? undefined : Number(values.services)
@@ -103,7 +92,7 @@ async function seed(config: Config, argv: string[]): Promise<void> {
       console.log(`${result.servicesCreated} services and ${result.sellersCreated} sellers added (${result.servicesTotal} bulk services) in ${(result.milliseconds / 1000).toFixed(1)} s`)
       if (values.activity) {
         console.log('seeding activity...')
-        const activity = await seedActivity(database.db, activityOptions(config), (line) => console.log(line))
+        const activity = await seedActivity(database.db, activityOptionsOf(config), (line) => console.log(line))
         console.log(
           `${activity.orders} orders, ${activity.buyers} buyers, ${activity.messages} messages, ${activity.reviews} reviews and ${activity.ledgerTransactions} ledger transactions in ${(activity.milliseconds / 1000).toFixed(1)} s`,
         )

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm'
+import type { Config } from '../config.ts'
 import type { Db, Executor } from '../db/client.ts'
 import { BULK_EMAIL_DOMAIN } from './bulk.ts'
 
@@ -21,6 +22,17 @@ export interface ActivitySeedOptions {
   platformSubAccounts: number
   currency: string
 }
+
+/** The seeded money and windows follow the app's configuration, so the books and the worker agree with them. */
+export const activityOptionsOf = (config: Config): ActivitySeedOptions => ({
+  platformFeeBasisPoints: config.orders.platformFeeBasisPoints,
+  clearanceAfterMs: config.clearanceAfterMs,
+  reviewWindowMs: config.reviews.windowMs,
+  autoCompleteAfterMs: config.orders.autoCompleteAfterMs,
+  notificationRetentionMs: config.notifications.retentionMs,
+  platformSubAccounts: config.ledgerPlatformSubAccounts,
+  currency: config.currency,
+})
 
 export interface ActivitySeedResult {
   buyers: number
