@@ -21,7 +21,7 @@
  * Before measuring, each bare answer is compared with the project's: a route whose answers
  * differ is reported as such.
  */
-import { fork, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { availableParallelism, cpus, totalmem } from 'node:os'
 import { isDeepStrictEqual, parseArgs } from 'node:util'
@@ -36,6 +36,7 @@ import { API_PREFIX } from '../src/http/prefix.ts'
 import { createRealtimeHub } from '../src/platform/realtime/create-hub.ts'
 import type { HubSocket } from '../src/platform/realtime/realtime.ts'
 import pino from 'pino'
+import { catalogueRoutes, catalogueSample, loader, median, type Run } from './catalogue-routes.ts'
 
 const { values } = parseArgs({
   options: {
@@ -77,8 +78,7 @@ const app = await buildApp({ config, database, realtime })
 await app.listen({ host: '127.0.0.1', port: 0 })
 const projectBase = `http://127.0.0.1:${(app.server.address() as { port: number }).port}${API_PREFIX}`
 
-/** One query runner for the bare server: its own pg pool, or the shared PGlite. */
-type Run = (name: string, text: string, params: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>
+// One query runner for the bare server: its own pg pool, or the shared PGlite.
 let run: Run
 let closeBare = async () => undefined as void
 if (database.kind === 'postgres') {
@@ -321,40 +321,8 @@ bare.get<{ Params: { slug: string } }>(`${API_PREFIX}/categories/:slug`, async (
 await bare.listen({ host: '127.0.0.1', port: 0 })
 const bareBase = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}${API_PREFIX}`
 
-// The sample: the newest active service, its title's words as a narrow search, a word of its
-// description alone as a rare search (fewer than three matches: the correction is tried), a
-// top-level category.
-const [sample] = (
-  await run('bench_sample', `select id, title, substring(description from 'number ([0-9]+)') as word from services where status = 'active' and deleted_at is null order by created_at desc, id desc limit 1`, [])
-).rows as { id: string; title: string; word: string | null }[]
-if (!sample) throw new Error('no active service: seed first (npm run seed -- --services 100000)')
-const narrow = sample.title
-  .replace(/^I will /, '')
-  .replace(/\ba\b/g, '')
-  .replace(/\s+/g, ' ')
-  .trim()
-const [{ total: servicesTotal } = { total: 0 }] = (await run('bench_total', `select count(*)::int as total from services where status = 'active' and deleted_at is null`, [])).rows as { total: number }[]
-
-interface Route {
-  name: string
-  path: string
-  connections: number
-}
-const ALL_ROUTES: Route[] = [
-  { name: 'GET /services/{id}', path: `/services/${sample.id}`, connections },
-  { name: 'GET /services?category=graphics-design&sortBy=price', path: '/services?category=graphics-design&sortBy=price', connections },
-  { name: `GET /services?search=${narrow} (narrow)`, path: `/services?search=${encodeURIComponent(narrow)}`, connections },
-  { name: 'GET /services?search=logo design (broad)', path: '/services?search=logo%20design', connections: searchConnections },
-  { name: `GET /services?search=${sample.word} (rare)`, path: `/services?search=${sample.word}`, connections },
-  { name: 'GET /services?search=logo design&facets=true (faceted broad)', path: '/services?search=logo%20design&facets=true', connections },
-  { name: 'GET /services?deliveryDays=3', path: '/services?deliveryDays=3', connections },
-  { name: 'GET /services?minRating=4.5', path: '/services?minRating=4.5', connections },
-  { name: 'GET /services?sellerLevel=level_two,top_rated', path: '/services?sellerLevel=level_two,top_rated', connections },
-  { name: 'GET /services?sellerOnline=true', path: '/services?sellerOnline=true', connections },
-  { name: 'GET /services?tags=logo design', path: '/services?tags=logo%20design', connections },
-  { name: 'GET /categories', path: '/categories', connections },
-  { name: 'GET /categories/{slug}', path: '/categories/graphics-design', connections },
-]
+const { sample, servicesTotal } = await catalogueSample(run)
+const ALL_ROUTES = catalogueRoutes(sample, connections, searchConnections)
 const ROUTES = values.only === undefined ? ALL_ROUTES : ALL_ROUTES.filter((route) => route.name.includes(values.only!))
 if (ROUTES.length === 0) {
   console.error(`--only ${values.only} names no route: ${ALL_ROUTES.map((route) => route.name).join(', ')}`)
@@ -362,23 +330,7 @@ if (ROUTES.length === 0) {
 }
 
 const workers: ChildProcess[] = []
-function loader() {
-  const child = fork(new URL('./load-worker.ts', import.meta.url), [], { execArgv: ['--import', 'tsx'] })
-  workers.push(child)
-  let next = 0
-  return (job: { url: string; method?: 'GET' | 'POST'; body?: string; connections: number; durationMs: number }) =>
-    new Promise<{ rps: number; p50: number; p99: number; errors: number; requests: number; statuses: Record<number, number> }>((resolve) => {
-      const id = ++next
-      const listener = (message: { id: number }) => {
-        if (message.id !== id) return
-        child.off('message', listener)
-        resolve(message as never)
-      }
-      child.on('message', listener)
-      child.send({ id, ...job })
-    })
-}
-const load = loader()
+const load = loader(workers)
 
 interface Sample {
   rps: number
@@ -387,10 +339,6 @@ interface Sample {
   errors: number
 }
 const results = ROUTES.map((route) => ({ route, same: false, project: [] as Sample[], bare: [] as Sample[] }))
-const median = (numbers: number[]) => {
-  const sorted = [...numbers].sort((a, b) => a - b)
-  return sorted.length === 0 ? 0 : sorted[Math.floor((sorted.length - 1) / 2)]!
-}
 
 try {
   for (const result of results) {
@@ -418,7 +366,7 @@ try {
   const password = 'Bench-login-1'
   await run('bench_user', `insert into users (id, email, username, full_name, password_hash, is_active, title, description, activated_at, created_at, updated_at)
       values (gen_random_uuid(), $1, $2, 'Bench Login', $3, true, '', '', now(), now(), now())`, [email, `bench_${Date.now()}`, await hashPassword(password)])
-  const storm = loader()
+  const storm = loader(workers)
   const storms: { hashConcurrency: number; loginsPerSecond: number; loginP99: number; readRps: number; readP50: number; readP99: number; loginErrors: number }[] = []
   try {
     for (const hashConcurrency of stormMs > 0 ? [config.passwordHashConcurrency, 64] : []) {

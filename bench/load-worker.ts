@@ -1,7 +1,7 @@
 /**
  * The benchmark's load generator, in its own process so that it does not share an event loop
- * with the servers it measures. It receives jobs over IPC (`{ url, method, body, connections,
- * durationMs }`), keeps `connections` keep-alive connections busy for that long, and answers
+ * with the servers it measures. It receives jobs over IPC (`{ url, method, body, headers,
+ * connections, durationMs }`), keeps `connections` keep-alive connections busy for that long, and answers
  * with the number of requests, errors and latency percentiles.
  */
 import http from 'node:http'
@@ -11,6 +11,7 @@ interface Job {
   url: string
   method?: 'GET' | 'POST'
   body?: string
+  headers?: Record<string, string>
   connections: number
   durationMs: number
 }
@@ -20,7 +21,7 @@ const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : s
 function once(agent: http.Agent, target: URL, job: Job): Promise<number> {
   return new Promise((resolve, reject) => {
     const request = http.request(
-      { agent, host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: job.method ?? 'GET', headers: job.body ? { 'content-type': 'application/json' } : {} },
+      { agent, host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: job.method ?? 'GET', headers: { ...job.headers, ...(job.body ? { 'content-type': 'application/json' } : {}) } },
       (response) => {
         response.resume()
         response.on('end', () => resolve(response.statusCode ?? 0))

@@ -13,6 +13,7 @@ import { createInProcessHub } from './platform/realtime/in-process-hub.ts'
 import type { RealtimeHub } from './platform/realtime/realtime.ts'
 import { Email, FullName, Password, Username } from './modules/users/users.schemas.ts'
 import { createContainer } from './container.ts'
+import { activityOptionsOf, seedActivity } from './seed/activity.ts'
 import { seedBulk } from './seed/bulk.ts'
 import { DEMO_EMAIL_DOMAIN, DEMO_PASSWORD, seedDemo } from './seed/demo.ts'
 
@@ -25,6 +26,10 @@ Commands:
       (or SUPERUSER_EMAIL / SUPERUSER_PASSWORD / SUPERUSER_FULL_NAME)
   seed                       fill the database with demo sellers and services (idempotent)
       [--services N]         instead, top up to N generated active services for benchmarks
+      [--activity]           with --services, then generate about one order per service with its
+                             buyer (one per four orders), money in the ledger, conversation and
+                             messages (five per order), delivery, reviews and notifications;
+                             refuses a database that has them already
   worker                     run the background worker alone (PostgreSQL only)
   ledger:check               check that the books balance; exits 1 when they do not
   levels:evaluate            evaluate every seller's level now and print each change
@@ -75,15 +80,23 @@ async function createSuperuser(config: Config, argv: string[]): Promise<void> {
 }
 
 async function seed(config: Config, argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { services: { type: 'string' } } })
+  const { values } = parseArgs({ args: argv, options: { services: { type: 'string' }, activity: { type: 'boolean', default: false } } })
   const count = values.services === undefined ? undefined : Number(values.services)
   if (count !== undefined && (!Number.isSafeInteger(count) || count < 1 || count > 10_000_000)) throw new Error('--services must be a whole number from 1 to 10000000')
+  if (values.activity && count === undefined) throw new Error('--activity needs --services N')
 
   await withDatabase(config, async (database) => {
     if (count !== undefined) {
       console.log(`seeding ${count} services...`)
       const result = await seedBulk(database.db, count, (line) => console.log(line))
       console.log(`${result.servicesCreated} services and ${result.sellersCreated} sellers added (${result.servicesTotal} bulk services) in ${(result.milliseconds / 1000).toFixed(1)} s`)
+      if (values.activity) {
+        console.log('seeding activity...')
+        const activity = await seedActivity(database.db, activityOptionsOf(config), (line) => console.log(line))
+        console.log(
+          `${activity.orders} orders, ${activity.buyers} buyers, ${activity.messages} messages, ${activity.reviews} reviews and ${activity.ledgerTransactions} ledger transactions in ${(activity.milliseconds / 1000).toFixed(1)} s`,
+        )
+      }
       return
     }
     const { container, mailer } = containerFor(config, database)
