@@ -21,8 +21,10 @@ const patterns: Record<keyof AuditFilters, RegExp> = { actor: uuid, target: uuid
  */
 function Ref({ type, id }: { type: string; id: string }) {
   const { can } = useSession()
-  const short = <code title={id}>…{id.slice(-8)}</code>
-  const label = `${type.replace(/_/g, ' ')} ${id}`
+  const tail = `…${id.slice(-8)}`
+  const short = <code title={id}>{tail}</code>
+  // The accessible name holds the visible text (WCAG 2.5.3), with what the id is of.
+  const label = `${type.replace(/_/g, ' ')} ${tail}`
   if (type === 'user' && can('view_users')) return <Link to="/users/$userId" params={{ userId: id }} aria-label={label}>{short}</Link>
   if (type === 'order' && can('view_orders')) return <Link to="/orders/$orderId" params={{ orderId: id }} aria-label={label}>{short}</Link>
   if (type === 'kyc_submission' && can('view_kyc')) return <Link to="/kyc/$submissionId" params={{ submissionId: id }} aria-label={label}>{short}</Link>
