@@ -1,12 +1,15 @@
 /**
  * `npm run bench:completions [-- --requests N --concurrency C]`: deposits and order completions
  * per second, the two writes that book on a platform ledger account (a deposit takes money from
- * `external`, a completion pays the platform's fee into `revenue`), through `app.inject` on
- * DATABASE_URL (PostgreSQL) or the embedded database. It creates C buyers and C sellers (so that
- * no user's own account is shared by two requests in flight), sends N deposits C at a time, then
- * prepares N delivered orders and completes them C at a time, and checks the books. The platform
- * accounts are spread over LEDGER_PLATFORM_SUB_ACCOUNTS rows (16 by default); run it again with
- * LEDGER_PLATFORM_SUB_ACCOUNTS=1 to see the same load queue on one row. Not part of `npm test`.
+ * `external`, a completion pays the platform's fee into `revenue`), on DATABASE_URL (PostgreSQL)
+ * or the embedded database. It creates C buyers and C sellers (so that no user's own account is
+ * shared by two requests in flight). Each write runs N times C at a time, four times over: through
+ * its route (`app.inject`), as its twin (the service call the route makes, with no HTTP in front),
+ * the twin again and the route again; the ratio of each pair is printed. The completions need 4N
+ * delivered orders, prepared through the routes in between (not measured as such). Then it checks
+ * the books. The platform accounts are spread over LEDGER_PLATFORM_SUB_ACCOUNTS rows (16 by
+ * default); run it again with LEDGER_PLATFORM_SUB_ACCOUNTS=1 to see the same load queue on one
+ * row. Not part of `npm test`.
  */
 import { randomBytes } from 'node:crypto'
 import { parseArgs } from 'node:util'
@@ -16,6 +19,7 @@ import { loadConfig } from '../src/config.ts'
 import { openMigratedDatabase } from '../src/db/open.ts'
 import { hashPassword } from '../src/lib/passwords.ts'
 import { categories } from '../src/modules/catalogue/categories.table.ts'
+import { measure, printRatio, status, type Measured } from './support/measure.ts'
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '2000' }, concurrency: { type: 'string', default: '100' } } })
 const [requests, concurrency] = [Number(values.requests), Number(values.concurrency)]
@@ -75,39 +79,28 @@ function deliveryForm(): { payload: Buffer; headers: Record<string, string> } {
   return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } }
 }
 
-/** Runs `count` requests, `concurrency` at a time, and reports them. */
-async function measure(name: string, count: number, send: (worker: number, index: number) => Promise<{ statusCode: number; body: string }>, expected: number) {
-  const latencies: number[] = []
-  let next = 0
-  let failed = 0
-  let firstFailure = ''
-  const started = performance.now()
-  await Promise.all(
-    Array.from({ length: concurrency }, async (_, worker) => {
-      while (next < count) {
-        const index = next++
-        const sent = performance.now()
-        const response = await send(worker, index)
-        latencies.push(performance.now() - sent)
-        if (response.statusCode !== expected && failed++ === 0) firstFailure = ` (first: ${response.statusCode} ${response.body.slice(0, 300)})`
-      }
-    }),
-  )
-  const seconds = (performance.now() - started) / 1000
-  latencies.sort((a, b) => a - b)
-  const percentile = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]!
-  console.log(`${name}: ${(count / seconds).toFixed(0)} req/s, p50 ${percentile(50).toFixed(1)} ms, p99 ${percentile(99).toFixed(1)} ms, ${failed} not ${expected}${firstFailure}`)
-  return failed
+const options = { count: requests, concurrency }
+// The twins: the same service calls the routes make, each caller's session resolved once beforehand.
+const actors = await Promise.all(buyers.map(async (token) => (await container.auth.authenticate(token)).actor))
+const route: Measured[] = []
+const direct: Measured[] = []
+const credited = (deposit: { status: string }) => deposit.status === 'succeeded' || `deposit ${deposit.status}`
+
+// Deposits: each books external -> the buyer's available balance; a warm-up of both, then route, twin, twin, route.
+for (let index = 0; index < Math.min(200, requests); index++) {
+  await inject(buyers[index % buyers.length]!, 'POST', '/wallet/deposits', { amount: 30 })
+  await container.wallet.deposit(actors[index % actors.length]!, 30)
 }
+route.push(await measure('POST /wallet/deposits', options, (worker) => inject(buyers[worker]!, 'POST', '/wallet/deposits', { amount: 30 }), status(201)))
+direct.push(await measure('deposit, direct', options, (worker) => container.wallet.deposit(actors[worker]!, 30), credited))
+direct.push(await measure('deposit, direct', options, (worker) => container.wallet.deposit(actors[worker]!, 30), credited))
+route.push(await measure('POST /wallet/deposits', options, (worker) => inject(buyers[worker]!, 'POST', '/wallet/deposits', { amount: 30 }), status(201)))
 
-// Deposits: each request books external -> the buyer's available balance.
-let failed = await measure('deposits', requests, (worker) => inject(buyers[worker]!, 'POST', '/wallet/deposits', { amount: 30 }), 201)
-
-// N delivered orders, C at a time, worker w's orders all between buyer w and seller w.
-const delivered: { orderId: string; buyer: string }[] = []
-failed += await measure(
+// 4N delivered orders (not measured as such), C at a time, worker w's orders all between buyer w and seller w.
+const delivered: { orderId: string; buyer: number }[] = []
+const prepared = await measure(
   'preparing orders (place, start, deliver)',
-  requests,
+  { count: 4 * requests, concurrency },
   async (worker) => {
     const seller = sellers[worker]!
     const placed = await inject(buyers[worker]!, 'POST', '/orders', { ...seller.offer, requirements: 'Benchmark order' })
@@ -117,22 +110,28 @@ failed += await measure(
     if (started.statusCode !== 200) return started
     const form = deliveryForm()
     const done = await inject(seller.token, 'POST', `/orders/${orderId}/deliver`, form.payload, form.headers)
-    if (done.statusCode === 200) delivered.push({ orderId, buyer: buyers[worker]! })
+    if (done.statusCode === 200) delivered.push({ orderId, buyer: worker })
     return done
   },
-  200,
+  status(200),
 )
 
-// Completions: each request books the buyer's escrow -> the seller's balance and -> the platform's revenue.
-failed += await measure(
-  'completions',
-  delivered.length,
-  (_worker, index) => inject(delivered[index]!.buyer, 'PUT', `/orders/${delivered[index]!.orderId}/status`, { status: 'completed' }),
-  200,
-)
+// Completions: each books the buyer's escrow -> the seller's balance and -> the platform's revenue;
+// route, twin, twin, route, each on its own quarter of the delivered orders.
+const quarter = (part: number) => delivered.slice(part * requests, (part + 1) * requests)
+const completeByRoute = async (orders: typeof delivered) =>
+  measure('PUT /orders/{id}/status completed', { count: orders.length, concurrency }, (_worker, index) => inject(buyers[orders[index]!.buyer]!, 'PUT', `/orders/${orders[index]!.orderId}/status`, { status: 'completed' }), status(200))
+const completeDirect = async (orders: typeof delivered) =>
+  measure('changeStatus completed, direct', { count: orders.length, concurrency }, (_worker, index) => container.orders.changeStatus(actors[orders[index]!.buyer]!, orders[index]!.orderId, 'completed', undefined), (order) => order.status === 'completed' || `order ${order.status}`)
+route.push(await completeByRoute(quarter(0)))
+direct.push(await completeDirect(quarter(1)))
+direct.push(await completeDirect(quarter(2)))
+route.push(await completeByRoute(quarter(3)))
+const failed = prepared.failed + [...route, ...direct].reduce((sum, run) => sum + run.failed, 0)
 
 const check = await container.wallet.checkLedger()
 console.log(`${config.database.kind}: ${requests} deposits and completions, ${concurrency} at a time, platform accounts over ${config.ledgerPlatformSubAccounts} sub-accounts, pool ${config.database.kind === 'postgres' ? config.database.poolSize : 1}`)
+for (const [index, run] of route.entries()) printRatio(run, direct[index]!)
 console.log(`ledger ${check.ok ? 'balanced' : `NOT balanced: ${JSON.stringify(check.problems.slice(0, 3))}`}`)
 await app.close()
 await database.close()

@@ -4,7 +4,8 @@
  * ledger into escrow with the order row and its event in one transaction), through `app.inject` on
  * DATABASE_URL (PostgreSQL) or the embedded database. It creates S active services and B funded
  * buyers, sends N orders C at a time (each buyer sends its own orders, C buyers at once), then
- * checks the books. Not part of `npm test`.
+ * places N more through the service call the route makes (the twin: the same statement with no
+ * HTTP in front), twice in turn, prints the ratio, and checks the books. Not part of `npm test`.
  */
 import { parseArgs } from 'node:util'
 import type { Actor } from '../src/access/access.ts'
@@ -13,6 +14,7 @@ import { loadConfig } from '../src/config.ts'
 import { openMigratedDatabase } from '../src/db/open.ts'
 import { hashPassword } from '../src/lib/passwords.ts'
 import { categories } from '../src/modules/catalogue/categories.table.ts'
+import { measure, printRatio, status, type Measured } from './support/measure.ts'
 
 const { values } = parseArgs({
   options: { requests: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '100' }, buyers: { type: 'string', default: '100' }, services: { type: 'string', default: '20' } },
@@ -62,29 +64,26 @@ for (let index = 0; index < buyerCount; index++) {
 
 const send = (buyer: number, index: number) =>
   app.inject({ method: 'POST', url: '/api/v1/orders', headers: { authorization: `Bearer ${tokens[buyer]}` }, payload: { ...offers[index % offers.length]!, requirements: 'Benchmark order' } })
+// The twin: the same service call the route makes, with each buyer's token verified once beforehand.
+const callers = await Promise.all(tokens.map(async (token) => ({ claims: await container.auth.verifyAccess(token) })))
+const placeDirect = (buyer: number, index: number) => container.orders.placeOrder(callers[buyer]!, { ...offers[index % offers.length]!, requirements: 'Benchmark order' })
 for (let index = 0; index < Math.min(200, requests); index++) await send(index % tokens.length, index)
+for (let index = 0; index < Math.min(200, requests); index++) await placeDirect(index % tokens.length, index)
 
-const latencies: number[] = []
-let next = 0
-let failed = 0
-const started = performance.now()
-await Promise.all(
-  Array.from({ length: concurrency }, async (_, worker) => {
-    while (next < requests) {
-      const index = next++
-      const sent = performance.now()
-      const response = await send(worker % tokens.length, index)
-      latencies.push(performance.now() - sent)
-      if (response.statusCode !== 201) failed++
-    }
-  }),
-)
-const seconds = (performance.now() - started) / 1000
-latencies.sort((a, b) => a - b)
-const percentile = (p: number) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]!
+// Route and twin in turn, twice (route, twin, twin, route), so that neither always runs on the larger tables.
+const options = { count: requests, concurrency }
+const placed = (order: { id: string }) => typeof order.id === 'string' || 'no order id'
+const route: Measured[] = []
+const direct: Measured[] = []
+route.push(await measure('POST /orders', options, (worker, index) => send(worker % tokens.length, index), status(201)))
+direct.push(await measure('placeOrder, direct', options, (worker, index) => placeDirect(worker % callers.length, index), placed))
+direct.push(await measure('placeOrder, direct', options, (worker, index) => placeDirect(worker % callers.length, index), placed))
+route.push(await measure('POST /orders', options, (worker, index) => send(worker % tokens.length, index), status(201)))
+const failed = [...route, ...direct].reduce((sum, run) => sum + run.failed, 0)
 const check = await container.wallet.checkLedger()
-console.log(`${config.database.kind}: ${requests} orders, ${concurrency} buyers at a time (${buyerCount} buyers, ${serviceCount} services)`)
-console.log(`${(requests / seconds).toFixed(0)} req/s, p50 ${percentile(50).toFixed(1)} ms, p99 ${percentile(99).toFixed(1)} ms, ${failed} not 201; ledger ${check.ok ? 'balanced' : `NOT balanced: ${JSON.stringify(check.problems.slice(0, 3))}`}`)
+console.log(`${config.database.kind}: ${requests} orders per run, ${concurrency} buyers at a time (${buyerCount} buyers, ${serviceCount} services)`)
+for (const [index, run] of route.entries()) printRatio(run, direct[index]!)
+console.log(`ledger ${check.ok ? 'balanced' : `NOT balanced: ${JSON.stringify(check.problems.slice(0, 3))}`}`)
 await app.close()
 await database.close()
 if (failed > 0 || !check.ok) process.exitCode = 1
