@@ -11,3 +11,7 @@ export function toUsernameBase(fullName: string): string {
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase()
 }
+
+/** Text made safe to place in HTML, in an element or a quoted attribute. */
+export const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!)

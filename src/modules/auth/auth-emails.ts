@@ -1,7 +1,5 @@
+import { escapeHtml } from '../../lib/text.ts'
 import type { MailMessage } from '../../platform/mail/mailer.ts'
-
-export const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!)
 
 function render(to: string, subject: string, greeting: string, lines: string[], action: { label: string; url: string }, footer: string): MailMessage {
   const text = [greeting, '', ...lines, '', `${action.label}: ${action.url}`, '', footer].join('\n')

@@ -1,6 +1,5 @@
+import { escapeHtml } from '../../lib/text.ts'
 import type { MailMessage } from '../../platform/mail/mailer.ts'
-
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!)
 
 function render(to: string, subject: string, lines: string[]): MailMessage {
   return {

@@ -1,3 +1,4 @@
+import { escapeHtml } from '../../lib/text.ts'
 import { Type } from '@sinclair/typebox'
 import type { Db } from '../../db/client.ts'
 import { MINUTE } from '../../lib/clock.ts'
@@ -13,8 +14,6 @@ export const EMAIL_EVERY = 15 * MINUTE
 export const MESSAGING_JOBS = {
   newMessageEmail: defineJob('mail.new_message', Type.Object({ messageId: Type.String(), recipientId: Type.String() })),
 }
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
 
 /** The e-mail to a recipient who was away (decision 0053), sent by the worker. */
 export function createMessageEmails(deps: { db: Db; mailer: Mailer; appUrl: string; users: Pick<UsersService, 'findAccountById'>; notifications: Pick<NotificationsService, 'emailWanted'> }) {

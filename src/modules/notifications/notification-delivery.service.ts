@@ -1,3 +1,4 @@
+import { escapeHtml } from '../../lib/text.ts'
 import { Type } from '@sinclair/typebox'
 import type { Db, Executor } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -28,8 +29,6 @@ const pathOf: Record<LinkType, (id: string) => string> = {
   kyc_submission: () => '/seller/kyc',
   user: (id) => `/users/${id}`,
 }
-
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!)
 
 /** The e-mail of a notification whose kind has no e-mail of its own: its title, body and link. */
 function notificationEmail(to: { email: string; fullName: string }, notification: { title: string; body: string }, link: string, settable: boolean): MailMessage {

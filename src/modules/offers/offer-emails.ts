@@ -1,11 +1,10 @@
+import { escapeHtml } from '../../lib/text.ts'
 import type { MailMessage } from '../../platform/mail/mailer.ts'
 import { fromCents } from '../../lib/money.ts'
 import type { OfferRow } from './offers.table.ts'
 
 /** What happened to an offer, as its e-mail tells it. */
 export type OfferNews = 'created' | 'accepted' | 'declined' | 'withdrawn' | 'expired'
-
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!)
 
 function render(to: string, subject: string, lines: string[]): MailMessage {
   return {

@@ -1,10 +1,10 @@
 import { fromCents } from '../../lib/money.ts'
+import { escapeHtml } from '../../lib/text.ts'
 import type { MailMessage } from '../../platform/mail/mailer.ts'
 import type { RequestNews } from './order-request-rules.ts'
 import type { OrderRequestRow } from './order-requests.table.ts'
 import type { OrderRow } from './orders.table.ts'
 
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
 const money = (cents: number) => fromCents(cents).toFixed(2)
 
 function render(to: string, subject: string, lines: string[]): MailMessage {

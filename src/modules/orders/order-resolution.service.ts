@@ -3,6 +3,7 @@ import type { Db, Tx } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { fieldError } from '../../lib/errors.ts'
 import { fromCents, toCents } from '../../lib/money.ts'
+import { escapeHtml } from '../../lib/text.ts'
 import type { Mailer } from '../../platform/mail/mailer.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
@@ -41,7 +42,6 @@ export interface ResolutionDeps {
   moves: OrderMoves
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
 const money = (cents: number) => fromCents(cents).toFixed(2)
 
 /** Split dispute outcomes: staff divide a disputed order's escrow between the buyer and the seller. */

@@ -1,3 +1,4 @@
+import { escapeHtml } from '../../lib/text.ts'
 import { Type } from '@sinclair/typebox'
 import type { Actor } from '../../access/access.ts'
 import type { Db, Tx } from '../../db/client.ts'
@@ -22,7 +23,6 @@ export const STAFF_REFUND_JOBS = {
   refundedEmail: defineJob('mail.order_staff_refund', Type.Object({ orderId: Type.String(), recipientId: Type.String(), amountCents: Type.Integer(), note: Type.String() })),
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
 const money = (cents: number) => fromCents(cents).toFixed(2)
 
 /**
