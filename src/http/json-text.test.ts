@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { JsonText } from '../db/json-sql.ts'
 import { Envelope, Id, Nullable, StringEnum, Timestamp } from './common.schemas.ts'
 import { answer, closedSchema } from './json-text.ts'
@@ -65,6 +65,49 @@ describe('an answer sent as JSON text', () => {
     const app = await appSending({ ...good, passwordHash: 'x' })
     const response = await app.inject({ url: '/' })
     expect(response.json()).toEqual({ success: true, data: good })
+  })
+})
+
+describe('a kept answer sent as JSON text', () => {
+  const keptApp = async (kept: JsonText<unknown>) => {
+    const app = Fastify()
+    app.get('/item', { schema: { response: { 200: Envelope(Item) } } }, async (_request, reply) => answer(reply, kept as JsonText<Item>, { kept: true }))
+    app.get('/names', { schema: { response: { 200: Envelope(Type.Object({ name: Type.String() })) } } }, async (_request, reply) => answer(reply, kept as JsonText<{ name: string }>, { kept: true }))
+    await app.ready()
+    return app
+  }
+
+  it('is parsed and checked at its first answer through a route, not at every one', async () => {
+    const kept = new JsonText(JSON.stringify(good))
+    const app = await keptApp(kept)
+    const parse = vi.spyOn(JSON, 'parse')
+    try {
+      for (let request = 0; request < 3; request++) expect((await app.inject({ url: '/item' })).body).toBe(`{"success":true,"data":${kept.text}}`)
+      expect(parse.mock.calls.filter(([text]) => text === `{"success":true,"data":${kept.text}}`)).toHaveLength(1)
+      // Another text (the tree reloaded) is checked again.
+      const reloaded = new JsonText(JSON.stringify({ ...good, price: 13 }))
+      expect((await (await keptApp(reloaded)).inject({ url: '/item' })).body).toBe(`{"success":true,"data":${reloaded.text}}`)
+      expect(parse.mock.calls.filter(([text]) => text === `{"success":true,"data":${reloaded.text}}`)).toHaveLength(1)
+    } finally {
+      parse.mockRestore()
+    }
+  })
+
+  it('is checked against each route that sends it: passing one route says nothing of another', async () => {
+    const app = await keptApp(new JsonText(JSON.stringify(good)))
+    expect((await app.inject({ url: '/item' })).statusCode).toBe(200)
+    const other = await app.inject({ url: '/names' })
+    expect(other.statusCode).toBe(500)
+    expect(other.body).not.toContain('"success":true')
+  })
+
+  it('that breaks the schema fails every time, never sent', async () => {
+    const app = await keptApp(new JsonText(JSON.stringify({ ...good, passwordHash: 'secret-value' })))
+    for (let request = 0; request < 2; request++) {
+      const response = await app.inject({ url: '/item' })
+      expect(response.statusCode).toBe(500)
+      expect(response.body).not.toContain('secret-value')
+    }
   })
 })
 

@@ -52,21 +52,36 @@ function validatorOf(reply: FastifyReply): ValidateFunction {
 }
 
 /**
+ * Kept texts (the category tree) already checked against a route's validator. A kept text is one
+ * immutable object sent many times until it is replaced: checking it at its first answer through
+ * each route checks every later one, and spares each request a parse of the whole tree.
+ */
+const checkedKept = new WeakMap<ValidateFunction, WeakSet<JsonText<unknown>>>()
+
+/**
  * The success envelope around `data`. Data built in Node goes through the route's response
  * serializer, as every answer does; `JsonText` (built by a statement from the same response
  * schema, db/json-sql.ts) is sent as the text it is, wrapped in the envelope, after it is parsed
  * and validated against the route's whole response schema, closed (`closedSchema`): types,
  * `enum`s, formats, required and nullable fields, and no property the schema does not name. An
  * answer that breaks it fails with a 500 instead of reaching a client, in production too
- * (decision 0130).
+ * (decision 0130). With `kept`, the text is one an instance keeps and sends again: it is checked
+ * once per route (decision 0227).
  */
-export function answer<T>(reply: FastifyReply, data: T | JsonText<T>): { success: true; data: T } {
+export function answer<T>(reply: FastifyReply, data: T | JsonText<T>, options: { kept?: boolean } = {}): { success: true; data: T } {
   if (!(data instanceof JsonText)) return ok(data)
   const body = `{"success":true,"data":${data.text}}`
   const validate = validatorOf(reply)
-  if (!validate(JSON.parse(body))) {
-    const [first] = validate.errors ?? []
-    throw new Error(`the JSON built by the database breaks the route's response schema: ${first?.instancePath || '/'} ${first?.message ?? ''} ${first ? JSON.stringify(first.params) : ''}`)
+  const checked = options.kept === true ? checkedKept.get(validate) : undefined
+  if (checked?.has(data) !== true) {
+    if (!validate(JSON.parse(body))) {
+      const [first] = validate.errors ?? []
+      throw new Error(`the JSON built by the database breaks the route's response schema: ${first?.instancePath || '/'} ${first?.message ?? ''} ${first ? JSON.stringify(first.params) : ''}`)
+    }
+    if (options.kept === true) {
+      if (checked) checked.add(data)
+      else checkedKept.set(validate, new WeakSet([data]))
+    }
   }
   reply.header('content-type', 'application/json; charset=utf-8')
   // A string with a JSON content type is sent as it is: Fastify's serializer only runs on objects.
