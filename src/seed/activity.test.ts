@@ -95,6 +95,19 @@ describe('seeding activity for the bulk services', () => {
     expect(response.json()).toMatchObject({ data: { totalOrders: seller.orders, completedOrders: seller.completed } })
   })
 
+  it("keeps every seller's order figures as the orders and their first deliveries say", async () => {
+    const sellers = await one<{ sellers: number; wrong: number }>(sql`
+      select count(*)::int as sellers, (count(*) filter (where (coalesce(f.completed, 0), coalesce(f.cancelled, 0), coalesce(f.delivered, 0), coalesce(f.on_time, 0)) <> (c.completed, c.cancelled, c.delivered, c.on_time)))::int as wrong
+      from (select o.seller_id, (count(*) filter (where o.status = 'completed'))::int as completed, (count(*) filter (where o.status = 'cancelled'))::int as cancelled,
+                   (count(*) filter (where o.status <> 'disputed' and exists (select 1 from order_deliveries d where d.order_id = o.id)))::int as delivered,
+                   (count(*) filter (where o.status <> 'disputed' and (select min(d.created_at) from order_deliveries d where d.order_id = o.id) <= o.due_at))::int as on_time
+            from orders o group by o.seller_id) as c
+      left join seller_order_figures f on f.seller_id = c.seller_id`)
+    expect(sellers.sellers).toBeGreaterThan(0)
+    expect(sellers.wrong).toBe(0)
+    expect((await one<{ kept: number }>(sql`select count(*)::int as kept from seller_order_figures where delivered > 0`)).kept).toBeGreaterThan(0)
+  })
+
   it('refuses to run again on the same database', async () => {
     await expect(seedActivity(ctx.database.db, activityOptionsOf(ctx.config))).rejects.toThrow(/seeded already/)
   })

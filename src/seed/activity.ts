@@ -335,8 +335,8 @@ async function countOrders(tx: Executor): Promise<void> {
 
 /**
  * The counters the app keeps beside the rows, recomputed from what was seeded: a service's
- * completed orders and public rating (the bulk seed's invented figures replaced), and each
- * seller's and buyer's ratings from the public reviews they received.
+ * completed orders and public rating (the bulk seed's invented figures replaced), each seller's
+ * and buyer's ratings from the public reviews they received, and each seller's order figures.
  */
 async function recount(db: Db, services: number): Promise<void> {
   for (let from = 1; from <= services; from += 50_000) {
@@ -360,13 +360,20 @@ async function recount(db: Db, services: number): Promise<void> {
     on conflict (seller_id) do update set reviews_count = excluded.reviews_count, rating_sum = excluded.rating_sum, ones = excluded.ones, twos = excluded.twos,
       threes = excluded.threes, fours = excluded.fours, fives = excluded.fives`)
   await db.execute(sql`
+    insert into seller_order_figures (seller_id, completed, cancelled, delivered, on_time)
+    select o.seller_id, count(*) filter (where o.status = 'completed'), count(*) filter (where o.status = 'cancelled'),
+           count(*) filter (where o.status <> 'disputed' and first_delivery.at is not null), count(*) filter (where o.status <> 'disputed' and first_delivery.at <= o.due_at)
+    from orders o left join lateral (select min(d.created_at) as at from order_deliveries d where d.order_id = o.id) as first_delivery on true
+    group by o.seller_id
+    on conflict (seller_id) do update set completed = excluded.completed, cancelled = excluded.cancelled, delivered = excluded.delivered, on_time = excluded.on_time`)
+  await db.execute(sql`
     insert into buyer_ratings (buyer_id, reviews_count, rating_sum)
     select subject_id, count(*), sum(rating) from reviews where author_role = 'seller' and published_at is not null group by subject_id
     on conflict (buyer_id) do update set reviews_count = excluded.reviews_count, rating_sum = excluded.rating_sum`)
 }
 
 const ANALYSED = ['users', 'services', 'orders', 'order_deliveries', 'conversations', 'conversation_participants', 'messages', 'reviews', 'notifications',
-  'deposits', 'ledger_accounts', 'ledger_transactions', 'ledger_entries', 'clearances', 'seller_ratings', 'buyer_ratings', 'stat_counter_deltas']
+  'deposits', 'ledger_accounts', 'ledger_transactions', 'ledger_entries', 'clearances', 'seller_ratings', 'buyer_ratings', 'seller_order_figures', 'stat_counter_deltas']
 
 /**
  * Orders with their conversations, messages, deliveries, reviews, notifications and money for

@@ -26,13 +26,13 @@ import { ordersErrors } from './orders.errors.ts'
 import { ordersEvents } from './orders.events.ts'
 import { ordersRoutes } from './orders.routes.ts'
 import { createOrdersService } from './orders.service.ts'
-import { orderDeliveries, orders } from './orders.table.ts'
+import { orderDeliveries, orders, sellerOrderFigures } from './orders.table.ts'
 
 /** Orders: placing into escrow, the status machine, deliveries, auto-completion, requests between the parties, staff cancels and dispute resolutions (all-or-nothing or split). */
 export const ordersModule = defineModule({
   name: 'orders',
   needs: ['auth', 'catalogue', 'wallet', 'uploads', 'users', 'audit', 'messaging', 'notifications'],
-  tables: { orders, orderDeliveries, orderRequests },
+  tables: { orders, orderDeliveries, orderRequests, sellerOrderFigures },
   create: ({ config, db, clock, outbox, mailer }, deps: { auth: AuthService; catalogue: CatalogueService; wallet: WalletApi; uploads: UploadsService; users: UsersService; audit: AuditService; messaging: MessagingService; notifications: NotificationsService }) => {
     const common = { db, clock, outbox, ledger: deps.wallet.ledger, catalogue: deps.catalogue, users: deps.users, uploads: deps.uploads, messaging: deps.messaging, platformFeeBasisPoints: config.orders.platformFeeBasisPoints, tipWindowMs: config.tips.windowMs }
     return {

@@ -97,8 +97,8 @@ export function createOrdersService(deps: OrdersDeps) {
     /** For reviews: the order's row, to check who its parties are and when it completed. */
     findOrder: (executor: Executor, orderId: string) => createOrdersRepository(executor).findById(orderId),
 
-    /** For statistics: a seller's orders counted by status. */
-    sellerOrderCounts: (executor: Executor, sellerId: string) => createOrdersRepository(executor).countBySellerAndStatus(sellerId),
+    /** For statistics: a seller's order figures, kept by triggers (one row, whatever the seller's history). */
+    sellerOrderFigures: (executor: Executor, sellerId: string) => createOrdersRepository(executor).sellerFigures(sellerId),
 
     /** For statistics and seller levels: each seller's completed, cancelled, delivered and on-time orders, lifetime and since `since` (a seller without orders is absent). */
     sellerPerformance: (executor: Executor, sellerIds: string[], since: Date) => sellerPerformanceOf(executor, sellerIds, since),

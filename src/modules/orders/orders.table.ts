@@ -84,6 +84,10 @@ export const orders = pgTable(
   (table) => [
     index('orders_buyer_created_idx').on(table.buyerId, table.createdAt),
     index('orders_seller_created_idx').on(table.sellerId, table.createdAt),
+    // A seller's open orders, counted for the profile's statistics without reading the ended ones.
+    index('orders_seller_open_idx')
+      .on(table.sellerId)
+      .where(sql`${table.status} in ('pending', 'in_progress', 'delivered', 'disputed')`),
     index('orders_service_status_idx').on(table.serviceId, table.status),
     index('orders_status_created_idx').on(table.status, table.createdAt),
     // The worker's query: delivered orders whose auto-complete time has passed.
@@ -113,6 +117,24 @@ export const orderDeliveries = pgTable(
   },
   (table) => [index('order_deliveries_order_idx').on(table.orderId, table.createdAt)],
 )
+
+/**
+ * A seller's ended and delivered orders, kept by triggers in the transaction of every change they
+ * count (seller-order-figures.sql): completed and cancelled orders, orders delivered (a first
+ * delivery, and not in dispute now) and of those the ones first delivered by their due time. A
+ * placement changes none of them, so placing orders never queues on the seller's row (decision
+ * 0228); the seller's open orders are counted from `orders_seller_open_idx` instead. A profile's
+ * statistics read one row and that count, whatever the seller's history.
+ */
+export const sellerOrderFigures = pgTable('seller_order_figures', {
+  sellerId: uuid('seller_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'restrict' }),
+  completed: integer('completed').notNull().default(0),
+  cancelled: integer('cancelled').notNull().default(0),
+  delivered: integer('delivered').notNull().default(0),
+  onTime: integer('on_time').notNull().default(0),
+})
 
 export type OrderRow = typeof orders.$inferSelect
 export type NewOrderRow = typeof orders.$inferInsert

@@ -16,7 +16,7 @@ export const reviewsModule = defineModule({
   needs: ['orders', 'catalogue', 'users'],
   tables: { reviews, sellerRatings, buyerRatings },
   create: ({ config, db, clock, outbox }, deps: { orders: OrdersService; catalogue: CatalogueService; users: UsersService }) => {
-    const stats = createUserStats({ db, clock, ...deps })
+    const stats = createUserStats({ db, ...deps })
     // The public profile (users module) shows these statistics; users cannot call this module, so it is told.
     deps.users.registerPublicStats((executor, userId) => stats.publicStatsOf(executor, userId))
     return { ...createReviewsService({ db, clock, outbox, windowMs: config.reviews.windowMs, sellerLevels: config.sellerLevels, ...deps }), stats }

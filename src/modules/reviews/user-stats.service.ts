@@ -1,5 +1,4 @@
 import type { Db, Executor } from '../../db/client.ts'
-import type { Clock } from '../../lib/clock.ts'
 import { notFound } from '../../lib/errors.ts'
 import { fromCents } from '../../lib/money.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
@@ -12,17 +11,17 @@ const averageOf = (sum: number, count: number) => (count === 0 ? 0 : twoDecimals
 
 /**
  * Profile statistics (decision 0034): read from counters kept in the transactions
- * that change them (the public ratings, orders by status, the services' figures), so a profile
- * never aggregates the reviews. Ratings count from the moment their review is public.
+ * that change them (the public ratings, the seller's order figures, the services' figures), so a
+ * profile never aggregates the reviews or the seller's orders. Ratings count from the moment their
+ * review is public.
  */
 export function createUserStats(deps: {
   db: Db
-  clock: Clock
   catalogue: Pick<CatalogueService, 'sellerServiceFigures'>
-  orders: Pick<OrdersService, 'sellerOrderCounts' | 'sellerPerformance'>
+  orders: Pick<OrdersService, 'sellerOrderFigures'>
   users: Pick<UsersService, 'findAccountById'>
 }) {
-  const { db, clock, catalogue, orders, users } = deps
+  const { db, catalogue, orders, users } = deps
 
   async function ratingsOf(executor: Executor, userId: string) {
     const row = await createRatingsRepository(executor).sellerRatingsOf(userId)
@@ -37,14 +36,14 @@ export function createUserStats(deps: {
   return {
     /** The public profile's figures: `stats` as seller, and the rating sellers gave the user as buyer. */
     async publicStatsOf(executor: Executor, userId: string) {
-      const [services, ordersByStatus, ratings, asBuyer] = await Promise.all([
+      const [services, figures, ratings, asBuyer] = await Promise.all([
         catalogue.sellerServiceFigures(executor, userId),
-        orders.sellerOrderCounts(executor, userId),
+        orders.sellerOrderFigures(executor, userId),
         ratingsOf(executor, userId),
         createRatingsRepository(executor).buyerRatingsOf(userId),
       ])
       return {
-        stats: { servicesCount: services.active, completedOrdersCount: ordersByStatus.get('completed') ?? 0, averageRating: ratings.average, reviewsCount: ratings.count },
+        stats: { servicesCount: services.active, completedOrdersCount: figures.completed, averageRating: ratings.average, reviewsCount: ratings.count },
         buyerRating: averageOf(asBuyer.sum, asBuyer.count),
         buyerReviewsCount: asBuyer.count,
       }
@@ -54,23 +53,17 @@ export function createUserStats(deps: {
     async statsOf(userId: string) {
       const account = await users.findAccountById(db, userId)
       if (!account?.isActive) throw notFound('User')
-      const [services, ordersByStatus, ratings, performances] = await Promise.all([
-        catalogue.sellerServiceFigures(db, userId),
-        orders.sellerOrderCounts(db, userId),
-        ratingsOf(db, userId),
-        orders.sellerPerformance(db, [userId], clock.now()),
-      ])
-      const completed = ordersByStatus.get('completed') ?? 0
-      const ended = completed + (ordersByStatus.get('cancelled') ?? 0)
-      const delivery = performances.get(userId)?.lifetime
+      const [services, figures, ratings] = await Promise.all([catalogue.sellerServiceFigures(db, userId), orders.sellerOrderFigures(db, userId), ratingsOf(db, userId)])
+      const { completed, delivered, onTime } = figures
+      const ended = completed + figures.cancelled
       return {
         totalServices: services.total,
         activeServices: services.active,
         averageServicePrice: fromCents(services.averageActivePriceCents),
-        totalOrders: [...ordersByStatus.values()].reduce((sum, value) => sum + value, 0),
+        totalOrders: figures.orders,
         completedOrders: completed,
         completionRate: ended === 0 ? 0 : twoDecimals((completed / ended) * 100),
-        onTimeDeliveryRate: !delivery || delivery.delivered === 0 ? 0 : twoDecimals((delivery.onTime / delivery.delivered) * 100),
+        onTimeDeliveryRate: delivered === 0 ? 0 : twoDecimals((onTime / delivered) * 100),
         totalReviews: ratings.count,
         averageRating: ratings.average,
         ratingDistribution: ratings.distribution,
