@@ -1,3 +1,7 @@
+-- Both tables locked against writes first, deliveries before orders, in the order a delivery takes
+-- them (its row, then the order's status): a delivery under way finishes before the migration goes
+-- on, instead of the two waiting for each other.
+LOCK TABLE "order_deliveries", "orders" IN SHARE ROW EXCLUSIVE MODE;--> statement-breakpoint
 CREATE TABLE "seller_order_figures" (
 	"seller_id" uuid PRIMARY KEY NOT NULL,
 	"completed" integer DEFAULT 0 NOT NULL,
@@ -9,8 +13,8 @@ CREATE TABLE "seller_order_figures" (
 ALTER TABLE "seller_order_figures" ADD CONSTRAINT "seller_order_figures_seller_id_users_id_fk" FOREIGN KEY ("seller_id") REFERENCES "public"."users"("id") ON DELETE restrict ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "orders_seller_open_idx" ON "orders" USING btree ("seller_id") WHERE "orders"."status" in ('pending', 'in_progress', 'delivered', 'disputed');--> statement-breakpoint
 -- The functions and triggers of src/modules/orders/seller-order-figures.sql. The triggers come before
--- the count below: creating them locks orders and order_deliveries against writes until this
--- migration commits, so the count misses no change and counts none twice.
+-- the count below: with both tables locked against writes (first statement) until this migration
+-- commits, the count misses no change and counts none twice.
 CREATE OR REPLACE FUNCTION public.seller_order_figures_add(seller uuid, completed_by integer, cancelled_by integer, delivered_by integer, on_time_by integer)
  RETURNS void
  LANGUAGE plpgsql
@@ -52,21 +56,19 @@ CREATE OR REPLACE FUNCTION public.seller_order_figures_of_deliveries()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
-DECLARE
-	seller uuid;
-	due timestamptz;
 BEGIN
-	IF EXISTS (SELECT 1 FROM "order_deliveries" d WHERE d."order_id" = NEW."order_id" AND d."id" <> NEW."id") THEN
-		RETURN NULL;
-	END IF;
-	SELECT o."seller_id", o."due_at" INTO seller, due FROM "orders" o WHERE o."id" = NEW."order_id" AND o."status" <> 'disputed';
-	IF seller IS NOT NULL THEN
-		PERFORM "seller_order_figures_add"(seller, 0, 0, 1, coalesce(NEW."created_at" <= due, false)::int);
-	END IF;
+	PERFORM "seller_order_figures_add"(o."seller_id", 0, 0,
+			(before_first."at" IS NULL)::int,
+			coalesce(after_first."at" <= o."due_at", false)::int - coalesce(before_first."at" <= o."due_at", false)::int)
+		FROM (SELECT DISTINCT a."order_id" FROM added a) AS touched
+		JOIN "orders" o ON o."id" = touched."order_id" AND o."status" <> 'disputed'
+		CROSS JOIN LATERAL (SELECT min(d."created_at") AS "at" FROM "order_deliveries" d
+			WHERE d."order_id" = o."id" AND NOT EXISTS (SELECT 1 FROM added a WHERE a."id" = d."id")) AS before_first
+		CROSS JOIN LATERAL (SELECT min(d."created_at") AS "at" FROM "order_deliveries" d WHERE d."order_id" = o."id") AS after_first;
 	RETURN NULL;
 END $function$;
 --> statement-breakpoint
-CREATE TRIGGER seller_order_figures_delivered AFTER INSERT ON order_deliveries FOR EACH ROW EXECUTE FUNCTION seller_order_figures_of_deliveries();
+CREATE TRIGGER seller_order_figures_delivered AFTER INSERT ON order_deliveries REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION seller_order_figures_of_deliveries();
 --> statement-breakpoint
 -- Every seller's figures from the orders there are.
 INSERT INTO "seller_order_figures" ("seller_id", "completed", "cancelled", "delivered", "on_time")

@@ -53,5 +53,16 @@ describe('migration seller_order_figures', () => {
     const started = await order(7, 'in_progress', '2026-01-04T10:00:00Z', null)
     await client.query(`insert into order_deliveries (id, order_id, message, file_ids, created_at) values (gen_random_uuid(), $1, 'late', '{}', '2026-01-06T10:00:00Z')`, [started])
     expect(await figures()).toEqual([{ sellerId: SELLER, completed: 4, cancelled: 1, delivered: 5, onTime: 3 }])
+
+    // Two deliveries in one statement count the order once, on time by the earlier; a delivery
+    // dated before the order's first one (another instance's clock) makes the late order on time.
+    const twice = await order(8, 'in_progress', '2026-01-04T10:00:00Z', null)
+    await client.query(
+      `insert into order_deliveries (id, order_id, message, file_ids, created_at) values (gen_random_uuid(), $1, 'a', '{}', '2026-01-06T10:00:00Z'), (gen_random_uuid(), $1, 'b', '{}', '2026-01-03T10:00:00Z')`,
+      [twice],
+    )
+    expect(await figures()).toEqual([{ sellerId: SELLER, completed: 4, cancelled: 1, delivered: 6, onTime: 4 }])
+    await client.query(`insert into order_deliveries (id, order_id, message, file_ids, created_at) values (gen_random_uuid(), $1, 'earlier', '{}', '2026-01-02T10:00:00Z')`, [started])
+    expect(await figures()).toEqual([{ sellerId: SELLER, completed: 4, cancelled: 1, delivered: 6, onTime: 5 }])
   })
 })

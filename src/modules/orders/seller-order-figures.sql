@@ -36,22 +36,23 @@ BEGIN
 END $function$;
 CREATE TRIGGER seller_order_figures AFTER INSERT ON orders FOR EACH ROW WHEN (new.status = ANY (ARRAY['completed'::text, 'cancelled'::text])) EXECUTE FUNCTION seller_order_figures_of_orders();
 CREATE TRIGGER seller_order_figures_update AFTER UPDATE OF status, due_at ON orders FOR EACH ROW WHEN (old.status IS DISTINCT FROM new.status OR old.due_at IS DISTINCT FROM new.due_at) EXECUTE FUNCTION seller_order_figures_of_orders();
--- An order's first delivery: delivered, and on time when by its due time, unless it is in dispute.
+-- Deliveries added: an order whose first delivery this is becomes delivered, and its on-time share
+-- follows its earliest delivery, whatever order and however many rows at once the deliveries
+-- arrive in (the orders' figures before the statement are those of its deliveries not added by
+-- it). An order in dispute is not counted (its status change counts it again).
 CREATE OR REPLACE FUNCTION public.seller_order_figures_of_deliveries()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
-DECLARE
-	seller uuid;
-	due timestamptz;
 BEGIN
-	IF EXISTS (SELECT 1 FROM "order_deliveries" d WHERE d."order_id" = NEW."order_id" AND d."id" <> NEW."id") THEN
-		RETURN NULL;
-	END IF;
-	SELECT o."seller_id", o."due_at" INTO seller, due FROM "orders" o WHERE o."id" = NEW."order_id" AND o."status" <> 'disputed';
-	IF seller IS NOT NULL THEN
-		PERFORM "seller_order_figures_add"(seller, 0, 0, 1, coalesce(NEW."created_at" <= due, false)::int);
-	END IF;
+	PERFORM "seller_order_figures_add"(o."seller_id", 0, 0,
+			(before_first."at" IS NULL)::int,
+			coalesce(after_first."at" <= o."due_at", false)::int - coalesce(before_first."at" <= o."due_at", false)::int)
+		FROM (SELECT DISTINCT a."order_id" FROM added a) AS touched
+		JOIN "orders" o ON o."id" = touched."order_id" AND o."status" <> 'disputed'
+		CROSS JOIN LATERAL (SELECT min(d."created_at") AS "at" FROM "order_deliveries" d
+			WHERE d."order_id" = o."id" AND NOT EXISTS (SELECT 1 FROM added a WHERE a."id" = d."id")) AS before_first
+		CROSS JOIN LATERAL (SELECT min(d."created_at") AS "at" FROM "order_deliveries" d WHERE d."order_id" = o."id") AS after_first;
 	RETURN NULL;
 END $function$;
-CREATE TRIGGER seller_order_figures_delivered AFTER INSERT ON order_deliveries FOR EACH ROW EXECUTE FUNCTION seller_order_figures_of_deliveries();
+CREATE TRIGGER seller_order_figures_delivered AFTER INSERT ON order_deliveries REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION seller_order_figures_of_deliveries();
