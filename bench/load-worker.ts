@@ -5,15 +5,10 @@
  * with the number of requests, errors and latency percentiles.
  */
 import http from 'node:http'
+import type { LoadJob } from './catalogue-routes.ts'
 
-interface Job {
+interface Job extends LoadJob {
   id: number
-  url: string
-  method?: 'GET' | 'POST'
-  body?: string
-  headers?: Record<string, string>
-  connections: number
-  durationMs: number
 }
 
 const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!)

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
-import { sql, type ExtractTablesWithRelations } from 'drizzle-orm'
+import { sql, type ExtractTablesWithRelations, type SQL } from 'drizzle-orm'
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
@@ -126,6 +126,12 @@ export function fromPglite(client: PGlite): Database {
       if (!client.closed) await client.close()
     },
   }
+}
+
+/** The rows of a raw statement: both drivers answer `execute` with `{ rows }`; the shared type leaves it unknown. */
+export async function rowsOf<T>(executor: Executor, query: SQL): Promise<T[]> {
+  const result: unknown = await executor.execute(query)
+  return (result as { rows: T[] }).rows
 }
 
 export async function pingDatabase(db: Db): Promise<void> {

@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { API, createTestApp, type TestContext } from '../../test/setup/test-app.ts'
+import { rowsOf } from '../db/client.ts'
 import { activityOptionsOf, seedActivity, type ActivitySeedResult } from './activity.ts'
 import { seedBulk } from './bulk.ts'
 
@@ -9,11 +10,8 @@ const SERVICES = 200
 describe('seeding activity for the bulk services', () => {
   let ctx: TestContext
   let result: ActivitySeedResult
-  const rowsOf = async <T>(query: SQL): Promise<T[]> => {
-    const result: unknown = await ctx.database.db.execute(query)
-    return (result as { rows: T[] }).rows
-  }
-  const one = async <T>(query: SQL): Promise<T> => (await rowsOf<T>(query))[0]!
+  const rowsFrom = <T>(query: SQL): Promise<T[]> => rowsOf<T>(ctx.database.db, query)
+  const one = async <T>(query: SQL): Promise<T> => (await rowsFrom<T>(query))[0]!
 
   beforeAll(async () => {
     ctx = await createTestApp()
@@ -35,7 +33,7 @@ describe('seeding activity for the bulk services', () => {
   })
 
   it('ends the orders older than 30 days and keeps the younger ones under way, with the dates of their moves', async () => {
-    const rows = await rowsOf<{ status: string; count: number; old: boolean; dated: boolean; delivered: boolean }>(sql`
+    const rows = await rowsFrom<{ status: string; count: number; old: boolean; dated: boolean; delivered: boolean }>(sql`
       select status, count(*)::int as count,
              bool_and(created_at < now() - interval '30 days') as old,
              bool_and((completed_at is not null) = (status = 'completed') and (cancelled_at is not null) = (status = 'cancelled')) as dated,
@@ -77,9 +75,9 @@ describe('seeding activity for the bulk services', () => {
   })
 
   it('counts the admin statistics of the orders and the escrow as their triggers do', async () => {
-    const counters = await rowsOf<{ name: string; total: string }>(sql`
+    const counters = await rowsFrom<{ name: string; total: string }>(sql`
       select name, sum(delta)::bigint as total from stat_counter_deltas where name like 'orders.%' or name = 'wallet.escrow_held' group by name`)
-    const truth = await rowsOf<{ name: string; total: string }>(sql`
+    const truth = await rowsFrom<{ name: string; total: string }>(sql`
       select 'orders.' || status as name, count(*)::bigint as total from orders group by status
       union all select 'orders.gross_volume_cents', sum(total_cents)::bigint from orders where status = 'completed'
       union all select 'wallet.escrow_held', sum(balance_cents)::bigint from ledger_accounts where kind = 'escrow'`)

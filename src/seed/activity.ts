@@ -1,6 +1,6 @@
-import { sql, type SQL } from 'drizzle-orm'
+import { sql } from 'drizzle-orm'
 import type { Config } from '../config.ts'
-import type { Db, Executor } from '../db/client.ts'
+import { rowsOf, type Db, type Executor } from '../db/client.ts'
 import { BULK_EMAIL_DOMAIN } from './bulk.ts'
 
 /** Generated buyers end in this domain (not the sellers' one, which the catalogue bench reads as "bulk sellers"); they cannot log in. */
@@ -41,11 +41,6 @@ export interface ActivitySeedResult {
   reviews: number
   ledgerTransactions: number
   milliseconds: number
-}
-
-async function rowsOf<T>(db: Executor, query: SQL): Promise<T[]> {
-  const result: unknown = await db.execute(query)
-  return (result as { rows: T[] }).rows
 }
 
 /** A UUID whose first 48 bits are the time `at` in milliseconds (as UUIDv7): rows inserted in time order append to their primary key instead of landing all over it. */

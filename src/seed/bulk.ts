@@ -1,5 +1,5 @@
-import { sql, type SQL } from 'drizzle-orm'
-import type { Db } from '../db/client.ts'
+import { sql } from 'drizzle-orm'
+import { rowsOf, type Db } from '../db/client.ts'
 
 /** Bulk sellers end in this domain; they cannot log in (their password hash matches nothing). */
 export const BULK_EMAIL_DOMAIN = 'bulk.marketplace.test'
@@ -21,12 +21,6 @@ export interface BulkSeedResult {
   /** Bulk services present after the run. */
   servicesTotal: number
   milliseconds: number
-}
-
-/** Both drivers answer `execute` with `{ rows }`; the shared Db type leaves it unknown. */
-async function rowsOf<T>(db: Db, query: SQL): Promise<T[]> {
-  const result: unknown = await db.execute(query)
-  return (result as { rows: T[] }).rows
 }
 
 const textArray = (values: string[]) => sql.raw(`array[${values.map((value) => `'${value.replace(/'/g, "''")}'`).join(', ')}]::text[]`)

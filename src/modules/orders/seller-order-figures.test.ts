@@ -5,6 +5,7 @@ import { answerRequest, openRequest } from '../../../test/factories/requests.ts'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { expectBooksBalance } from '../../../test/setup/ledger.ts'
 import { createTestApp, request, type TestContext } from '../../../test/setup/test-app.ts'
+import { rowsOf } from '../../db/client.ts'
 import { DAY } from '../../lib/clock.ts'
 
 /** The kept figures of a seller (seller-order-figures.sql) against the same figures counted from the rows. */
@@ -23,11 +24,10 @@ describe('seller order figures, kept by triggers', () => {
   const kept = () => ctx.app.container.orders.sellerOrderFigures(ctx.database.db, service.seller.user.id)
   /** Counted from the orders and their deliveries: what the statistics aggregated before the figures were kept. */
   async function counted() {
-    const result: unknown = await ctx.database.db.execute(sql`
+    const [row] = await rowsOf<{ orders: number; completed: number; cancelled: number }>(ctx.database.db, sql`
       select count(*)::int as orders, (count(*) filter (where o.status = 'completed'))::int as completed, (count(*) filter (where o.status = 'cancelled'))::int as cancelled
       from orders o where o.seller_id = ${service.seller.user.id}`)
     const performance = (await ctx.app.container.orders.sellerPerformance(ctx.database.db, [service.seller.user.id], ctx.clock.now())).get(service.seller.user.id)
-    const [row] = (result as { rows: { orders: number; completed: number; cancelled: number }[] }).rows
     return { ...row!, delivered: performance?.lifetime.delivered ?? 0, onTime: performance?.lifetime.onTime ?? 0 }
   }
   const expectKept = async (figures: { orders: number; completed: number; cancelled: number; delivered: number; onTime: number }) => {
