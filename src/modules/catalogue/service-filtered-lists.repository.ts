@@ -97,19 +97,26 @@ const given = {
 type ValueName = keyof typeof given
 
 /**
- * How a statement reads its values. A statement run by name reads each from the CTE `given` (a
- * sub-select): PostgreSQL then sees no value in any plan, so a plan made for some values costs
- * what the generic plan costs, and it settles on the generic plan instead of planning every call
- * again (as the page offsets do, decision 0126). A statement planned for its values on every
+ * How a statement reads its values. A statement run by name reads each as a column of `given g`,
+ * the one row of a materialised CTE: PostgreSQL then sees no value in any plan, so a plan made for
+ * some values costs what the generic plan costs, and it settles on the generic plan instead of
+ * planning every call again (as the page offsets do, decision 0126). Each part of the statement
+ * that reads values runs once for that row (`onGiven`, `fromGiven`), so a value read in many
+ * places costs no node of its own (decision 0229). A statement planned for its values on every
  * call (narrowed) reads them directly, so that the planner folds the filters a list does not use.
  */
 type Values = Record<ValueName, () => SQL>
 const valuesOf = (hidden: boolean): Values =>
-  Object.fromEntries(Object.keys(given).map((name) => [name, () => (hidden ? sql`(select ${sql.identifier(name)} from given)` : given[name as ValueName])])) as Values
+  Object.fromEntries(Object.keys(given).map((name) => [name, () => (hidden ? sql`g.${sql.identifier(name)}` : given[name as ValueName])])) as Values
 
 /** The CTE of a statement's values, when it reads them through one. */
 const givenCte = (hidden: boolean) =>
-  hidden ? sql`given as (select ${sql.join(Object.entries(given).map(([name, placeholder]) => sql`${placeholder} as ${sql.identifier(name)}`), sql`, `)}),` : sql``
+  hidden ? sql`given as materialized (select ${sql.join(Object.entries(given).map(([name, placeholder]) => sql`${placeholder} as ${sql.identifier(name)}`), sql`, `)}),` : sql``
+
+/** `query`, with the values of `given` in reach when the statement reads them through it (its rows, as `query` yields them). */
+const onGiven = (hidden: boolean, query: SQL) => (hidden ? sql`select q.* from given g cross join lateral (${query}) as q` : query)
+/** The FROM of a select that has none, with the values of `given` in reach when the statement reads them through it. */
+const fromGiven = (hidden: boolean) => (hidden ? sql` from given g` : sql``)
 
 /** The filters the facets are about, left out of their pools. */
 const FACET_FILTERS: FacetFilter[] = ['price', 'delivery', 'level']
@@ -164,7 +171,7 @@ const capped = (cap: number) => sql.raw(String(cap + 1))
 const literal = (rows: number) => sql.raw(String(rows))
 
 /** The category (by id or slug) and its subcategories. */
-const categoryCtes = (value: Values) => sql`ref as (select c.id from ${categories} c where c.slug = ${value.category()} or c.id::text = lower(${value.category()})),
+const categoryCtes = (value: Values, hidden: boolean) => sql`ref as (${onGiven(hidden, sql`select c.id from ${categories} c where c.slug = ${value.category()} or c.id::text = lower(${value.category()})`)}),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from ${categories} c where c.id in (select id from ref) or c.parent_id in (select id from ref)),`
 
 /** Whether the list uses none of the facets' filters. */
@@ -185,10 +192,11 @@ const poolColumns = (views: ServiceViews) => sql`s.category_id, s.starting_price
  * filters, and `pool_all`, the same without the category (a list without one counts `pool`
  * twice). `matching` builds the matches without the facets' filters, with or without the category.
  */
-function poolsSql(views: ServiceViews, hasCategory: boolean, matching: (withCategory: boolean) => SQL) {
+function poolsSql(views: ServiceViews, hidden: boolean, hasCategory: boolean, matching: (withCategory: boolean) => SQL) {
   const columns = poolColumns(views)
-  return sql`pool as (select ${columns} from (${matching(hasCategory)}) as s),
-    ${hasCategory ? sql`pool_all as (select ${columns} from (${matching(false)}) as s),` : sql``}`
+  const from = hidden ? sql`given g cross join lateral` : sql``
+  return sql`pool as (select ${columns} from ${from} (${matching(hasCategory)}) as s),
+    ${hasCategory ? sql`pool_all as (select ${columns} from ${from} (${matching(false)}) as s),` : sql``}`
 }
 
 const facetSetsOf = (value: Values, hasCategory: boolean, plain: SQL, cap: number) => ({ pool: 'pool', poolAll: hasCategory ? 'pool_all' : 'pool', plain, cap, accepts: accepts(value) })
@@ -198,10 +206,10 @@ const itemsSql = (views: ServiceViews, order: SQL) =>
   sql`coalesce((select json_agg(${listedJsonSql(views)} order by ${order}) from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json)`
 
 /** What every statement of the family selects: the category check, the total, the page, the facets. */
-function selectSql(shape: FilteredListShape, parts: { value: Values; exact: SQL; items: SQL; plain: SQL; cap: number }) {
+function selectSql(shape: FilteredListShape, parts: { value: Values; hidden: boolean; exact: SQL; items: SQL; plain: SQL; cap: number }) {
   const facets = shape.facets ? facetsSql(facetSetsOf(parts.value, shape.category === 'ref', parts.plain, parts.cap)) : sql`null::json`
   return sql`select ${shape.category === 'none' ? sql`null::int` : sql`(select count(*) from ref)::int`} as categories, (select total from counted) as total, ${parts.exact} as exact,
-      ${parts.items} as items, ${facets} as facets`
+      ${parts.items} as items, ${facets} as facets${fromGiven(parts.hidden)}`
 }
 
 const sortColumnNames = { price: 'starting_price_cents', rating: 'rating_average', createdAt: 'created_at' } as const
@@ -219,8 +227,8 @@ const INT_MAX = 2147483647
  * `query` (what the list matches: the words as typed, or-ed with their correction when there is
  * one).
  */
-const searchCtes = (value: Values, probe: SQL) => sql`typed as (select websearch_to_tsquery('english', ${value.search()}) as q),
-    fix as (select catalogue_search_correction(${value.search()}) as q where ${probe} < 3),
+const searchCtes = (value: Values, hidden: boolean, probe: SQL) => sql`typed as (select websearch_to_tsquery('english', ${value.search()}) as q${fromGiven(hidden)}),
+    fix as (select catalogue_search_correction(${value.search()}) as q${fromGiven(hidden)} where ${probe} < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),`
 
 /**
@@ -237,7 +245,7 @@ function startSql(value: Values, hidden: boolean, sortBy: (typeof sorts)[number]
         ? sql`coalesce(${value.minPrice()}, 0) - 1`
         : sql`coalesce(${value.maxPrice()}, ${literal(INT_MAX - 1)}) + 1`
   return sql`start as (select coalesce((select s.${column} from ${services} s where s.id = ${after}), ${first}) as value,
-      coalesce(${after}, ${sql.raw(firstIds[sortOrder])}) as id),`
+      coalesce(${after}, ${sql.raw(firstIds[sortOrder])}) as id${fromGiven(hidden)}),`
 }
 
 /**
@@ -262,7 +270,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const walk = (where: SQL, limit: SQL) => sql`select s.id, s.${column} as sort_value, ${facetColumns} from ${services} s where ${where} ${order} limit ${limit}`
   // A category's rows: the first of each of its (sub)categories by their own index, merged
   // (decision 0084), so that a small category does not walk the whole catalogue's index.
-  const perCategory = (where: SQL, reach: SQL) => sql`select x.* from unnest((select ids from wanted)::uuid[]) as category(id)
+  const perCategory = (where: SQL, reach: SQL) => sql`select x.* from ${hidden ? sql`given g cross join ` : sql``}unnest((select ids from wanted)::uuid[]) as category(id)
       cross join lateral (${walk(sql`${where} and s.category_id = category.id`, reach)}) as x`
   const merged = sql`order by x.sort_value ${direction}, x.id ${direction}`
   const startsAt = sql` and (s.${column}, s.id) ${sql.raw(shape.sortOrder === 'asc' ? '>' : '<')} ((select value from start), (select id from start))`
@@ -270,7 +278,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const rows = literal(shape.rows)
   const page = hasCategory
     ? sql`${perCategory(sql`${conditions([], false)}${startsAt}`, sql`(select ${p('offset')}::int + ${rows})`)} ${merged} ${offset} limit ${rows}`
-    : sql`${walk(sql`${conditions()}${startsAt}`, sql`${rows} ${offset}`)}`
+    : onGiven(hidden, walk(sql`${conditions()}${startsAt}`, sql`${rows} ${offset}`))
   // The first `cap + 1` matches (`except` some filters) in the list's order; in a category,
   // category by category, as its indexes hold them (one walk, not one per subcategory). The total
   // counts them with every filter, the facets' pools without the facets' filters.
@@ -292,14 +300,15 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   // Without the facets' filters, the pool holds the same first matches the total counts.
   const counted = shape.facets ? sql`case when ${facetFiltersUnused(value)} then (select count(*)::int from pool) else ${cappedCount} end` : cappedCount
   const probe = sql`(select count(*) from (select 1 from ${services} s where ${filtersOf(scope([]))}${bounds([])}${hasCategory ? sql` and ${inCategory}` : sql``} and s.search_vector @@ (select q from typed) limit 3) as probe)`
-  return sql`with ${givenCte(hidden)} ${hasCategory ? categoryCtes(value) : sql``}
-    ${shape.narrowed ? searchCtes(value, sql`(case when ${value.search()} is null then 3 else ${probe} end)`) : sql``}
+  return sql`with ${givenCte(hidden)} ${hasCategory ? categoryCtes(value, hidden) : sql``}
+    ${shape.narrowed ? searchCtes(value, hidden, sql`(case when ${value.search()} is null then 3 else ${probe} end)`) : sql``}
     ${startSql(value, hidden, shape.sortBy, shape.sortOrder)}
     page as (${page}),
-    ${shape.facets ? poolsSql(views, hasCategory, matching) : sql``}
-    counted as (select case when ${plain} then ${kept} else ${counted} end as total)
+    ${shape.facets ? poolsSql(views, hidden, hasCategory, matching) : sql``}
+    counted as (select case when ${plain} then ${kept} else ${counted} end as total${fromGiven(hidden)})
     ${selectSql(shape, {
       value,
+      hidden,
       exact: sql`(${plain} or (select total from counted) <= ${literal(cap)})`,
       items: itemsSql(views, sql`page.sort_value ${direction}, page.id ${direction}`),
       plain,
@@ -330,23 +339,26 @@ function searchSql(shape: FilteredListShape, cap: number, views: ServiceViews): 
     withCategory === hasCategory
       ? sql`select * from main where ${facetFiltersUnused(value)} union all select * from (${matches(final, conditions(FACET_FILTERS, withCategory))}) as own where not ${facetFiltersUnused(value)}`
       : matches(final, conditions(FACET_FILTERS, withCategory))
-  return sql`with ${givenCte(true)} ${hasCategory ? categoryCtes(value) : sql``}
-    first as (${matches(sql`(select websearch_to_tsquery('english', ${value.search()}))`, conditions())}),
-    ${searchCtes(value, sql`(select count(*) from first)`)}
-    again as (${matches(final, sql`${corrected} is not null and ${conditions()}`)}),
+  return sql`with ${givenCte(true)} ${hasCategory ? categoryCtes(value, true) : sql``}
+    first as (${onGiven(true, matches(sql`(select websearch_to_tsquery('english', ${value.search()}))`, conditions()))}),
+    ${searchCtes(value, true, sql`(select count(*) from first)`)}
+    again as (${onGiven(true, matches(final, sql`${corrected} is not null and ${conditions()}`))}),
     main as (select * from first where ${corrected} is null union all select * from again),
-    best as (
-      select id, cheap + word_similarity(${search}, lower(title)) as rank
-      from (select id, title, cheap from main order by cheap desc, id desc limit ${literal(RERANKED)}) as top),
+    best as (${onGiven(
+      true,
+      sql`select id, cheap + word_similarity(${search}, lower(title)) as rank
+      from (select id, title, cheap from main order by cheap desc, id desc limit ${literal(RERANKED)}) as top`,
+    )}),
     page as (
       select main.id, (best.id is not null) as reranked, coalesce(best.rank, main.cheap) as rank
       from main left join best on best.id = main.id
       order by reranked desc, rank desc, main.id desc
       offset (select ${p('offset')}::int) limit ${literal(shape.rows)}),
-    ${shape.facets ? poolsSql(views, hasCategory, matching) : sql``}
+    ${shape.facets ? poolsSql(views, true, hasCategory, matching) : sql``}
     counted as (select count(*)::int as total from main)
     ${selectSql(shape, {
       value,
+      hidden: true,
       exact: sql`((select total from counted) <= ${literal(cap)})`,
       items: itemsSql(views, sql`page.reranked desc, page.rank desc, page.id desc`),
       plain: sql`false`,
