@@ -40,7 +40,7 @@ const none: FilteredListValues = {
   after: null,
   offset: 0,
 }
-const list = (shape: Partial<FilteredListShape>): FilteredListShape => ({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, facets: false, ...shape })
+const list = (shape: Partial<FilteredListShape>): FilteredListShape => ({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false, ...shape })
 const common = (shape: Partial<CommonListShape>): CommonListShape => ({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', paging: 'first', rows: 21, ...shape })
 
 type HotPath = { name: string } & ({ common: CommonListShape; values: { category?: string; offset?: number } } | { shape: FilteredListShape; values: Partial<FilteredListValues> })
@@ -63,7 +63,7 @@ const HOT_PATHS: HotPath[] = [
   { name: 'category with a delivery filter, best rated first', shape: list({ category: 'ref', sortBy: 'rating' }), values: { category: 'graphics-design', deliveryDays: 3 } },
   { name: 'whole catalogue with facets', shape: list({ facets: true }), values: {} },
   { name: 'category with a level filter and facets', shape: list({ category: 'ref', facets: true }), values: { category: 'graphics-design', levels: 'top_rated' } },
-  { name: 'tags "logo design" (planned for the values)', shape: list({ narrowed: true }), values: { tags: 'logo design' } },
+  { name: 'tags "logo design"', shape: list({ tagged: true }), values: { tags: 'logo design' } },
   { name: 'search "logo design" (full text), relevance', shape: list({ sortBy: 'relevance' }), values: { search: 'logo design' } },
   { name: 'search "logo design", relevance, with facets', shape: list({ sortBy: 'relevance', facets: true }), values: { search: 'logo design' } },
   { name: 'search "logo design", cheapest first (planned for the values)', shape: list({ sortBy: 'price', sortOrder: 'asc', narrowed: true }), values: { search: 'logo design' } },

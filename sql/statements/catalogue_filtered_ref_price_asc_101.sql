@@ -24,6 +24,7 @@ with given as materialized (select $1::text as "category", $2::text as "search",
     
     start as (select coalesce((select s.starting_price_cents from "services" s where s.id = (select $11::uuid)), coalesce(g."minPrice", 0) - 1) as value,
       coalesce((select $12::uuid), 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id from given g),
+    
     page as (select x.* from given g cross join unnest((select ids from wanted)::uuid[]) as category(id)
       cross join lateral (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and (g."online" is null or g."online" <> '') and coalesce((g."deliveryDays" is null or s.starting_delivery_days <= g."deliveryDays") and (g."levels" is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array(g."levels", ','))::text[]))) and (g."minRating" is null or s.rating_average >= g."minRating") and (g."online" is null or s.seller_id in (select unnest(string_to_array(g."online", ',')::uuid[]))), false) and s.starting_price_cents >= coalesce(g."minPrice", -1) and s.starting_price_cents <= coalesce(g."maxPrice", 2147483647) and (s.starting_price_cents, s.id) > ((select value from start), (select id from start)) and s.category_id = category.id order by s.starting_price_cents asc, s.id asc limit (select $13::int + 101)) as x order by x.sort_value asc, x.id asc offset (select $14::int) limit 101),
     

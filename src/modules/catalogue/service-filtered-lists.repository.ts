@@ -25,6 +25,12 @@ export interface FilteredListShape {
   rows: (typeof COMMON_LIST_ROWS)[number]
   /** Always false by relevance: a search's candidates come from its words' index whatever else narrows it. */
   narrowed: boolean
+  /**
+   * A sorted list narrowed by tags alone (no seller, no words, no facets), run by name: its page
+   * comes from the tags' index when they match at most the cap, from the sort's index otherwise,
+   * decided in the statement by the count (decision 0230). Never with `narrowed`.
+   */
+  tagged: boolean
   facets: boolean
 }
 
@@ -63,8 +69,13 @@ export const filteredListShapes = (): FilteredListShape[] =>
   (['none', 'ref'] as const).flatMap((category) =>
     COMMON_LIST_ROWS.flatMap((rows) =>
       [false, true].flatMap((facets) => [
-        ...sorts.flatMap((sortBy) => (['asc', 'desc'] as const).flatMap((sortOrder) => [false, true].map((narrowed) => ({ category, sortBy, sortOrder, rows, narrowed, facets })))),
-        { category, sortBy: 'relevance', sortOrder: 'desc', rows, narrowed: false, facets } as const,
+        ...sorts.flatMap((sortBy) =>
+          (['asc', 'desc'] as const).flatMap((sortOrder) => [
+            ...[false, true].map((narrowed) => ({ category, sortBy, sortOrder, rows, narrowed, tagged: false, facets })),
+            ...(facets ? [] : [{ category, sortBy, sortOrder, rows, narrowed: false, tagged: true, facets }]),
+          ]),
+        ),
+        { category, sortBy: 'relevance', sortOrder: 'desc', rows, narrowed: false, tagged: false, facets } as const,
       ]),
     ),
   )
@@ -74,7 +85,7 @@ export function prepareFilteredList(shape: FilteredListShape, cap: number, views
   const name =
     sortBy === 'relevance'
       ? `catalogue_search_${shape.category}_${shape.rows}${shape.facets ? '_facets' : ''}`
-      : `catalogue_filtered_${shape.category}_${sortBy}_${shape.sortOrder}_${shape.rows}${shape.narrowed ? '_narrowed' : ''}${shape.facets ? '_facets' : ''}`
+      : `catalogue_filtered_${shape.category}_${sortBy}_${shape.sortOrder}_${shape.rows}${shape.narrowed ? '_narrowed' : ''}${shape.tagged ? '_tagged' : ''}${shape.facets ? '_facets' : ''}`
   const statement = sortBy === 'relevance' ? searchSql(shape, cap, views) : sortedSql({ ...shape, sortBy }, cap, views)
   return preparedSql<FilteredListValues, FilteredListRow>(name, statement)
 }
@@ -251,7 +262,9 @@ function startSql(value: Values, hidden: boolean, sortBy: (typeof sorts)[number]
 /**
  * A list in one of the sorts, with any filters (and, narrowed, a seller, tags or a search): the
  * page by walking the sort's index from where it starts, the total capped, and the facets' sets
- * in the list's order.
+ * in the list's order. Tagged, the tags' matches first (at most the cap + 1, from their index):
+ * when that is all of them, the page is sorted from them; when there are more, it is walked from
+ * the sort's index as any list is, the tags checked on the way (dense enough to find a page soon).
  */
 function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }, cap: number, views: ServiceViews): SQL {
   const column = sql.raw(sortColumnNames[shape.sortBy])
@@ -265,7 +278,11 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   // By price, the bounds are conditions on the index the list walks.
   const bounds = (except: FacetFilter[]) =>
     byPrice && !except.includes('price') ? sql` and s.starting_price_cents >= coalesce(${value.minPrice()}, -1) and s.starting_price_cents <= coalesce(${value.maxPrice()}, ${literal(INT_MAX)})` : sql``
-  const conditions = (except: FacetFilter[] = [], withCategory = hasCategory) => sql`${filtersOf(scope(except), except)}${bounds(except)}${searched}${withCategory ? sql` and ${inCategory}` : sql``}`
+  // The tags as a filter on the sort's walk: in an expression their index cannot take, so that
+  // the generic plan walks the sort's index (it is used only when many services carry them).
+  const tags = shape.tagged ? sql` and coalesce(s.tags && string_to_array(${value.tags()}, ','), false)` : sql``
+  const conditions = (except: FacetFilter[] = [], withCategory = hasCategory, tagged = tags) =>
+    sql`${filtersOf(scope(except), except)}${bounds(except)}${searched}${tagged}${withCategory ? sql` and ${inCategory}` : sql``}`
   const order = sql`order by s.${column} ${direction}, s.id ${direction}`
   const walk = (where: SQL, limit: SQL) => sql`select s.id, s.${column} as sort_value, ${facetColumns} from ${services} s where ${where} ${order} limit ${limit}`
   // A category's rows: the first of each of its (sub)categories by their own index, merged
@@ -273,12 +290,24 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const perCategory = (where: SQL, reach: SQL) => sql`select x.* from ${hidden ? sql`given g cross join ` : sql``}unnest((select ids from wanted)::uuid[]) as category(id)
       cross join lateral (${walk(sql`${where} and s.category_id = category.id`, reach)}) as x`
   const merged = sql`order by x.sort_value ${direction}, x.id ${direction}`
-  const startsAt = sql` and (s.${column}, s.id) ${sql.raw(shape.sortOrder === 'asc' ? '>' : '<')} ((select value from start), (select id from start))`
+  const after = (row: string) => sql`(${sql.raw(row)}, ${sql.raw(row === 't.sort_value' ? 't.id' : 's.id')}) ${sql.raw(shape.sortOrder === 'asc' ? '>' : '<')} ((select value from start), (select id from start))`
+  const startsAt = sql` and ${after(`s.${sortColumnNames[shape.sortBy]}`)}`
   const offset = sql`offset (select ${p('offset')}::int)`
   const rows = literal(shape.rows)
   const page = hasCategory
     ? sql`${perCategory(sql`${conditions([], false)}${startsAt}`, sql`(select ${p('offset')}::int + ${rows})`)} ${merged} ${offset} limit ${rows}`
     : onGiven(hidden, walk(sql`${conditions()}${startsAt}`, sql`${rows} ${offset}`))
+  const taggedCte = sql`tagged as (${onGiven(
+    hidden,
+    sql`select s.id, s.${column} as sort_value from ${services} s where s.tags && string_to_array(${value.tags()}, ',') and ${conditions([], hasCategory, sql``)} limit ${capped(cap)}`,
+  )}),
+    tagged_count as (select count(*)::int as n from tagged),`
+  // Without facets, the page's id and sort value are all that is read of it.
+  const allTagged = sql`((select n from tagged_count) <= ${literal(cap)})`
+  const pageOf = shape.tagged
+    ? sql`(select t.id, t.sort_value from tagged t where ${allTagged} and ${after('t.sort_value')} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
+      union all (select w.id, w.sort_value from (${page}) as w where not ${allTagged})`
+    : page
   // The first `cap + 1` matches (`except` some filters) in the list's order; in a category,
   // category by category, as its indexes hold them (one walk, not one per subcategory). The total
   // counts them with every filter, the facets' pools without the facets' filters.
@@ -287,7 +316,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
       ? sql`select s.id, s.${column} as sort_value, ${facetColumns} from ${services} s where ${conditions(except, true)} order by s.category_id ${direction}, s.${column} ${direction}, s.id ${direction} limit ${capped(cap)}`
       : walk(conditions(except, false), capped(cap))
   const matching = (withCategory: boolean) => firstMatches(FACET_FILTERS, withCategory)
-  const plain = plainOf(value, shape.narrowed)
+  const plain = shape.tagged ? sql`false` : plainOf(value, shape.narrowed)
   const kept = sql`(select coalesce(sum(n.active_services), 0)::int from ${categoryServiceCounts} n${hasCategory ? sql` where n.category_id = any((select ids from wanted)::uuid[])` : sql``})`
   // Counted in no order, with a bound an index can take: a price range from the price index, a
   // lowest rating (without a price range) from the rating index. Two statements of which the
@@ -299,13 +328,15 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
       else ${countWith(sql`s.starting_price_cents >= coalesce(${value.minPrice()}, -1) and s.starting_price_cents <= coalesce(${value.maxPrice()}, ${literal(INT_MAX)})`)} end`
   // Without the facets' filters, the pool holds the same first matches the total counts.
   const counted = shape.facets ? sql`case when ${facetFiltersUnused(value)} then (select count(*)::int from pool) else ${cappedCount} end` : cappedCount
+  const total = shape.tagged ? sql`(select n from tagged_count)` : sql`case when ${plain} then ${kept} else ${counted} end`
   const probe = sql`(select count(*) from (select 1 from ${services} s where ${filtersOf(scope([]))}${bounds([])}${hasCategory ? sql` and ${inCategory}` : sql``} and s.search_vector @@ (select q from typed) limit 3) as probe)`
   return sql`with ${givenCte(hidden)} ${hasCategory ? categoryCtes(value, hidden) : sql``}
     ${shape.narrowed ? searchCtes(value, hidden, sql`(case when ${value.search()} is null then 3 else ${probe} end)`) : sql``}
     ${startSql(value, hidden, shape.sortBy, shape.sortOrder)}
-    page as (${page}),
+    ${shape.tagged ? taggedCte : sql``}
+    page as (${pageOf}),
     ${shape.facets ? poolsSql(views, hidden, hasCategory, matching) : sql``}
-    counted as (select case when ${plain} then ${kept} else ${counted} end as total${fromGiven(hidden)})
+    counted as (select ${total} as total${fromGiven(hidden)})
     ${selectSql(shape, {
       value,
       hidden,

@@ -6,15 +6,16 @@ import { filteredListShapes, prepareFilteredList, type FilteredListShape, type F
 
 /**
  * Lists with filters or facets, and searches: one prepared statement per shape (decision 0209).
- * A sorted list narrowed by a seller, tags or a search is planned for its values on each call
- * (its statement sent unnamed): the index that finds its rows depends on them, which one generic
- * plan cannot see.
+ * A sorted list narrowed by a seller or a search is planned for its values on each call (its
+ * statement sent unnamed): the index that finds its rows depends on them, which one generic plan
+ * cannot see. A list narrowed by tags alone decides that in its statement, by how many services
+ * carry the tags, and keeps one generic plan (decision 0230).
  */
 export function createFilteredLists(deps: { db: Db; views: ServiceViews; presence: Pick<SellerPresence, 'onlineSellers'> }) {
   const { db, views, presence } = deps
   const statements = new Map<string, ReturnType<typeof prepareFilteredList>>()
   const statementOf = (shape: FilteredListShape) => {
-    const key = `${shape.category}:${shape.sortBy}:${shape.sortOrder}:${shape.rows}:${shape.narrowed}:${shape.facets}`
+    const key = `${shape.category}:${shape.sortBy}:${shape.sortOrder}:${shape.rows}:${shape.narrowed}:${shape.tagged}:${shape.facets}`
     let statement = statements.get(key)
     if (!statement) statements.set(key, (statement = prepareFilteredList(shape, COUNT_CAP, views)))
     return statement
@@ -46,9 +47,11 @@ export function createFilteredLists(deps: { db: Db; views: ServiceViews; presenc
       const order = orderOf(query, search)
       const window = windowOf(query, order.sortBy, order.sortOrder)
       const values: FilteredListValues = { ...(await valuesOf(query, category, search)), after: window.after ?? null, offset: window.offset }
-      const narrowed = order.sortBy !== 'relevance' && (values.sellerId !== null || values.tags !== null || search !== undefined)
       const facets = query.facets === true
-      const statement = statementOf({ category: category === undefined ? 'none' : 'ref', sortBy: order.sortBy, sortOrder: order.sortOrder, rows: rowsFor(window.limit), narrowed, facets })
+      const sorted = order.sortBy !== 'relevance'
+      const tagged = sorted && values.tags !== null && values.sellerId === null && search === undefined && !facets
+      const narrowed = sorted && !tagged && (values.sellerId !== null || values.tags !== null || search !== undefined)
+      const statement = statementOf({ category: category === undefined ? 'none' : 'ref', sortBy: order.sortBy, sortOrder: order.sortOrder, rows: rowsFor(window.limit), narrowed, tagged, facets })
       const [row] = await (narrowed ? statement.unnamed(db, values) : statement(db, values))
       const page = answerOf(query, row!.items.map(listItemOf), row!.exact ? row!.total : COUNT_CAP, row!.exact, order, window)
       return { categoryFound: row!.categories !== 0, answer: row!.facets === null ? page : { ...page, facets: row!.facets } }

@@ -76,16 +76,24 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
 
   it('plans a search by page once, generically, the correction decided inside it', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
-    const search = prepareFilteredList({ category: 'none', sortBy: 'relevance', sortOrder: 'desc', rows: 21, narrowed: false, facets: false }, COUNT_CAP, views)
+    const search = prepareFilteredList({ category: 'none', sortBy: 'relevance', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false }, COUNT_CAP, views)
     for (let page = 2; page <= 11; page++) await search(connection, { ...none, search: page % 2 ? 'logo design' : 'logo desgin', offset: (page - 1) * 20 })
     expect(await plansOf('catalogue_search_none_21')).toEqual({ generic: 5, custom: 5 })
   })
 
   it('plans a filtered list by page once, generically, whichever filters it is given', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
-    const list = prepareFilteredList({ category: 'ref', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, facets: true }, COUNT_CAP, views)
+    const list = prepareFilteredList({ category: 'ref', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: true }, COUNT_CAP, views)
     const filters: Partial<FilteredListValues>[] = [{ deliveryDays: 3 }, { minRating: 4.5 }, { levels: 'level_two,top_rated' }, { minPriceCents: 2000, maxPriceCents: 5000 }, { online: '' }]
     for (let call = 0; call < 10; call++) await list(connection, { ...none, ...filters[call % filters.length], category: 'graphics-design', offset: call * 20 })
     expect(await plansOf('catalogue_filtered_ref_createdAt_desc_21_facets')).toEqual({ generic: 5, custom: 5 })
+  })
+
+  it('plans a list narrowed by tags once, generically, whichever tags and filters it is given', async (context) => {
+    if (database.kind !== 'postgres') return context.skip()
+    const list = prepareFilteredList({ category: 'none', sortBy: 'price', sortOrder: 'asc', rows: 21, narrowed: false, tagged: true, facets: false }, COUNT_CAP, views)
+    const filters: Partial<FilteredListValues>[] = [{ tags: 'logo' }, { tags: 'logo,print', minRating: 4 }, { tags: 'nothing-like-it' }, { tags: 'print', minPriceCents: 2000, maxPriceCents: 5000 }, { tags: 'logo', levels: 'new' }]
+    for (let call = 0; call < 10; call++) await list(connection, { ...none, ...filters[call % filters.length], offset: call * 20 })
+    expect(await plansOf('catalogue_filtered_none_price_asc_21_tagged')).toEqual({ generic: 5, custom: 5 })
   })
 })

@@ -163,6 +163,26 @@ describe('catalogue totals, cursors and misspellings', () => {
       expect(page.pagination.total).toBeLessThan(COUNT_CAP)
     })
 
+    it('reports a tags total above the cap as the cap, and pages them newest first from the sort', async () => {
+      const page = await list('/services?tags=capped&limit=5')
+      expect(page.pagination).toMatchObject({ total: COUNT_CAP, totalIsExact: false, hasNext: true })
+      const newest = await list(`/categories/${category}/services?limit=5&sortBy=createdAt`)
+      expect(page.items.map((item) => item.id)).toEqual(newest.items.map((item) => item.id))
+    })
+
+    it('walks a tag carried past the cap with cursors: no service twice, none missed, in price order', async () => {
+      const seen: string[] = []
+      let cursor: string | null = null
+      do {
+        const page: ListJson = await list(`/services?tags=capped&limit=100&sortBy=price${cursor ? `&cursor=${cursor}` : ''}`)
+        seen.push(...page.items.map((item) => item.id))
+        cursor = page.pagination.nextCursor
+      } while (cursor)
+      expect(new Set(seen).size).toBe(COUNT_CAP + 5)
+      const byOffset = await list(`/services?tags=capped&limit=100&page=3&sortBy=price`)
+      expect(byOffset.items.map((item) => item.id)).toEqual(seen.slice(200, 300))
+    })
+
     it('counts the category exactly past the cap (kept counts)', async () => {
       const page = await list(`/categories/${category}/services?limit=5`)
       expect(page.pagination).toMatchObject({ total: COUNT_CAP + 5, totalIsExact: true })
@@ -192,7 +212,7 @@ describe('catalogue totals, cursors and misspellings', () => {
     beforeAll(async () => {
       category = await createCategory(ctx, 'Cursor')
       for (const [index, price] of [30, 10, 20, 10, 40].entries()) {
-        ids.push(await publishActive(category, { title: `Cursor walk service ${index}`, packages: [{ name: 'Basic', price, deliveryDays: 2, revisions: 1 }] }))
+        ids.push(await publishActive(category, { title: `Cursor walk service ${index}`, tags: ['cursor-walk'], packages: [{ name: 'Basic', price, deliveryDays: 2, revisions: 1 }] }))
       }
     })
 
@@ -207,7 +227,7 @@ describe('catalogue totals, cursors and misspellings', () => {
       return seen
     }
 
-    it.each(['sortBy=price', 'sortBy=price&sortOrder=desc', 'sortBy=createdAt', 'sortBy=createdAt&sortOrder=asc', 'sortBy=rating', 'search=cursor%20walk'])(
+    it.each(['sortBy=price', 'sortBy=price&sortOrder=desc', 'sortBy=createdAt', 'sortBy=createdAt&sortOrder=asc', 'sortBy=rating', 'search=cursor%20walk', 'tags=cursor-walk&sortBy=price', 'tags=cursor-walk&sortBy=createdAt&sortOrder=asc'])(
       'gives the same services in the same order as page/limit (%s)',
       async (query) => {
         const byPages = (await list(`/categories/${category}/services?limit=10&${query}`)).items.map((item) => item.id)
@@ -215,6 +235,13 @@ describe('catalogue totals, cursors and misspellings', () => {
         expect(await walk(query)).toEqual(byPages)
       },
     )
+
+    it('pages a tag by offset as the cursors walk it (page 2 of 2 at a time)', async () => {
+      const walked = await walk('tags=cursor-walk&sortBy=price')
+      const second = await list(`/services?tags=cursor-walk&sortBy=price&limit=2&page=2`)
+      expect(second.items.map((item) => item.id)).toEqual(walked.slice(2, 4))
+      expect(second.pagination).toMatchObject({ total: 5, totalIsExact: true, hasNext: true, hasPrev: true })
+    })
 
     it('ends with nextCursor null on the last page', async () => {
       const page = await list(`/categories/${category}/services?limit=10`)
