@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm'
-import type { Executor } from '../../db/client.ts'
+import { rowsOf, type Executor } from '../../db/client.ts'
 import { DAY } from '../../lib/clock.ts'
 
 export const seriesMetrics = ['orders', 'signups', 'revenue'] as const
@@ -32,8 +32,7 @@ const dailyQuery: Record<SeriesMetric, (from: Date) => SQL> = {
 export async function dailySeries(executor: Executor, metric: SeriesMetric, days: number, now: Date): Promise<SeriesPoint[]> {
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())
   const from = new Date(today - (days - 1) * DAY)
-  const result: unknown = await executor.execute(dailyQuery[metric](from))
-  const { rows } = result as { rows: { day: string; value: string | number }[] }
+  const rows = await rowsOf<{ day: string; value: string | number }>(executor, dailyQuery[metric](from))
   const values = new Map(rows.map((row) => [row.day, Number(row.value)]))
   return Array.from({ length: days }, (_, index) => {
     const date = new Date(from.getTime() + index * DAY).toISOString().slice(0, 10)

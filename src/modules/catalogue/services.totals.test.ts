@@ -168,6 +168,9 @@ describe('catalogue totals, cursors and misspellings', () => {
       expect(page.pagination).toMatchObject({ total: COUNT_CAP, totalIsExact: false, hasNext: true })
       const newest = await list(`/categories/${category}/services?limit=5&sortBy=createdAt`)
       expect(page.items.map((item) => item.id)).toEqual(newest.items.map((item) => item.id))
+      const inCategory = await list(`/categories/${category}/services?tags=capped&limit=5&sortBy=price&sortOrder=desc`)
+      expect(inCategory.pagination).toMatchObject({ total: COUNT_CAP, totalIsExact: false, hasNext: true })
+      expect(inCategory.items.map((item) => item.id)).toEqual((await list(`/categories/${category}/services?limit=5&sortBy=price&sortOrder=desc`)).items.map((item) => item.id))
     })
 
     it('walks a tag carried past the cap with cursors: no service twice, none missed, in price order', async () => {

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm'
+import { rowsOf } from '../../db/client.ts'
 import type { Actor } from '../../access/access.ts'
 import { DAY } from '../../lib/clock.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
@@ -28,8 +29,8 @@ export function createOfferMaking(
 
   /** The service must be the sender's (404 otherwise, as for any service that is not theirs to name) and active (422). */
   async function checkService(actor: Actor, serviceId: string): Promise<void> {
-    const result = (await db.execute(sql`select ${catalogue.offerSql(sql`${serviceId}::uuid`)} as service`)) as { rows: { service: { status: string; sellerId: string } | null }[] }
-    const service = result.rows[0]?.service
+    const [row] = await rowsOf<{ service: { status: string; sellerId: string } | null }>(db, sql`select ${catalogue.offerSql(sql`${serviceId}::uuid`)} as service`)
+    const service = row?.service
     if (!service || service.sellerId !== actor.id) throw notFound('Service')
     if (service.status !== 'active') throw offerServiceUnavailable()
   }

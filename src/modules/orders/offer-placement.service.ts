@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import type { Tx } from '../../db/client.ts'
+import { rowsOf, type Tx } from '../../db/client.ts'
 import { tableRelation } from '../../db/fragments.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { DAY, type Clock } from '../../lib/clock.ts'
@@ -64,8 +64,8 @@ export function createOfferPlacement(deps: {
      */
     async placeFromOffer(tx: Tx, terms: OfferTerms): Promise<OrderRow | null> {
       if (terms.serviceId !== null) {
-        const locked = (await tx.execute(catalogue.lockOrderableSql(sql`${terms.serviceId}::uuid`).sql)) as { rows: unknown[] }
-        if (locked.rows.length === 0) return null
+        const locked = await rowsOf(tx, catalogue.lockOrderableSql(sql`${terms.serviceId}::uuid`).sql)
+        if (locked.length === 0) return null
       }
       const id = newId()
       const now = clock.now()

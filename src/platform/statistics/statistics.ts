@@ -1,6 +1,6 @@
 import type { Static, TObject } from '@sinclair/typebox'
 import { like, sql } from 'drizzle-orm'
-import type { Db, Executor } from '../../db/client.ts'
+import { rowsOf, type Db, type Executor } from '../../db/client.ts'
 import { statCounterDeltas, statCounters } from './statistics.table.ts'
 
 /**
@@ -57,7 +57,9 @@ export async function readCounters(executor: Executor, prefix: string): Promise<
  */
 export async function foldStatCounters(db: Db, limit = 10_000): Promise<number> {
   // A data-modifying CTE runs whether or not the final select reads it.
-  const result: unknown = await db.execute(sql`
+  const rows = await rowsOf<{ folded: number }>(
+    db,
+    sql`
     with moved as (
       delete from ${statCounterDeltas}
       where ${statCounterDeltas.id} in (select ${statCounterDeltas.id} from ${statCounterDeltas} order by ${statCounterDeltas.id} limit ${limit})
@@ -67,7 +69,7 @@ export async function foldStatCounters(db: Db, limit = 10_000): Promise<number> 
       select name, sum(delta)::bigint from moved group by name
       on conflict (name) do update set value = ${statCounters.value} + excluded.value
     )
-    select count(*)::int as folded from moved`)
-  const rows = (result as { rows: { folded: number }[] }).rows
+    select count(*)::int as folded from moved`,
+  )
   return rows[0]?.folded ?? 0
 }
