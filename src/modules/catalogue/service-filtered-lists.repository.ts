@@ -290,8 +290,9 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const perCategory = (where: SQL, reach: SQL) => sql`select x.* from ${hidden ? sql`given g cross join ` : sql``}unnest((select ids from wanted)::uuid[]) as category(id)
       cross join lateral (${walk(sql`${where} and s.category_id = category.id`, reach)}) as x`
   const merged = sql`order by x.sort_value ${direction}, x.id ${direction}`
-  const after = (row: string) => sql`(${sql.raw(row)}, ${sql.raw(row === 't.sort_value' ? 't.id' : 's.id')}) ${sql.raw(shape.sortOrder === 'asc' ? '>' : '<')} ((select value from start), (select id from start))`
-  const startsAt = sql` and ${after(`s.${sortColumnNames[shape.sortBy]}`)}`
+  // A row with this sort value and id comes after where the page starts.
+  const after = (sortValue: SQL, id: SQL) => sql`(${sortValue}, ${id}) ${sql.raw(shape.sortOrder === 'asc' ? '>' : '<')} ((select value from start), (select id from start))`
+  const startsAt = sql` and ${after(sql`s.${column}`, sql`s.id`)}`
   const offset = sql`offset (select ${p('offset')}::int)`
   const rows = literal(shape.rows)
   const page = hasCategory
@@ -305,7 +306,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   // Without facets, the page's id and sort value are all that is read of it.
   const allTagged = sql`((select n from tagged_count) <= ${literal(cap)})`
   const pageOf = shape.tagged
-    ? sql`(select t.id, t.sort_value from tagged t where ${allTagged} and ${after('t.sort_value')} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
+    ? sql`(select t.id, t.sort_value from tagged t where ${allTagged} and ${after(sql`t.sort_value`, sql`t.id`)} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
       union all (select w.id, w.sort_value from (${page}) as w where not ${allTagged})`
     : page
   // The first `cap + 1` matches (`except` some filters) in the list's order; in a category,
