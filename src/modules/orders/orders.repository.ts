@@ -11,7 +11,7 @@ import type { UserSummary } from '../users/users.module.ts'
 import { TRANSFER_AMOUNT_COLUMN, transferColumnsOf, type TransferColumns, type TransferValues } from '../wallet/wallet.module.ts'
 import { openStatuses, type OrderStatus } from './order-status.ts'
 import { ordersEvents } from './orders.events.ts'
-import { orderDeliveries, orders, sellerOrderFigures, type NewOrderRow, type OrderDeliveryRow, type OrderRow } from './orders.table.ts'
+import { isOpenOrderSql, orderDeliveries, orders, sellerOrderFigures, type NewOrderRow, type OrderDeliveryRow, type OrderRow } from './orders.table.ts'
 
 /** A seller's orders counted for statistics and seller levels; orders in dispute are in none of these. */
 export interface OrderFigures {
@@ -218,11 +218,10 @@ export function createOrdersRepository(db: Executor) {
       return db.select().from(orderDeliveries).where(inArray(orderDeliveries.orderId, orderIds)).orderBy(asc(orderDeliveries.createdAt), asc(orderDeliveries.id))
     },
 
-    /** Seller statistics: orders by status, one grouped query. */
     /** A seller's kept order figures (seller-order-figures.sql) and open orders (their partial index), in one statement. */
     async sellerFigures(sellerId: string): Promise<SellerOrderFigures> {
-      // The predicate written as the partial index's, so that the planner can prove it and count from the index.
-      const open = db.$count(orders, and(eq(orders.sellerId, sellerId), sql`${orders.status} in ('pending', 'in_progress', 'delivered', 'disputed')`))
+      // The partial index's own predicate, so that the planner can prove it and count from the index.
+      const open = db.$count(orders, and(eq(orders.sellerId, sellerId), isOpenOrderSql(orders.status)))
       const [row] = await db
         .select({ open: sql<number>`${open}`.mapWith(Number), completed: sellerOrderFigures.completed, cancelled: sellerOrderFigures.cancelled, delivered: sellerOrderFigures.delivered, onTime: sellerOrderFigures.onTime })
         .from(sql`(select 1) as one`)
