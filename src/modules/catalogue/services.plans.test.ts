@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -95,5 +96,21 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
     const filters: Partial<FilteredListValues>[] = [{ tags: 'logo' }, { tags: 'logo,print', minRating: 4 }, { tags: 'nothing-like-it' }, { tags: 'print', minPriceCents: 2000, maxPriceCents: 5000 }, { tags: 'logo', levels: 'new' }]
     for (let call = 0; call < 10; call++) await list(connection, { ...none, ...filters[call % filters.length], offset: call * 20 })
     expect(await plansOf('catalogue_filtered_none_price_asc_21_tagged')).toEqual({ generic: 5, custom: 5 })
+  })
+
+  it('reads the first file of an object (an avatar, a banner) from the index, in order, with no sort', async (context) => {
+    if (database.kind !== 'postgres') return context.skip()
+    // Every list item reads two of these; a Sort under each would run once per item.
+    const first = publicFileUrlSql(filesBase, 'service', sql`${'00000000-0000-4000-8000-000000000000'}::uuid`, 'service_banner')
+    await client.query('begin')
+    try {
+      await client.query('set local enable_seqscan = off')
+      const plan = await connection.execute<{ 'QUERY PLAN': string }>(sql`explain select ${first} as url`)
+      const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n')
+      expect(text).toContain('uploads_object_idx')
+      expect(text).not.toMatch(/Sort/)
+    } finally {
+      await client.query('rollback')
+    }
   })
 })

@@ -33,7 +33,9 @@ export const uploads = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull(),
   },
   (table) => [
-    index('uploads_object_idx').on(table.objectType, table.objectId, table.tag, table.order),
+    // Ends with created_at because an object's files are read in (order, created_at) order, most
+    // often for the first one only (an avatar, a banner): the index hands that row over unsorted.
+    index('uploads_object_idx').on(table.objectType, table.objectId, table.tag, table.order, table.createdAt),
     index('uploads_owner_idx').on(table.ownerId),
     index('uploads_unattached_idx').on(table.createdAt).where(sql`${table.objectId} is null`),
   ],
