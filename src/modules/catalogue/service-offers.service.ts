@@ -55,70 +55,77 @@ function priceOffer(fields: ServiceFields): { packages: number[]; extras: number
   }
 }
 
+type OfferPrices = ReturnType<typeof priceOffer>
+
+/** The package rows of a service, priced in cents, in the seller's order. */
+function packageRows(serviceId: string, fields: ServiceFields, prices: OfferPrices) {
+  return fields.packages.map((item, position) => ({
+    id: newId(),
+    serviceId,
+    position,
+    name: item.name,
+    description: item.description ?? '',
+    priceCents: prices.packages[position]!,
+    deliveryDays: item.deliveryDays,
+    revisions: item.revisions === 'unlimited' ? null : item.revisions,
+    features: item.features ?? [],
+  }))
+}
+
+/** The extra rows of a service, priced in cents, in the seller's order. */
+function extraRows(serviceId: string, fields: ServiceFields, prices: OfferPrices) {
+  return (fields.extras ?? []).map((item, position) => ({
+    id: newId(),
+    serviceId,
+    position,
+    title: item.title,
+    priceCents: prices.extras[position]!,
+    additionalDays: item.additionalDays ?? 0,
+  }))
+}
+
+/**
+ * Checks what the schema cannot (two decimals, the category exists, the gallery's room, counted
+ * under the service's lock), then writes the text fields, packages, extras and starting price
+ * in the caller's transaction, and binds uploads.
+ */
+async function writeOffer(deps: { clock: Clock; uploads: Pick<UploadsService, 'bindUpload' | 'filesOf'> }, tx: Tx, actor: Actor, fields: ServiceFields, write: (columns: Omit<Partial<ServiceRow>, 'id'>) => Promise<ServiceRow>, serviceId: string | undefined) {
+  const { clock, uploads } = deps
+  const repository = createServicesRepository(tx)
+  const prices = priceOffer(fields)
+  const problems = [...prices.problems]
+  if (!(await repository.findCategory(fields.categoryId))) problems.push({ field: 'categoryId', message: 'does not name a category' })
+  const galleryFrom = serviceId && fields.imageIds?.length ? (await uploads.filesOf(tx, 'service', [serviceId], 'service_gallery')).length : 0
+  if (galleryFrom + (fields.imageIds?.length ?? 0) > GALLERY_LIMIT) problems.push({ field: 'imageIds', message: `a gallery holds at most ${GALLERY_LIMIT} images` })
+  if (problems.length > 0) throw validationError(problems)
+
+  // The cheapest package (the first of the cheapest) sets the starting price and delivery.
+  const cheapest = prices.packages.indexOf(Math.min(...prices.packages))
+  // Creating and every edit (re)submit the service for review (decision 0012).
+  const row = await write({
+    title: fields.title,
+    shortDescription: fields.shortDescription ?? '',
+    description: fields.description,
+    categoryId: fields.categoryId,
+    tags: fields.tags ?? [],
+    status: 'pending',
+    rejectionReason: null,
+    startingPriceCents: prices.packages[cheapest]!,
+    startingDeliveryDays: fields.packages[cheapest]!.deliveryDays,
+    updatedAt: clock.now(),
+  })
+  await repository.replacePackages(row.id, packageRows(row.id, fields, prices))
+  await repository.replaceExtras(row.id, extraRows(row.id, fields, prices))
+  if (fields.bannerId) await uploads.bindUpload(tx, actor, fields.bannerId, serviceSlot(row.id, 'service_banner'), 'bannerId')
+  for (const [index, uploadId] of (fields.imageIds ?? []).entries()) {
+    await uploads.bindUpload(tx, actor, uploadId, { ...serviceSlot(row.id, 'service_gallery'), order: galleryFrom + index }, `imageIds.${index}`)
+  }
+  return row
+}
+
 /** A seller's offer: create, edit (which resubmits it for review) and delete. */
 export function createServiceOffers(deps: { db: Db; clock: Clock; uploads: Pick<UploadsService, 'bindUpload' | 'filesOf'>; browsing: Pick<ServiceBrowsing, 'describe'>; counters: Pick<ServiceCounters, 'countOpenOrders'> }) {
-  const { db, clock, uploads, browsing, counters } = deps
-
-  /**
-   * Checks what the schema cannot (two decimals, the category exists, the gallery's room, counted
-   * under the service's lock), then writes the text fields, packages, extras and starting price
-   * in the caller's transaction, and binds uploads.
-   */
-  async function writeOffer(tx: Tx, actor: Actor, fields: ServiceFields, write: (columns: Omit<Partial<ServiceRow>, 'id'>) => Promise<ServiceRow>, serviceId: string | undefined) {
-    const repository = createServicesRepository(tx)
-    const prices = priceOffer(fields)
-    const problems = [...prices.problems]
-    if (!(await repository.findCategory(fields.categoryId))) problems.push({ field: 'categoryId', message: 'does not name a category' })
-    const galleryFrom = serviceId && fields.imageIds?.length ? (await uploads.filesOf(tx, 'service', [serviceId], 'service_gallery')).length : 0
-    if (galleryFrom + (fields.imageIds?.length ?? 0) > GALLERY_LIMIT) problems.push({ field: 'imageIds', message: `a gallery holds at most ${GALLERY_LIMIT} images` })
-    if (problems.length > 0) throw validationError(problems)
-
-    // The cheapest package (the first of the cheapest) sets the starting price and delivery.
-    const cheapest = prices.packages.indexOf(Math.min(...prices.packages))
-    // Creating and every edit (re)submit the service for review (decision 0012).
-    const row = await write({
-      title: fields.title,
-      shortDescription: fields.shortDescription ?? '',
-      description: fields.description,
-      categoryId: fields.categoryId,
-      tags: fields.tags ?? [],
-      status: 'pending',
-      rejectionReason: null,
-      startingPriceCents: prices.packages[cheapest]!,
-      startingDeliveryDays: fields.packages[cheapest]!.deliveryDays,
-      updatedAt: clock.now(),
-    })
-    await repository.replacePackages(
-      row.id,
-      fields.packages.map((item, position) => ({
-        id: newId(),
-        serviceId: row.id,
-        position,
-        name: item.name,
-        description: item.description ?? '',
-        priceCents: prices.packages[position]!,
-        deliveryDays: item.deliveryDays,
-        revisions: item.revisions === 'unlimited' ? null : item.revisions,
-        features: item.features ?? [],
-      })),
-    )
-    await repository.replaceExtras(
-      row.id,
-      (fields.extras ?? []).map((item, position) => ({
-        id: newId(),
-        serviceId: row.id,
-        position,
-        title: item.title,
-        priceCents: prices.extras[position]!,
-        additionalDays: item.additionalDays ?? 0,
-      })),
-    )
-    if (fields.bannerId) await uploads.bindUpload(tx, actor, fields.bannerId, serviceSlot(row.id, 'service_banner'), 'bannerId')
-    for (const [index, uploadId] of (fields.imageIds ?? []).entries()) {
-      await uploads.bindUpload(tx, actor, uploadId, { ...serviceSlot(row.id, 'service_gallery'), order: galleryFrom + index }, `imageIds.${index}`)
-    }
-    return row
-  }
+  const { db, clock, browsing, counters } = deps
 
   return {
     /** `POST /services`: a new service, pending review. */
@@ -127,7 +134,7 @@ export function createServiceOffers(deps: { db: Db; clock: Clock; uploads: Pick<
       const row = await db.transaction(async (tx) => {
         const repository = createServicesRepository(tx)
         const id = newId()
-        return writeOffer(tx, actor, fields, (columns) => repository.insert({ ...(columns as Omit<ServiceRow, 'id'>), id, sellerId: actor.id, createdAt: now }), undefined)
+        return writeOffer(deps, tx, actor, fields, (columns) => repository.insert({ ...(columns as Omit<ServiceRow, 'id'>), id, sellerId: actor.id, createdAt: now }), undefined)
       })
       return browsing.describe(row, actor)
     },
@@ -138,7 +145,7 @@ export function createServiceOffers(deps: { db: Db; clock: Clock; uploads: Pick<
         const repository = createServicesRepository(tx)
         const current = await repository.lockById(serviceId)
         if (!current || !isOwner(current, actor)) throw notFound('Service')
-        return writeOffer(tx, actor, fields, async (columns) => (await repository.update(serviceId, columns))!, serviceId)
+        return writeOffer(deps, tx, actor, fields, async (columns) => (await repository.update(serviceId, columns))!, serviceId)
       })
       return browsing.describe(row, actor)
     },
