@@ -2,13 +2,18 @@ import type { Redis } from 'ioredis'
 import type { SocketOwner } from './realtime.ts'
 import { LocalSlots, type NamedSlot } from './socket-slots.ts'
 
-const presenceKey = (userId: string) => `marketplace:presence:${userId}`
+/**
+ * Every presence key carries the hash tag `{presence}`, so that Redis Cluster keeps them in one
+ * slot: the scripts below touch a user's hash and the online list together, which Cluster refuses
+ * across slots (decision 0231).
+ */
+const presenceKey = (userId: string) => `marketplace:{presence}:${userId}`
 
 /**
  * Every user with an open socket, scored with the time (epoch ms) their presence lapses unless an
  * instance refreshes it: the list that presence filters read without scanning the presence hashes.
  */
-const ONLINE = 'marketplace:online'
+const ONLINE = 'marketplace:{presence}:online'
 
 /**
  * Takes a socket place in the user's presence hash (KEYS[1]) when fewer than the cap (ARGV[3])
