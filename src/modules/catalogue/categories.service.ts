@@ -1,6 +1,5 @@
 import type { Actor } from '../../access/access.ts'
 import type { Db } from '../../db/client.ts'
-import { taggedJson, type TaggedJson } from '../../http/tagged-answer.ts'
 import { uniqueViolation } from '../../db/errors.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
@@ -8,6 +7,7 @@ import { isUuid, newId } from '../../lib/ids.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import { categoryInUse } from './catalogue.errors.ts'
 import type { CategoryTree } from './category-tree.cache.ts'
+import { createCategoryReading, detailOf, findByIdOrSlug, type toNode } from './category-reading.service.ts'
 import { createCategoriesRepository, type CategoriesRepository } from './categories.repository.ts'
 import { POSITION_MAX, SLUG_MAX, type CategoryRow } from './categories.table.ts'
 
@@ -21,15 +21,6 @@ export interface CategoryInput {
 
 export type CategorySummary = Pick<CategoryRow, 'id' | 'name' | 'slug' | 'parentId'>
 
-const toNode = (row: CategoryRow, servicesCount: number) => ({
-  id: row.id,
-  name: row.name,
-  slug: row.slug,
-  description: row.description,
-  parentId: row.parentId,
-  position: row.position,
-  servicesCount,
-})
 export type CategoryNode = ReturnType<typeof toNode>
 export type CategoryTreeItem = CategoryNode & { subcategories: CategoryNode[] }
 export type CategoryDetail = CategoryTreeItem & { parent: Pick<CategorySummary, 'id' | 'name' | 'slug'> | null }
@@ -54,115 +45,83 @@ const foreignKeyViolation = (error: unknown): boolean => {
 /** What an audit row says of a category. */
 const categoryState = (row: CategoryRow) => ({ name: row.name, slug: row.slug, parentId: row.parentId, position: row.position })
 
+/** Runs a write of the tree, then has every instance drop the tree it keeps. */
+async function changing<T>(tree: Pick<CategoryTree, 'changed'>, write: () => Promise<T>): Promise<T> {
+  const result = await write()
+  await tree.changed()
+  return result
+}
+
+const SLUG_TAKEN = 'is already used by another category'
+const FALLBACK_SLUG = 'category'
+const IN_USE_BY_SERVICES = 'services use it (including paused, rejected or deleted ones); move them first'
+
+/** Two concurrent requests can both pass the check; the unique index decides, as a field error. */
+async function slugRace<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if (uniqueViolation(error) === 'categories_slug_unique') throw fieldError('slug', SLUG_TAKEN)
+    throw error
+  }
+}
+
+// A UUID-shaped slug would be unreachable: the lookup reads such a value as an id.
+function assertSlugShape(slug: string): void {
+  if (isUuid(slug)) throw fieldError('slug', 'must not have the shape of an id')
+}
+
+async function assertSlugFree(categories: CategoriesRepository, slug: string, exceptId?: string): Promise<void> {
+  assertSlugShape(slug)
+  const existing = await categories.findBySlug(slug)
+  if (existing && existing.id !== exceptId) throw fieldError('slug', SLUG_TAKEN)
+}
+
+/**
+ * The name's slug, or the first free `slug-2`, `slug-3`, ... when it is taken. A name with no
+ * Latin letter or digit (`日本語`) gets `category`: any name the schema accepts makes a slug.
+ */
+async function freeSlugFor(categories: CategoriesRepository, name: string): Promise<string> {
+  const base = slugFrom(name) || FALLBACK_SLUG
+  assertSlugShape(base)
+  for (let attempt = 1; attempt <= 100; attempt++) {
+    const suffix = attempt === 1 ? '' : `-${attempt}`
+    const candidate = `${base.slice(0, SLUG_MAX - suffix.length).replace(/-+$/, '')}${suffix}`
+    if (!(await categories.findBySlug(candidate))) return candidate
+  }
+  throw fieldError('slug', 'cannot be made from this name; send a slug')
+}
+
+/** The slug sent, once it is free, or a free one made from the name. */
+async function newSlugFor(categories: CategoriesRepository, input: CategoryInput): Promise<string> {
+  if (input.slug === undefined) return freeSlugFor(categories, input.name)
+  await assertSlugFree(categories, input.slug)
+  return input.slug
+}
+
+/** Two levels only: a parent must be an existing top-level category (its row is locked by the caller). */
+function assertTopLevelParent(parent: CategoryRow | undefined): CategoryRow {
+  if (!parent) throw fieldError('parentId', 'names a category that does not exist')
+  if (parent.parentId !== null) throw fieldError('parentId', 'must be a top-level category: categories have two levels only')
+  return parent
+}
+
+/** The category tree: anyone reads it; a superuser edits it, on record. */
 export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pick<AuditService, 'record'>; tree: CategoryTree }) {
   const { db, clock, audit, tree } = deps
 
-  /** Runs a write of the tree, then has every instance drop the tree it keeps. */
-  async function changing<T>(write: () => Promise<T>): Promise<T> {
-    const result = await write()
-    await tree.changed()
-    return result
-  }
-
-  const SLUG_TAKEN = 'is already used by another category'
-  const FALLBACK_SLUG = 'category'
-  const IN_USE_BY_SERVICES = 'services use it (including paused, rejected or deleted ones); move them first'
-
-  /** Two concurrent requests can both pass the check; the unique index decides, as a field error. */
-  async function slugRace<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work()
-    } catch (error) {
-      if (uniqueViolation(error) === 'categories_slug_unique') throw fieldError('slug', SLUG_TAKEN)
-      throw error
-    }
-  }
-
-  // A UUID-shaped slug would be unreachable: the lookup reads such a value as an id.
-  function assertSlugShape(slug: string): void {
-    if (isUuid(slug)) throw fieldError('slug', 'must not have the shape of an id')
-  }
-
-  async function assertSlugFree(categories: CategoriesRepository, slug: string, exceptId?: string): Promise<void> {
-    assertSlugShape(slug)
-    const existing = await categories.findBySlug(slug)
-    if (existing && existing.id !== exceptId) throw fieldError('slug', SLUG_TAKEN)
-  }
-
-  /**
-   * The name's slug, or the first free `slug-2`, `slug-3`, ... when it is taken. A name with no
-   * Latin letter or digit (`日本語`) gets `category`: any name the schema accepts makes a slug.
-   */
-  async function freeSlugFor(categories: CategoriesRepository, name: string): Promise<string> {
-    const base = slugFrom(name) || FALLBACK_SLUG
-    assertSlugShape(base)
-    for (let attempt = 1; attempt <= 100; attempt++) {
-      const suffix = attempt === 1 ? '' : `-${attempt}`
-      const candidate = `${base.slice(0, SLUG_MAX - suffix.length).replace(/-+$/, '')}${suffix}`
-      if (!(await categories.findBySlug(candidate))) return candidate
-    }
-    throw fieldError('slug', 'cannot be made from this name; send a slug')
-  }
-
-  /** Two levels only: a parent must be an existing top-level category (its row is locked by the caller). */
-  function assertTopLevelParent(parent: CategoryRow | undefined): CategoryRow {
-    if (!parent) throw fieldError('parentId', 'names a category that does not exist')
-    if (parent.parentId !== null) throw fieldError('parentId', 'must be a top-level category: categories have two levels only')
-    return parent
-  }
-
-  async function findByIdOrSlug(categories: CategoriesRepository, idOrSlug: string): Promise<CategoryRow | undefined> {
-    return isUuid(idOrSlug) ? categories.findById(idOrSlug) : categories.findBySlug(idOrSlug)
-  }
-
-  /** The node, its subcategories and its parent, counted with one grouped query. */
-  async function detailOf(categories: CategoriesRepository, row: CategoryRow): Promise<CategoryDetail> {
-    const children = row.parentId === null ? await categories.listChildren(row.id) : []
-    const parent = row.parentId === null ? undefined : await categories.findById(row.parentId)
-    const counts = await categories.countActiveServices([row.id, ...children.map((child) => child.id)])
-    const subcategories = children.map((child) => toNode(child, counts.get(child.id) ?? 0))
-    const own = counts.get(row.id) ?? 0
-    return {
-      ...toNode(row, subcategories.reduce((sum, child) => sum + child.servicesCount, own)),
-      subcategories,
-      parent: parent ? { id: parent.id, name: parent.name, slug: parent.slug } : null,
-    }
-  }
-
   return {
-    /** Top-level categories with their subcategories, by position then name; counts cover active services. Kept in memory (`CategoryTree`). */
-    listCategoryTree: (): Promise<TaggedJson<CategoryTreeItem[]>> => tree.list(),
-
-    /**
-     * One category from the kept tree. One it does not know is looked up in the database: found
-     * there, the kept tree is older than the category (written around the API), so this instance
-     * reloads it; a category the tree cannot hold (a third level written by hand) is answered
-     * from the database.
-     */
-    async getCategory(idOrSlug: string): Promise<TaggedJson<CategoryDetail>> {
-      const kept = await tree.find(idOrSlug)
-      if (kept) return kept
-      const categories = createCategoriesRepository(db)
-      const row = await findByIdOrSlug(categories, idOrSlug)
-      if (!row) throw notFound('Category')
-      tree.dropHere()
-      return (await tree.find(idOrSlug)) ?? taggedJson<CategoryDetail>(JSON.stringify(await detailOf(categories, row)))
-    },
+    ...createCategoryReading(deps),
 
     /** Superuser actions on the tree are on record, in their transactions. */
     createCategory: (actor: Actor, input: CategoryInput): Promise<CategoryDetail> =>
-      changing(() => slugRace(() =>
+      changing(tree, () => slugRace(() =>
         db.transaction(async (tx) => {
           const categories = createCategoriesRepository(tx)
           const parentId = input.parentId ?? null
           // The parent's lock keeps it top-level until this child is committed.
           if (parentId !== null) assertTopLevelParent((await categories.lockByIds([parentId]))[0])
-          let slug: string
-          if (input.slug === undefined) slug = await freeSlugFor(categories, input.name)
-          else {
-            await assertSlugFree(categories, input.slug)
-            slug = input.slug
-          }
+          const slug = await newSlugFor(categories, input)
           const position = input.position ?? Math.min((await categories.lastPosition(parentId)) + 1, POSITION_MAX)
           const now = clock.now()
           const row = await categories.insert({
@@ -182,7 +141,7 @@ export function createCategoriesService(deps: { db: Db; clock: Clock; audit: Pic
 
     /** Partial update; the slug stays as it is when only the name changes, so links keep working. */
     updateCategory: (actor: Actor, idOrSlug: string, input: Partial<CategoryInput>): Promise<CategoryDetail> =>
-      changing(() => slugRace(() =>
+      changing(tree, () => slugRace(() =>
         db.transaction(async (tx) => {
           const categories = createCategoriesRepository(tx)
           const id = (await findByIdOrSlug(categories, idOrSlug))?.id
