@@ -9,7 +9,18 @@ import { AdminUser, AdminUserDetail, AdminUsersQuery, CreateStaffBody, SetRolesB
 const tags = ['admin']
 const security = [{ bearerAuth: [] }]
 
+type App = Parameters<FastifyPluginAsyncTypebox>[0]
+
+// The groups register in this order: it is the order of the paths in the OpenAPI document and in clients/ts.
 export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = async (app, { admin }) => {
+  staffRoutes(app, admin)
+  activationRoutes(app, admin)
+  userListRoutes(app, admin)
+  suspensionRoutes(app, admin)
+}
+
+/** Staff accounts and their roles (superuser). */
+function staffRoutes(app: App, admin: AdminService) {
   app.post(
     '/admin/staff',
     {
@@ -41,7 +52,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
     },
     async (request) => ok(await admin.setStaffRoles(actorOf(request), request.params.userId, request.body.roleIds)),
   )
+}
 
+/** Deactivating and reactivating a user (manage_users). */
+function activationRoutes(app: App, admin: AdminService) {
   app.post(
     '/admin/users/:userId/deactivate',
     {
@@ -72,7 +86,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
     },
     async (request) => ok(await admin.reactivateUser(actorOf(request), request.params.userId)),
   )
+}
 
+/** The users as staff list them (view_users). */
+function userListRoutes(app: App, admin: AdminService) {
   app.get(
     '/users',
     {
@@ -125,7 +142,10 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = a
     },
     async (request) => ok(await admin.getUser(request.params.userId)),
   )
+}
 
+/** Suspending a user and lifting it (manage_users; staff accounts: superuser). */
+function suspensionRoutes(app: App, admin: AdminService) {
   app.post(
     '/admin/users/:userId/suspend',
     {

@@ -1,39 +1,22 @@
 import type { Db, Tx } from '../../db/client.ts'
 import { toPage, type PageRequest } from '../../http/pagination.ts'
 import type { Clock } from '../../lib/clock.ts'
-import { hashPassword } from '../../lib/passwords.ts'
-import { normaliseEmail } from '../../lib/text.ts'
 import { forbidden, notFound } from '../../lib/errors.ts'
 import { emitEvent } from '../../platform/outbox/events.ts'
 import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { StatisticsRegistry } from '../../platform/statistics/statistics.ts'
 import { adminEvents } from './admin.events.ts'
-import { dailySeries, type SeriesMetric } from './admin.series.ts'
-import { alreadySuspended, cannotModifySelf, notStaff, notSuspended } from './admin.errors.ts'
+import { createAdminStatistics } from './admin-statistics.service.ts'
+import { alreadySuspended, cannotModifySelf, notSuspended } from './admin.errors.ts'
+import { createStaffAccounts } from './staff-accounts.service.ts'
 import type { Actor } from '../../access/access.ts'
 import type { AuditService } from '../audit/audit.module.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import type { CatalogueService } from '../catalogue/catalogue.module.ts'
-import type { Role, RolesService } from '../roles/roles.module.ts'
+import type { RolesService } from '../roles/roles.module.ts'
 import { statusOf, toUser, type Account, type User, type UserListFilter, type UsersService } from '../users/users.module.ts'
 
-export interface StaffInput {
-  fullName: string
-  username: string
-  email: string
-  password: string
-  roleId?: string
-}
-
-export type StaffUser = User & { roles: Role[] }
-
-/** A superuser made outside the API: by `cli create-superuser`, or from SUPERUSER_* at start. */
-export interface SuperuserInput {
-  email: string
-  password: string
-  fullName?: string
-  username?: string
-}
+export type { StaffInput, StaffUser, SuperuserInput } from './staff-accounts.service.ts'
 
 /** What staff see of an account in the admin console: the account, its suspension and its services count. */
 const toAdminUser = (row: Account, servicesCount: number) => ({
@@ -52,7 +35,11 @@ function assertMayManage(actor: Actor, target: Account): void {
   if ((target.isStaff || target.isSuperuser) && !actor.isSuperuser) throw forbidden('Only a superuser may act on a staff account')
 }
 
-/** Staff operations that span modules; owns no tables and works through the users, roles, catalogue and audit services. */
+/**
+ * Staff operations that span modules; owns no tables and works through the users, roles, catalogue
+ * and audit services. Staff accounts and statistics are use cases of their own files; this adds
+ * the staff's listing of users and their access (deactivation, suspension).
+ */
 export function createAdminService(deps: {
   db: Db
   clock: Clock
@@ -64,7 +51,7 @@ export function createAdminService(deps: {
   realtime: Pick<RealtimeHub, 'disconnectUser'>
   statistics: StatisticsRegistry
 }) {
-  const { db, clock, outbox, users, roles, catalogue, audit, statistics, realtime } = deps
+  const { db, clock, outbox, users, roles, catalogue, audit, realtime } = deps
 
   /** Locks the account, checks the actor may act on it, applies `change` and records the action, in one transaction. */
   function changeAccess(actor: Actor, userId: string, action: string, reason: string | null, change: (tx: Tx, target: Account) => Promise<Account>): Promise<Account> {
@@ -96,82 +83,8 @@ export function createAdminService(deps: {
     return toUser(row)
   }
 
-  /** No audit row: nobody acted through the API, and the audit log needs an actor. */
-  const insertSuperuser = (tx: Tx, input: SuperuserInput, passwordHash: string) =>
-    users.createAccount(tx, {
-      email: normaliseEmail(input.email),
-      fullName: (input.fullName ?? 'Administrator').trim(),
-      username: input.username,
-      passwordHash,
-      isActive: true,
-      isStaff: true,
-      isSuperuser: true,
-    })
-
   return {
-    /** An active superuser, whatever exists already; a registered e-mail or username is a field error. */
-    async createSuperuser(input: SuperuserInput): Promise<User> {
-      const passwordHash = await hashPassword(input.password)
-      return toUser(await db.transaction((tx) => insertSuperuser(tx, input, passwordHash)))
-    },
-
-    /**
-     * The first administrator of a deployment: created when no superuser exists (active or not),
-     * and undefined otherwise. Never changes an existing account, so the variables it comes from
-     * can stay set. Instances starting together create one.
-     */
-    async ensureFirstSuperuser(input: SuperuserInput): Promise<User | undefined> {
-      // Every start after the first stops here, without hashing the password.
-      if (await users.hasSuperuser(db)) return undefined
-      const passwordHash = await hashPassword(input.password)
-      const created = await db.transaction(async (tx) => {
-        await users.lockFirstSuperuser(tx)
-        return (await users.hasSuperuser(tx)) ? undefined : insertSuperuser(tx, input, passwordHash)
-      })
-      return created && toUser(created)
-    },
-
-    async createStaff(actor: Actor, input: StaffInput): Promise<StaffUser> {
-      const passwordHash = await hashPassword(input.password)
-      return db.transaction(async (tx) => {
-        const user = await users.createAccount(tx, {
-          email: normaliseEmail(input.email),
-          fullName: input.fullName.trim(),
-          username: input.username,
-          passwordHash,
-          isActive: true,
-          isStaff: true,
-        })
-        const assigned = input.roleId ? await roles.assignRoles(tx, user.id, [input.roleId], 'roleId') : []
-        await audit.record(tx, {
-          action: 'staff.create',
-          actor,
-          targetType: 'user',
-          targetId: user.id,
-          after: { email: user.email, username: user.username, isStaff: true, roleIds: assigned.map((role) => role.id) },
-        })
-        return { ...toUser(user), roles: assigned }
-      })
-    },
-
-    async setStaffRoles(actor: Actor, userId: string, roleIds: string[]): Promise<StaffUser> {
-      return db.transaction(async (tx) => {
-        const target = await users.lockAccount(tx, userId)
-        if (!target) throw notFound('User')
-        if (!target.isStaff) throw notStaff()
-        const before = await roles.rolesOf(tx, userId)
-        const assigned = await roles.assignRoles(tx, userId, roleIds)
-        await audit.record(tx, {
-          action: 'staff.set_roles',
-          actor,
-          targetType: 'user',
-          targetId: userId,
-          before: { roleIds: before.map((role) => role.id) },
-          after: { roleIds: assigned.map((role) => role.id) },
-        })
-        return { ...toUser(target), roles: assigned }
-      })
-    },
+    ...createStaffAccounts(deps),
 
     /** `GET /users` and `GET /admin/users` (view_users): accounts with the number of services each has (not deleted). */
     async listUsers(filter: UserListFilter, page: PageRequest) {
@@ -227,21 +140,7 @@ export function createAdminService(deps: {
       return withServicesCount(row)
     },
 
-    /** `GET /admin/stats`: every module's section, collected in parallel. */
-    async collectStatistics(): Promise<Record<string, Record<string, unknown>>> {
-      const sections = statistics.sections()
-      const figures = await Promise.all(sections.map((section) => section.collect(db)))
-      return Object.fromEntries(sections.map((section, index) => [section.name, figures[index]!]))
-    },
-
-    /** `GET /admin/stats/series`: one metric per day over the last `days` days. */
-    async statisticsSeries(metric: SeriesMetric, days: number) {
-      const points = await dailySeries(db, metric, days, clock.now())
-      return { metric, unit: metric === 'revenue' ? ('cents' as const) : ('count' as const), total: points.reduce((sum, point) => sum + point.value, 0), points }
-    },
-
-    /** The sections `GET /admin/stats` answers with (its response schema is built from them). */
-    statisticsSections: () => statistics.sections(),
+    ...createAdminStatistics(deps),
   }
 }
 
