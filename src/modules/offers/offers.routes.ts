@@ -15,9 +15,17 @@ const OfferParams = IdParams('offerId')
 const VISIBILITY = 'Only the offer’s two parties see it: anyone else gets 404.'
 const PENDING = 'A move on an offer that is no longer pending, or by the other party, is 422 INVALID_TRANSITION; after `expiresAt` it is 422 OFFER_EXPIRED and the offer reads `expired`.'
 
+type App = Parameters<FastifyPluginAsyncTypebox>[0]
+
 export const offersRoutes: FastifyPluginAsyncTypebox<{ offers: OffersService }> = async (app, { offers }) => {
   app.addHook('preValidation', requireAuth)
 
+  makingRoutes(app, offers)
+  pendingMoveRoutes(app, offers)
+}
+
+/** Making an offer in a conversation, and the caller's offers. */
+function makingRoutes(app: App, offers: OffersService) {
   app.post(
     '/messages/conversations/:conversationId/offers',
     {
@@ -49,7 +57,10 @@ export const offersRoutes: FastifyPluginAsyncTypebox<{ offers: OffersService }> 
     },
     async (request) => ok(await offers.listOffers(actorOf(request), request.query)),
   )
+}
 
+/** The moves on a pending offer: the recipient accepts or declines it, the sender withdraws it. */
+function pendingMoveRoutes(app: App, offers: OffersService) {
   app.post(
     '/offers/:offerId/accept',
     {
