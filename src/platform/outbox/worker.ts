@@ -46,6 +46,70 @@ export function backoffDelay(attempt: number, random: () => number = Math.random
   return Math.round(base * (1 + 0.2 * random()))
 }
 
+/** What running one job needs from its worker. */
+interface JobRun {
+  outbox: Pick<ReturnType<typeof createOutboxRepository>, 'recordAttempt' | 'finish'>
+  clock: Clock
+  logger: FastifyBaseLogger
+  handlers: Record<string, JobHandler>
+  jobTimeoutMs: number
+  timeoutSignal: (ms: number) => AbortSignal
+  onAttempt?: (topic: string, succeeded: boolean) => void
+}
+
+/** Runs one claimed job within its time and records the attempt: done, retried later, or dead. Answers whether it succeeded. */
+async function processJob(job: OutboxJobRow, run: JobRun): Promise<boolean> {
+  const { outbox, clock, logger, jobTimeoutMs } = run
+  const startedAt = clock.now()
+  const handler = run.handlers[job.topic]
+  let error: string | undefined
+  try {
+    if (!handler) throw new Error(`no handler for topic ${job.topic}`)
+    const signal = run.timeoutSignal(jobTimeoutMs)
+    // A handler that ignores the signal is not waited for past its time either.
+    const timedOut = new Promise<never>((_resolve, reject) =>
+      signal.addEventListener('abort', () => reject(new Error(`timed out after ${jobTimeoutMs / 1000} s`)), { once: true }),
+    )
+    await Promise.race([runWithJobSignal(signal, () => handler(job.payload as Record<string, unknown>, job)), timedOut])
+  } catch (caught) {
+    error = caught instanceof Error ? caught.message : String(caught)
+  }
+  const finishedAt = clock.now()
+  await outbox.recordAttempt({ id: newId(), jobId: job.id, attempt: job.attempts, startedAt, finishedAt, succeeded: !error, error: error ?? null })
+  run.onAttempt?.(job.topic, !error)
+  if (!error) {
+    await outbox.finish(job.id, job.attempts, { status: 'done', completedAt: finishedAt, lockedUntil: null, lastError: null })
+    return true
+  }
+  const exhausted = job.attempts >= job.maxAttempts
+  logger[exhausted ? 'error' : 'warn']({ jobId: job.id, topic: job.topic, attempt: job.attempts, error }, exhausted ? 'job gave up' : 'job failed; will retry')
+  await outbox.finish(job.id, job.attempts, {
+    status: exhausted ? 'dead' : 'pending',
+    runAt: exhausted ? job.runAt : new Date(finishedAt.getTime() + backoffDelay(job.attempts)),
+    lockedUntil: null,
+    lastError: error,
+  })
+  return false
+}
+
+/** Runs each periodic task whose interval has passed since its last run (`lastRun`, by name; the first call runs all). */
+async function runDueTasks(tasks: PeriodicTask[], lastRun: Map<string, number>, clock: Clock, logger: FastifyBaseLogger): Promise<string[]> {
+  const ran: string[] = []
+  for (const task of tasks) {
+    const now = clock.now().getTime()
+    const previous = lastRun.get(task.name)
+    if (previous !== undefined && now - previous < task.everyMs) continue
+    lastRun.set(task.name, now)
+    try {
+      await task.run()
+      ran.push(task.name)
+    } catch (error) {
+      logger.error({ err: error, task: task.name }, 'periodic task failed')
+    }
+  }
+  return ran
+}
+
 export function createWorker(options: WorkerOptions) {
   const { db, clock, logger, handlers } = options
   const batchSize = options.batchSize ?? 20
@@ -55,43 +119,11 @@ export function createWorker(options: WorkerOptions) {
   if (jobTimeoutMs * batchSize > leaseMs) throw new RangeError(`a batch of ${batchSize} jobs of ${jobTimeoutMs} ms each would outlive its ${leaseMs} ms lease`)
   const timeoutSignal = options.timeoutSignal ?? ((ms: number) => AbortSignal.timeout(ms))
   const outbox = createOutboxRepository(db)
+  const jobRun: JobRun = { outbox, clock, logger, handlers, jobTimeoutMs, timeoutSignal, onAttempt: options.onAttempt }
   let timer: NodeJS.Timeout | undefined
   let running: Promise<unknown> | undefined
   let stopped = true
   const lastRun = new Map<string, number>()
-
-  async function process(job: OutboxJobRow): Promise<boolean> {
-    const startedAt = clock.now()
-    const handler = handlers[job.topic]
-    let error: string | undefined
-    try {
-      if (!handler) throw new Error(`no handler for topic ${job.topic}`)
-      const signal = timeoutSignal(jobTimeoutMs)
-      // A handler that ignores the signal is not waited for past its time either.
-      const timedOut = new Promise<never>((_resolve, reject) =>
-        signal.addEventListener('abort', () => reject(new Error(`timed out after ${jobTimeoutMs / 1000} s`)), { once: true }),
-      )
-      await Promise.race([runWithJobSignal(signal, () => handler(job.payload as Record<string, unknown>, job)), timedOut])
-    } catch (caught) {
-      error = caught instanceof Error ? caught.message : String(caught)
-    }
-    const finishedAt = clock.now()
-    await outbox.recordAttempt({ id: newId(), jobId: job.id, attempt: job.attempts, startedAt, finishedAt, succeeded: !error, error: error ?? null })
-    options.onAttempt?.(job.topic, !error)
-    if (!error) {
-      await outbox.finish(job.id, job.attempts, { status: 'done', completedAt: finishedAt, lockedUntil: null, lastError: null })
-      return true
-    }
-    const exhausted = job.attempts >= job.maxAttempts
-    logger[exhausted ? 'error' : 'warn']({ jobId: job.id, topic: job.topic, attempt: job.attempts, error }, exhausted ? 'job gave up' : 'job failed; will retry')
-    await outbox.finish(job.id, job.attempts, {
-      status: exhausted ? 'dead' : 'pending',
-      runAt: exhausted ? job.runAt : new Date(finishedAt.getTime() + backoffDelay(job.attempts)),
-      lockedUntil: null,
-      lastError: error,
-    })
-    return false
-  }
 
   /**
    * Claims and runs one batch of due jobs; returns how many ran. A job is started only while its
@@ -111,7 +143,7 @@ export function createWorker(options: WorkerOptions) {
         continue
       }
       processed++
-      if (!(await process(job))) failed++
+      if (!(await processJob(job, jobRun))) failed++
     }
     return { processed, failed }
   }
@@ -127,22 +159,7 @@ export function createWorker(options: WorkerOptions) {
   }
 
   /** Runs each periodic task whose interval has passed since its last run (the first call runs all). */
-  async function runPeriodic(): Promise<string[]> {
-    const ran: string[] = []
-    for (const task of options.periodic ?? []) {
-      const now = clock.now().getTime()
-      const previous = lastRun.get(task.name)
-      if (previous !== undefined && now - previous < task.everyMs) continue
-      lastRun.set(task.name, now)
-      try {
-        await task.run()
-        ran.push(task.name)
-      } catch (error) {
-        logger.error({ err: error, task: task.name }, 'periodic task failed')
-      }
-    }
-    return ran
-  }
+  const runPeriodic = () => runDueTasks(options.periodic ?? [], lastRun, clock, logger)
 
   function schedule(): void {
     if (stopped) return
