@@ -27,14 +27,55 @@ export interface ServingDeps {
   signedUrlTtlSeconds: number
 }
 
+const isPublic = (row: UploadRow) => row.objectId !== null && row.tag !== null && TAG_RULES[row.tag].isPublic
+
+/** Public tags only: their URLs need no signature, so PostgreSQL can build them. */
+function publicOnly(tag: UploadTag): void {
+  if (!TAG_RULES[tag].isPublic) throw new Error(`${tag} files are private: their URLs are signed per request`)
+}
+
+/** How a file its reader may see is sent: its headers, and where its bytes are read from. */
+function fileToSend(row: UploadRow, storage: StorageDriver, signedDownloadUrl: StorageDriver['signedDownloadUrl']): FileToSend {
+  const inline = isRaster(row.mimetype)
+  return {
+    size: row.size,
+    // Only re-encoded raster images show in the page; PDFs download; anything else is opaque bytes.
+    contentType: inline || row.mimetype === 'application/pdf' ? row.mimetype : 'application/octet-stream',
+    filename: row.filename,
+    inline,
+    etag: `"${row.id}"`,
+    lastModified: row.createdAt,
+    // A public path never changes content (a replacement gets a new path), so it caches forever.
+    cacheControl: isPublic(row) ? 'public, max-age=31536000, immutable' : 'private, no-store',
+    // Private bytes on S3 go from the bucket to the reader, not through this process.
+    elsewhere:
+      signedDownloadUrl && !isPublic(row)
+        ? async (headers) => {
+            // While a move to the bound path is under way, the bytes are at one key or the other.
+            const key = row.storageKey === row.path || !(await storage.exists(row.storageKey)) ? row.path : row.storageKey
+            return signedDownloadUrl(key, { ...headers, expiresInSeconds: SIGNED_DOWNLOAD_SECONDS })
+          }
+        : undefined,
+    read: async (range?: ByteRange): Promise<Readable> => {
+      for (const key of new Set([row.storageKey, row.path])) {
+        try {
+          return await storage.get(key, range)
+        } catch (error) {
+          // The bytes may have just moved to their bound path; gone from both means gone.
+          if (!(error instanceof StorageNotFoundError)) throw error
+        }
+      }
+      throw notFound('File')
+    },
+  }
+}
+
 /** Reading files: their URLs (signed when private), the files of objects, and serving them to who may see them. */
 export function createUploadServing(deps: ServingDeps & { db: Executor }) {
   const { db, clock, storage, signer } = deps
   const signedDownloadUrl = storage.signedDownloadUrl?.bind(storage)
   const policies = new Map<UploadObjectType, AccessPolicy>()
   const nowSeconds = () => Math.floor(clock.now().getTime() / 1000)
-
-  const isPublic = (row: UploadRow) => row.objectId !== null && row.tag !== null && TAG_RULES[row.tag].isPublic
 
   function urlOf(row: UploadRow): string {
     const base = `${deps.filesBaseUrl}/${row.path}`
@@ -55,11 +96,6 @@ export function createUploadServing(deps: ServingDeps & { db: Executor }) {
     order: row.order,
     createdAt: row.createdAt.toISOString(),
   })
-
-  /** Public tags only: their URLs need no signature, so PostgreSQL can build them. */
-  function publicOnly(tag: UploadTag): void {
-    if (!TAG_RULES[tag].isPublic) throw new Error(`${tag} files are private: their URLs are signed per request`)
-  }
 
   return {
     urlOf,
@@ -109,38 +145,7 @@ export function createUploadServing(deps: ServingDeps & { db: Executor }) {
         (actor !== null && row.objectId !== null && rule?.staffPermission !== undefined && can(actor, rule.staffPermission)) ||
         (actor !== null && row.objectType !== null && row.objectId !== null && ((await policies.get(row.objectType)?.(row.objectId, actor)) ?? false))
       if (!allowed) throw notFound('File')
-      const inline = isRaster(row.mimetype)
-      return {
-        size: row.size,
-        // Only re-encoded raster images show in the page; PDFs download; anything else is opaque bytes.
-        contentType: inline || row.mimetype === 'application/pdf' ? row.mimetype : 'application/octet-stream',
-        filename: row.filename,
-        inline,
-        etag: `"${row.id}"`,
-        lastModified: row.createdAt,
-        // A public path never changes content (a replacement gets a new path), so it caches forever.
-        cacheControl: isPublic(row) ? 'public, max-age=31536000, immutable' : 'private, no-store',
-        // Private bytes on S3 go from the bucket to the reader, not through this process.
-        elsewhere:
-          signedDownloadUrl && !isPublic(row)
-            ? async (headers) => {
-                // While a move to the bound path is under way, the bytes are at one key or the other.
-                const key = row.storageKey === row.path || !(await storage.exists(row.storageKey)) ? row.path : row.storageKey
-                return signedDownloadUrl(key, { ...headers, expiresInSeconds: SIGNED_DOWNLOAD_SECONDS })
-              }
-            : undefined,
-        read: async (range?: ByteRange): Promise<Readable> => {
-          for (const key of new Set([row.storageKey, row.path])) {
-            try {
-              return await storage.get(key, range)
-            } catch (error) {
-              // The bytes may have just moved to their bound path; gone from both means gone.
-              if (!(error instanceof StorageNotFoundError)) throw error
-            }
-          }
-          throw notFound('File')
-        },
-      }
+      return fileToSend(row, storage, signedDownloadUrl)
     },
   }
 }
