@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises'
 import type { Actor } from '../../access/access.ts'
 import type { Db, Tx } from '../../db/client.ts'
 import type { Clock } from '../../lib/clock.ts'
-import { DAY, HOUR } from '../../lib/clock.ts'
+import { HOUR } from '../../lib/clock.ts'
 import { fieldError } from '../../lib/errors.ts'
 import { newId } from '../../lib/ids.ts'
 import type { StagedFile } from '../../platform/files.ts'
@@ -12,16 +12,57 @@ import type { StorageDriver } from '../../platform/storage/storage.ts'
 import { inspectFile, UnreadableImageError, type InspectedFile } from './file-inspection.ts'
 import { STORAGE_JOBS } from './storage-jobs.ts'
 import { keyFor, type UploadBinding, type UploadTarget } from './upload-binding.service.ts'
+import { createUploadUpkeep } from './upload-upkeep.service.ts'
 import { MAX_UPLOAD_BYTES, MB, ruleViolation, sanitiseFilename, TAG_RULES } from './upload-rules.ts'
 import { createUploadsRepository } from './uploads.repository.ts'
 import type { UploadRow, UploadTag } from './uploads.table.ts'
 
-const UNATTACHED_TTL = DAY
 const ORPHAN_GRACE = HOUR
 
 /** Bytes already in storage whose row is not written yet: `recordFiles` writes it, `discardFiles` undoes it. */
 export interface StoredFile {
   readonly row: UploadRow
+}
+
+/** Checks the staged bytes against the tag's rule and re-encodes images; throws a field error. */
+async function inspect(staged: StagedFile, tag: UploadTag | undefined, field: string, tmpDir: string): Promise<InspectedFile> {
+  const rule = tag ? TAG_RULES[tag] : undefined
+  let inspected: InspectedFile
+  try {
+    inspected = await inspectFile(staged.path, tmpDir)
+  } catch (error) {
+    if (!(error instanceof UnreadableImageError)) throw error
+    // A damaged image may still be a legitimate attachment; it is then served as plain bytes.
+    if (rule && rule.accepts !== 'any') throw fieldError(field, 'is not a readable image')
+    inspected = { path: staged.path, size: staged.size, mimetype: 'application/octet-stream', extension: '', isImage: false }
+  }
+  // Limits apply to what the client sent, and the type to what was detected.
+  const sent = { mimetype: inspected.mimetype, size: Math.max(staged.size, inspected.size) }
+  const violation = rule ? ruleViolation(rule, sent) : sent.size > MAX_UPLOAD_BYTES ? `must be at most ${MAX_UPLOAD_BYTES / MB} MB` : undefined
+  if (violation) {
+    if (inspected.path !== staged.path) await rm(inspected.path, { force: true })
+    throw fieldError(field, violation)
+  }
+  return inspected
+}
+
+/** The row of a file whose bytes were just stored at `key`, under its object's path or the owner's tmp/. */
+function storedRow(actor: Actor, staged: StagedFile, inspected: InspectedFile, key: string, options: { tag?: UploadTag; target?: UploadTarget }, now: Date): UploadRow {
+  return {
+    id: newId(),
+    ownerId: actor.id,
+    objectType: options.target?.objectType ?? null,
+    objectId: options.target?.objectId ?? null,
+    tag: options.target?.tag ?? options.tag ?? null,
+    path: key,
+    storageKey: key,
+    filename: sanitiseFilename(staged.filename),
+    mimetype: inspected.mimetype,
+    size: inspected.size,
+    order: options.target?.order ?? 0,
+    createdAt: now,
+    updatedAt: now,
+  }
 }
 
 /**
@@ -33,55 +74,16 @@ export interface StoredFile {
 export function createUploadStorage(deps: { db: Db; clock: Clock; storage: StorageDriver; outbox: Outbox; tmpDir: string; binding: Pick<UploadBinding, 'clearSlot' | 'queueByteDeletion'> }) {
   const { db, clock, storage, outbox, binding } = deps
 
-  /** Checks the staged bytes against the tag's rule and re-encodes images; throws a field error. */
-  async function inspect(staged: StagedFile, tag: UploadTag | undefined, field: string): Promise<InspectedFile> {
-    const rule = tag ? TAG_RULES[tag] : undefined
-    let inspected: InspectedFile
-    try {
-      inspected = await inspectFile(staged.path, deps.tmpDir)
-    } catch (error) {
-      if (!(error instanceof UnreadableImageError)) throw error
-      // A damaged image may still be a legitimate attachment; it is then served as plain bytes.
-      if (rule && rule.accepts !== 'any') throw fieldError(field, 'is not a readable image')
-      inspected = { path: staged.path, size: staged.size, mimetype: 'application/octet-stream', extension: '', isImage: false }
-    }
-    // Limits apply to what the client sent, and the type to what was detected.
-    const sent = { mimetype: inspected.mimetype, size: Math.max(staged.size, inspected.size) }
-    const violation = rule ? ruleViolation(rule, sent) : sent.size > MAX_UPLOAD_BYTES ? `must be at most ${MAX_UPLOAD_BYTES / MB} MB` : undefined
-    if (violation) {
-      if (inspected.path !== staged.path) await rm(inspected.path, { force: true })
-      throw fieldError(field, violation)
-    }
-    return inspected
-  }
-
   /** Inspects one staged file and puts its bytes in storage, under its object's path or the owner's tmp/. */
   async function storeOne(actor: Actor, staged: StagedFile, options: { tag?: UploadTag; target?: UploadTarget; field: string }): Promise<StoredFile> {
-    const inspected = await inspect(staged, options.target?.tag ?? options.tag, options.field)
+    const inspected = await inspect(staged, options.target?.tag ?? options.tag, options.field, deps.tmpDir)
     try {
       const fileName = `${newId()}${inspected.extension}`
       const key = options.target ? keyFor(options.target, fileName) : `tmp/${actor.id}/${fileName}`
       // If the process dies between storing the bytes and recording the row, this sweeps them up.
       await db.transaction((tx) => outbox.add(tx, STORAGE_JOBS.deleteIfOrphan, { key }, { runAt: new Date(clock.now().getTime() + ORPHAN_GRACE) }))
       await storage.put(key, createReadStream(inspected.path), { contentType: inspected.mimetype, size: inspected.size })
-      const now = clock.now()
-      return {
-        row: {
-          id: newId(),
-          ownerId: actor.id,
-          objectType: options.target?.objectType ?? null,
-          objectId: options.target?.objectId ?? null,
-          tag: options.target?.tag ?? options.tag ?? null,
-          path: key,
-          storageKey: key,
-          filename: sanitiseFilename(staged.filename),
-          mimetype: inspected.mimetype,
-          size: inspected.size,
-          order: options.target?.order ?? 0,
-          createdAt: now,
-          updatedAt: now,
-        },
-      }
+      return { row: storedRow(actor, staged, inspected, key, options, clock.now()) }
     } finally {
       if (inspected.path !== staged.path) await rm(inspected.path, { force: true })
     }
@@ -153,37 +155,7 @@ export function createUploadStorage(deps: { db: Db; clock: Clock; storage: Stora
       return recordAlone([stored], (_tx, [row]) => row!)
     },
 
-    /**
-     * Deletes uploads never bound to anything within 24 hours. Only rows still unbound are deleted
-     * (a bind may race the purge), and their bytes are queued for deletion in the same transaction.
-     */
-    purgeUnattached: (limit = 500): Promise<number> =>
-      db.transaction(async (tx) => {
-        const uploads = createUploadsRepository(tx)
-        const stale = await uploads.listUnattachedBefore(new Date(clock.now().getTime() - UNATTACHED_TTL), limit)
-        const removed = await uploads.deleteUnattached(stale.map((row) => row.id))
-        await binding.queueByteDeletion(tx, removed)
-        return removed.length
-      }),
-
-    async moveStoredFile(payload: { uploadId: string; from: string; to: string }): Promise<void> {
-      const uploads = createUploadsRepository(db)
-      // A file replaced or removed before its move ran is deleted by its own job instead.
-      const row = await uploads.findById(payload.uploadId)
-      if (!row || row.storageKey !== payload.from) return
-      await storage.move(payload.from, payload.to)
-      const moved = await uploads.updateStorageKey(payload.uploadId, payload.from, payload.to)
-      // The row went away while the bytes were moving: nobody will delete them at their new key.
-      if (!moved && !(await uploads.findById(payload.uploadId))) await storage.delete(payload.to)
-    },
-
-    async deleteIfOrphan(payload: { key: string }): Promise<void> {
-      if (!(await createUploadsRepository(db).isReferenced(payload.key))) await storage.delete(payload.key)
-    },
-
-    async deleteStoredFile(payload: { key: string }): Promise<void> {
-      await storage.delete(payload.key)
-    },
+    ...createUploadUpkeep(deps),
   }
 }
 
