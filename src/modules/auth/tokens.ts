@@ -40,24 +40,45 @@ export interface ResetClaims {
   pwd: string
 }
 
+const derive = (secret: string, purpose: string) => createHmac('sha256', secret).update(`marketplace:${purpose}`).digest()
+
+/**
+ * Each kind's keys, the signing one first. Tokens are signed with the current secret; during a
+ * rotation (docs/operations.md) the previous one still verifies, so nobody is logged out when the
+ * secret changes.
+ */
+function keysOf(secrets: JwtSecrets): Record<TokenKind, Buffer[]> {
+  const accessSecrets = [secrets.accessSecret, ...(secrets.previousAccessSecret ? [secrets.previousAccessSecret] : [])]
+  const refreshSecrets = [secrets.refreshSecret, ...(secrets.previousRefreshSecret ? [secrets.previousRefreshSecret] : [])]
+  return {
+    access: accessSecrets.map((secret) => derive(secret, 'access')),
+    refresh: refreshSecrets.map((secret) => derive(secret, 'refresh')),
+    activation: accessSecrets.map((secret) => derive(secret, 'activation')),
+    reset: accessSecrets.map((secret) => derive(secret, 'password-reset')),
+  }
+}
+
+const typOf = (kind: TokenKind) => `${kind}+jwt`
+
+const resetClaimsOf = (payload: Claims): ResetClaims | undefined =>
+  typeof payload.email === 'string' && typeof payload.pwd === 'string' && typeof payload.sub === 'string' && payload.sub
+    ? { sub: payload.sub, email: payload.email, pwd: payload.pwd }
+    : undefined
+
+const isSession = (payload: Claims): payload is Claims & SessionClaims =>
+  typeof payload.sub === 'string' &&
+  typeof payload.email === 'string' &&
+  typeof payload.jti === 'string' &&
+  typeof payload.ver === 'number' &&
+  typeof payload.fam === 'string'
+
 /**
  * Each kind has its own key and its own `typ` header, so a token is accepted only where it
  * belongs (RFC 8725 section 3.11): a refresh token is no access token, an activation token
  * resets no password. The algorithm is pinned, so `alg: none` and asymmetric confusion fail.
  */
 export function createTokenService(secrets: JwtSecrets, clock: Clock) {
-  const derive = (secret: string, purpose: string) => createHmac('sha256', secret).update(`marketplace:${purpose}`).digest()
-  // Tokens are signed with the current secret; during a rotation (docs/operations.md) the previous
-  // one still verifies, so nobody is logged out when the secret changes.
-  const accessSecrets = [secrets.accessSecret, ...(secrets.previousAccessSecret ? [secrets.previousAccessSecret] : [])]
-  const refreshSecrets = [secrets.refreshSecret, ...(secrets.previousRefreshSecret ? [secrets.previousRefreshSecret] : [])]
-  const keys: Record<TokenKind, Buffer[]> = {
-    access: accessSecrets.map((secret) => derive(secret, 'access')),
-    refresh: refreshSecrets.map((secret) => derive(secret, 'refresh')),
-    activation: accessSecrets.map((secret) => derive(secret, 'activation')),
-    reset: accessSecrets.map((secret) => derive(secret, 'password-reset')),
-  }
-  const typOf = (kind: TokenKind) => `${kind}+jwt`
+  const keys = keysOf(secrets)
   // fast-jwt signs and verifies with node:crypto, synchronously: a few microseconds where a
   // WebCrypto verify costs tens and a thread-pool round trip, on every authenticated request.
   const signers = Object.fromEntries(
@@ -106,18 +127,6 @@ export function createTokenService(secrets: JwtSecrets, clock: Clock) {
     const now = clock.now().getTime() / 1000
     return nbf === undefined || (typeof nbf === 'number' && nbf <= now) ? found.payload : undefined
   }
-
-  const resetClaimsOf = (payload: Claims): ResetClaims | undefined =>
-    typeof payload.email === 'string' && typeof payload.pwd === 'string' && typeof payload.sub === 'string' && payload.sub
-      ? { sub: payload.sub, email: payload.email, pwd: payload.pwd }
-      : undefined
-
-  const isSession = (payload: Claims): payload is Claims & SessionClaims =>
-    typeof payload.sub === 'string' &&
-    typeof payload.email === 'string' &&
-    typeof payload.jti === 'string' &&
-    typeof payload.ver === 'number' &&
-    typeof payload.fam === 'string'
 
   return {
     signAccess: (user: UserIdentity, family: TokenFamilyRef) =>
