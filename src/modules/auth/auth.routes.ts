@@ -23,7 +23,31 @@ import {
 const tags = ['auth']
 const config = { rateLimitBucket: 'auth' as const }
 
+type App = Parameters<FastifyPluginAsyncTypebox>[0]
+
+/** `/auth`: accounts, login sessions, password resets, and the e-mail check, in the API reference's order. */
 export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = async (app, { auth }) => {
+  accountRoutes(app, auth)
+  sessionRoutes(app, auth)
+  passwordResetRoutes(app, auth)
+
+  app.get(
+    '/auth/check-email',
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Is this e-mail registered?',
+        querystring: EmailQuery,
+        response: responses({ 200: Envelope(EmailCheckResult) }, 400),
+      },
+    },
+    async (request) => ok(await auth.checkEmail(request.query.email)),
+  )
+}
+
+/** An account's start: register, activate, and a new activation e-mail. */
+function accountRoutes(app: App, auth: AuthService) {
   app.post(
     '/auth/register',
     {
@@ -73,7 +97,10 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = asyn
     },
     async (request) => ok(await auth.resendActivation(request.body.email)),
   )
+}
 
+/** A login session: log in, refresh its tokens, log out. */
+function sessionRoutes(app: App, auth: AuthService) {
   app.post(
     '/auth/login',
     {
@@ -128,7 +155,10 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = asyn
       return ok({ message: 'Logged out' })
     },
   )
+}
 
+/** A forgotten password: ask for the e-mail, then set a new password with its token. */
+function passwordResetRoutes(app: App, auth: AuthService) {
   for (const url of ['/auth/forgot-password', '/auth/password-reset/ask']) {
     app.post(
       url,
@@ -163,18 +193,4 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = asyn
       async (request) => ok(await auth.resetPassword(request.body.token, request.body.password)),
     )
   }
-
-  app.get(
-    '/auth/check-email',
-    {
-      config,
-      schema: {
-        tags,
-        summary: 'Is this e-mail registered?',
-        querystring: EmailQuery,
-        response: responses({ 200: Envelope(EmailCheckResult) }, 400),
-      },
-    },
-    async (request) => ok(await auth.checkEmail(request.query.email)),
-  )
 }
