@@ -212,26 +212,13 @@ function settled(redis: Redis): Promise<void> {
   })
 }
 
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, database } = deps
-  const clock = deps.clock ?? systemClock
-  const logger: FastifyBaseLogger = deps.logger ?? createLogger({ level: config.logLevel }, deps.logStream)
-  const app = createFastify(config, logger)
+type App = ReturnType<typeof createFastify>
 
-  const mailer = deps.mailer ?? createMailer(config.mail, app.log)
-  const storage = deps.storage ?? createStorage(config.storage)
-  const realtime = deps.realtime ?? createRealtimeHub({ redisUrl: config.redisUrl, ...config.realtime, logger: app.log })
-  const container = createContainer({ config, db: database.db, clock, mailer, storage, logger: app.log, realtime })
-  app.decorate('container', container)
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined
-  // Connection errors are reported by the rate-limit counter, once a minute, not once per retry.
-  redis?.on('error', () => undefined)
-  const rateLimitCounter = new RateLimitCounter(redis, app.log)
-
-  app.setValidatorCompiler(validatorCompiler)
-  app.setErrorHandler(errorHandler)
-  shareInputRules(app)
-
+/**
+ * The hooks of every request, added before any plugin: the headers every answer carries, the
+ * refusal of multipart bodies on JSON routes, and how answers end the connection while closing.
+ */
+function addRequestHooks(app: App, config: Config): void {
   const fixedHeaders = fixedHeadersOf(config)
   // First hook, and the only one for what every answer carries: the headers that never change
   // and the request id, through Fastify's public `reply.headers()` (decision 0135). Hooks on every
@@ -255,8 +242,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     else if (!request.raw.complete) drainUnreadBody(request, reply, drainBoundFor(bodyLimitOf(request)))
     done(null, payload)
   })
-  limitPasswordHashing(config.passwordHashConcurrency)
+}
 
+/** The platform's plugins, before any route: CORS, the OpenAPI document, multipart bodies, sockets, the caller's identity, rate limits and idempotency. */
+async function registerPlatformPlugins(app: App, deps: { config: Config; container: Container; clock: Clock; redis: Redis | undefined; rateLimitCounter: RateLimitCounter }): Promise<void> {
+  const { config, container, clock, redis, rateLimitCounter } = deps
   await app.register(cors, {
     origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
@@ -290,7 +280,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // After authentication and rate limits, before any route: routes opt in with `config: { idempotent: true }`.
   await app.register(idempotency, { db: container.db, clock, producedAnswer: wrappedAnswer })
+}
 
+/** Metrics, health, every module's routes (at the root and under the API prefix), the API reference and the console. */
+async function registerRoutes(app: App, deps: { config: Config; container: Container; database: Database; rateLimitCounter: RateLimitCounter }): Promise<void> {
+  const { config, container, database, rateLimitCounter } = deps
   container.metrics.addGauges(poolGauges(database))
   // Production serves metrics only behind a token; elsewhere they are open for a local Prometheus.
   await app.register(metricsPlugin, { metrics: container.metrics, token: config.metricsToken ?? (config.isProduction ? null : undefined) })
@@ -306,6 +300,33 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   )
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { deepLinking: true } })
   await app.register(consolePages, { publicUrl: config.publicUrl })
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, database } = deps
+  const clock = deps.clock ?? systemClock
+  const logger: FastifyBaseLogger = deps.logger ?? createLogger({ level: config.logLevel }, deps.logStream)
+  const app = createFastify(config, logger)
+
+  const mailer = deps.mailer ?? createMailer(config.mail, app.log)
+  const storage = deps.storage ?? createStorage(config.storage)
+  const realtime = deps.realtime ?? createRealtimeHub({ redisUrl: config.redisUrl, ...config.realtime, logger: app.log })
+  const container = createContainer({ config, db: database.db, clock, mailer, storage, logger: app.log, realtime })
+  app.decorate('container', container)
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined
+  // Connection errors are reported by the rate-limit counter, once a minute, not once per retry.
+  redis?.on('error', () => undefined)
+  const rateLimitCounter = new RateLimitCounter(redis, app.log)
+
+  app.setValidatorCompiler(validatorCompiler)
+  app.setErrorHandler(errorHandler)
+  shareInputRules(app)
+
+  addRequestHooks(app, config)
+  limitPasswordHashing(config.passwordHashConcurrency)
+
+  await registerPlatformPlugins(app, { config, container, clock, redis, rateLimitCounter })
+  await registerRoutes(app, { config, container, database, rateLimitCounter })
 
   app.setNotFoundHandler({ preHandler: app.rateLimit() }, notFoundHandler)
 
