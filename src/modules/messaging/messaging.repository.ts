@@ -195,7 +195,8 @@ export async function sendMessageAtOnce(executor: Executor, message: { id: strin
   return row ? rowFromJson(messages, row.message) : undefined
 }
 
-export function createMessagingRepository(db: Executor) {
+/** Conversations and their participants: opening them, finding them, and a user's list. */
+function createConversationsRepository(db: Executor) {
   return {
     /** Inserts the conversation unless its key (pair or order) exists; answers the row either way. */
     async upsertConversation(row: Pick<ConversationRow, 'id' | 'directKey' | 'orderId' | 'createdAt'>): Promise<ConversationRow> {
@@ -246,6 +247,41 @@ export function createMessagingRepository(db: Executor) {
       return row !== undefined
     },
 
+    /** The user's conversations, newest activity first, after a cursor or from an offset. */
+    listConversations(userId: string, position: { after?: ConversationCursor; offset: number }, limit: number): Promise<(ParticipantRow & { conversation: ConversationRow })[]> {
+      const after = position.after
+        ? or(lt(conversationParticipants.activityAt, position.after.activityAt), and(eq(conversationParticipants.activityAt, position.after.activityAt), lt(conversationParticipants.conversationId, position.after.conversationId)))
+        : undefined
+      return db
+        .select()
+        .from(conversationParticipants)
+        .innerJoin(conversations, eq(conversations.id, conversationParticipants.conversationId))
+        .where(and(eq(conversationParticipants.userId, userId), after))
+        .orderBy(desc(conversationParticipants.activityAt), desc(conversationParticipants.conversationId))
+        .offset(position.after ? 0 : position.offset)
+        .limit(limit)
+        .then((rows) => rows.map((row) => ({ ...row.conversation_participants, conversation: row.conversations })))
+    },
+
+    async countConversations(userId: string): Promise<number> {
+      const [row] = await db.select({ total: count() }).from(conversationParticipants).where(eq(conversationParticipants.userId, userId))
+      return row?.total ?? 0
+    },
+
+    /** The other participant of each conversation, for a list. */
+    async othersOf(conversationIds: string[], userId: string): Promise<ParticipantRow[]> {
+      if (conversationIds.length === 0) return []
+      return db
+        .select()
+        .from(conversationParticipants)
+        .where(and(inArray(conversationParticipants.conversationId, conversationIds), ne(conversationParticipants.userId, userId)))
+    },
+  }
+}
+
+/** Messages: numbering and writing them, read marks, the e-mail claim, and reading them back. */
+function createMessagesRepository(db: Executor) {
+  return {
     /** Takes the next message number under the conversation's row lock (held until commit). */
     async advanceSeq(id: string, at: Date): Promise<number> {
       const [row] = await db
@@ -304,40 +340,9 @@ export function createMessagingRepository(db: Executor) {
       return rows.length > 0
     },
 
-    /** Messages with `from <= seq <= to`, newest first: a page is a range of numbers (decision 0051). */
     async findMessage(id: string): Promise<MessageRow | undefined> {
       const [row] = await db.select().from(messages).where(eq(messages.id, id))
       return row
-    },
-
-    /** The user's conversations, newest activity first, after a cursor or from an offset. */
-    listConversations(userId: string, position: { after?: ConversationCursor; offset: number }, limit: number): Promise<(ParticipantRow & { conversation: ConversationRow })[]> {
-      const after = position.after
-        ? or(lt(conversationParticipants.activityAt, position.after.activityAt), and(eq(conversationParticipants.activityAt, position.after.activityAt), lt(conversationParticipants.conversationId, position.after.conversationId)))
-        : undefined
-      return db
-        .select()
-        .from(conversationParticipants)
-        .innerJoin(conversations, eq(conversations.id, conversationParticipants.conversationId))
-        .where(and(eq(conversationParticipants.userId, userId), after))
-        .orderBy(desc(conversationParticipants.activityAt), desc(conversationParticipants.conversationId))
-        .offset(position.after ? 0 : position.offset)
-        .limit(limit)
-        .then((rows) => rows.map((row) => ({ ...row.conversation_participants, conversation: row.conversations })))
-    },
-
-    async countConversations(userId: string): Promise<number> {
-      const [row] = await db.select({ total: count() }).from(conversationParticipants).where(eq(conversationParticipants.userId, userId))
-      return row?.total ?? 0
-    },
-
-    /** The other participant of each conversation, for a list. */
-    async othersOf(conversationIds: string[], userId: string): Promise<ParticipantRow[]> {
-      if (conversationIds.length === 0) return []
-      return db
-        .select()
-        .from(conversationParticipants)
-        .where(and(inArray(conversationParticipants.conversationId, conversationIds), ne(conversationParticipants.userId, userId)))
     },
 
     /** Messages numbered `oldest` to `newest` of a conversation, newest first (a page is a range of numbers). */
@@ -360,6 +365,10 @@ export function createMessagingRepository(db: Executor) {
         .orderBy(asc(messages.conversationId))
     },
   }
+}
+
+export function createMessagingRepository(db: Executor) {
+  return { ...createConversationsRepository(db), ...createMessagesRepository(db) }
 }
 
 export type MessagingRepository = ReturnType<typeof createMessagingRepository>
