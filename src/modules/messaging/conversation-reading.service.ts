@@ -27,6 +27,61 @@ function decodeCursor(text: string): ConversationCursor {
   return { activityAt: new Date(at), conversationId: id }
 }
 
+/** A row of the caller's conversation list, with its conversation. */
+type ListedConversation = ParticipantRow & { conversation: ConversationRow }
+
+/** A message as clients see it. */
+type ClientMessage = Awaited<ReturnType<ConversationAccess['toMessages']>>[number]
+
+/** The list's items: each conversation with its other participant (one without a public summary is left out) and its last message. */
+function conversationItems(actorId: string, page: ListedConversation[], otherOf: Map<string, ParticipantRow>, summaries: Map<string, UserSummary>, messages: Map<string, ClientMessage>) {
+  return page.flatMap((row) => {
+    const other = otherOf.get(row.conversationId)
+    const person = other ? summaries.get(other.userId) : undefined
+    if (!person) return []
+    const last = messages.get(row.conversationId)
+    // A message the caller sent is read when the other read it; one they received, when they did.
+    const lastMessage = last ? { ...last, isRead: last.senderId === actorId ? last.isRead : row.conversation.lastSeq <= row.lastReadSeq } : null
+    return [
+      {
+        id: row.conversationId,
+        orderId: row.conversation.orderId,
+        otherParticipant: person,
+        lastMessage,
+        unreadCount: row.unreadCount,
+        lastActivityAt: row.activityAt.toISOString(),
+        createdAt: row.conversation.createdAt.toISOString(),
+      },
+    ]
+  })
+}
+
+/** The conversation list's pagination: by page, or by cursor (then always page 1). */
+function conversationListPagination(query: ListQuery, total: number, hasMore: boolean, last: ListedConversation | undefined) {
+  return {
+    page: query.cursor !== undefined ? 1 : query.page,
+    limit: query.limit,
+    total,
+    pages: Math.ceil(total / query.limit),
+    hasNext: hasMore,
+    hasPrev: query.cursor !== undefined || query.page > 1,
+    nextCursor: hasMore && last ? encodeCursor({ activityAt: last.activityAt, conversationId: last.conversationId }) : null,
+  }
+}
+
+/** A message page's pagination: the page a cursor lands on follows from the numbers, which have no gaps. */
+function messagePagination(query: ListQuery, total: number, newest: number, oldest: number) {
+  return {
+    page: query.cursor !== undefined ? Math.floor((total - newest) / query.limit) + 1 : query.page,
+    limit: query.limit,
+    total,
+    pages: Math.ceil(total / query.limit),
+    hasNext: oldest > 1 && newest >= 1,
+    hasPrev: newest < total,
+    nextCursor: oldest > 1 && newest >= 1 ? String(oldest) : null,
+  }
+}
+
 /** Reading: the conversation list, a conversation's messages (keyset pages, decision 0051), read marks and receipts. */
 export function createConversationReading(deps: {
   db: Db
@@ -68,39 +123,7 @@ export function createConversationReading(deps: {
         others.map((other) => other.userId),
       )
       const messages = new Map((await toMessages(db, lastMessages, (row) => otherOf.get(row.conversationId)?.lastReadSeq ?? 0)).map((message) => [message.conversationId, message]))
-      const items = page.flatMap((row) => {
-        const other = otherOf.get(row.conversationId)
-        const person = other ? summaries.get(other.userId) : undefined
-        if (!person) return []
-        const last = messages.get(row.conversationId)
-        // A message the caller sent is read when the other read it; one they received, when they did.
-        const lastMessage = last ? { ...last, isRead: last.senderId === actor.id ? last.isRead : row.conversation.lastSeq <= row.lastReadSeq } : null
-        return [
-          {
-            id: row.conversationId,
-            orderId: row.conversation.orderId,
-            otherParticipant: person,
-            lastMessage,
-            unreadCount: row.unreadCount,
-            lastActivityAt: row.activityAt.toISOString(),
-            createdAt: row.conversation.createdAt.toISOString(),
-          },
-        ]
-      })
-      const last = page.at(-1)
-      const pages = Math.ceil(total / query.limit)
-      return {
-        items,
-        pagination: {
-          page: query.cursor !== undefined ? 1 : query.page,
-          limit: query.limit,
-          total,
-          pages,
-          hasNext: hasMore,
-          hasPrev: query.cursor !== undefined || query.page > 1,
-          nextCursor: hasMore && last ? encodeCursor({ activityAt: last.activityAt, conversationId: last.conversationId }) : null,
-        },
-      }
+      return { items: conversationItems(actor.id, page, otherOf, summaries, messages), pagination: conversationListPagination(query, total, hasMore, page.at(-1)) }
     },
 
     /**
@@ -123,16 +146,7 @@ export function createConversationReading(deps: {
       const { newest, oldest, items, attachments, offers } = found!
       const total = conversation.lastSeq
       await markRead(actor, conversation, me, other.userId)
-      const page = query.cursor !== undefined ? Math.floor((total - newest) / query.limit) + 1 : query.page
-      const pagination = {
-        page,
-        limit: query.limit,
-        total,
-        pages: Math.ceil(total / query.limit),
-        hasNext: oldest > 1 && newest >= 1,
-        hasPrev: newest < total,
-        nextCursor: oldest > 1 && newest >= 1 ? String(oldest) : null,
-      }
+      const pagination = messagePagination(query, total, newest, oldest)
       // A page without files is sent as PostgreSQL wrote it; a file's signed URL is made here.
       if (attachments === null && offers === null) return new JsonText<MessagePage>(`{"items":${items.text},"pagination":${JSON.stringify(pagination)}}`)
       return { items: await withAttachments(db, items.parse(), attachments ?? {}, offers ?? {}), pagination }
