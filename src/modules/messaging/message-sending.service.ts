@@ -27,8 +27,8 @@ const PREVIEW_LENGTH = 140
 /** The key of the direct conversation of two users: the same whoever writes first. */
 const directKeyOf = (a: string, b: string) => (a < b ? `${a}:${b}` : `${b}:${a}`)
 
-/** Writing: opening conversations (direct and per order), messages and files, frames after commit. */
-export function createMessageSending(deps: {
+/** What the sending use cases use. */
+interface MessageSendingDeps {
   db: Db
   clock: Clock
   outbox: Outbox
@@ -37,47 +37,50 @@ export function createMessageSending(deps: {
   uploads: Pick<UploadsService, 'storeFiles' | 'recordFiles' | 'discardFiles'>
   access: ConversationAccess
   notifications: Pick<NotificationsService, 'notify'>
-}) {
-  const { db, clock, outbox, realtime, users, uploads, notifications } = deps
-  const { toMessages, conversationFor } = deps.access
+}
 
-  /** Where a new message goes: an existing conversation of the caller's, or the direct one with a user. */
-  async function resolveTarget(actor: Actor, target: { conversationId?: string; recipientId?: string }): Promise<{ conversationId?: string; recipientId: string }> {
-    if (target.conversationId !== undefined && target.recipientId !== undefined) throw fieldError('recipientId', 'must not be sent with conversationId: send one of them')
-    if (target.conversationId !== undefined) {
-      const { other } = await conversationFor(db, actor, target.conversationId)
-      if (!other.available) throw recipientUnavailable()
-      return { conversationId: target.conversationId, recipientId: other.userId }
-    }
-    if (target.recipientId === undefined) throw validationError([{ field: 'conversationId', message: 'or recipientId is required' }])
-    if (target.recipientId === actor.id) throw invalidRecipient()
-    const [recipient, existing] = await Promise.all([users.findAccountById(db, target.recipientId), createMessagingRepository(db).findDirect(directKeyOf(actor.id, target.recipientId))])
-    // An account never activated has no public existence yet: as unknown as a wrong id. One
-    // that staff suspended or deactivated exists, but nobody would read the message.
-    if (!recipient || (!recipient.isActive && recipient.activatedAt === null && recipient.suspendedAt === null)) throw notFound('User')
-    if (!recipient.isActive || recipient.suspendedAt !== null) throw recipientUnavailable()
-    return { conversationId: existing?.id, recipientId: recipient.id }
+/** Where a new message goes: an existing conversation of the caller's, or the direct one with a user. */
+async function resolveTarget(deps: Pick<MessageSendingDeps, 'db' | 'users' | 'access'>, actor: Actor, target: { conversationId?: string; recipientId?: string }): Promise<{ conversationId?: string; recipientId: string }> {
+  if (target.conversationId !== undefined && target.recipientId !== undefined) throw fieldError('recipientId', 'must not be sent with conversationId: send one of them')
+  if (target.conversationId !== undefined) {
+    const { other } = await deps.access.conversationFor(deps.db, actor, target.conversationId)
+    if (!other.available) throw recipientUnavailable()
+    return { conversationId: target.conversationId, recipientId: other.userId }
   }
+  if (target.recipientId === undefined) throw validationError([{ field: 'conversationId', message: 'or recipientId is required' }])
+  if (target.recipientId === actor.id) throw invalidRecipient()
+  const [recipient, existing] = await Promise.all([deps.users.findAccountById(deps.db, target.recipientId), createMessagingRepository(deps.db).findDirect(directKeyOf(actor.id, target.recipientId))])
+  // An account never activated has no public existence yet: as unknown as a wrong id. One
+  // that staff suspended or deactivated exists, but nobody would read the message.
+  if (!recipient || (!recipient.isActive && recipient.activatedAt === null && recipient.suspendedAt === null)) throw notFound('User')
+  if (!recipient.isActive || recipient.suspendedAt !== null) throw recipientUnavailable()
+  return { conversationId: existing?.id, recipientId: recipient.id }
+}
 
-  /**
-   * Writes one message: numbered under the conversation's lock, both participants' lists and
-   * the recipient's unread count moved, and, when the recipient is away and was not e-mailed about
-   * this conversation in the last 15 minutes, a notification and an e-mail job. Frames go out after commit.
-   */
-  async function writeMessage(tx: Tx, senderId: string, conversationId: string, recipientId: string, message: { content: string; attachmentId: string | null; offerId?: string }, recipientOnline: boolean) {
-    const repository = createMessagingRepository(tx)
-    const now = clock.now()
-    // The UPDATE takes the conversation's row lock: messages of one conversation are numbered one at a time.
-    const seq = await repository.advanceSeq(conversationId, now)
-    const row = await repository.insertMessage({ id: newId(), conversationId, seq, senderId, content: message.content, attachmentId: message.attachmentId, offerId: message.offerId ?? null, createdAt: now })
-    await repository.recordMessage(conversationId, senderId, seq, now)
-    if (!recipientOnline && (await repository.claimEmail(conversationId, recipientId, now, EMAIL_EVERY))) {
-      const preview = message.content.length > PREVIEW_LENGTH ? `${message.content.slice(0, PREVIEW_LENGTH)}…` : message.content
-      await notifications.notify(tx, { userId: recipientId, kind: 'message.received', link: { type: 'conversation', id: conversationId }, data: { conversationId, messageId: row.id, senderId, preview } })
-      await outbox.add(tx, MESSAGING_JOBS.newMessageEmail, { messageId: row.id, recipientId })
-    }
-    return row
+/**
+ * Writes one message: numbered under the conversation's lock, both participants' lists and
+ * the recipient's unread count moved, and, when the recipient is away and was not e-mailed about
+ * this conversation in the last 15 minutes, a notification and an e-mail job. Frames go out after commit.
+ */
+async function writeMessage(deps: Pick<MessageSendingDeps, 'clock' | 'outbox' | 'notifications'>, tx: Tx, senderId: string, conversationId: string, recipientId: string, message: { content: string; attachmentId: string | null; offerId?: string }, recipientOnline: boolean) {
+  const repository = createMessagingRepository(tx)
+  const now = deps.clock.now()
+  // The UPDATE takes the conversation's row lock: messages of one conversation are numbered one at a time.
+  const seq = await repository.advanceSeq(conversationId, now)
+  const row = await repository.insertMessage({ id: newId(), conversationId, seq, senderId, content: message.content, attachmentId: message.attachmentId, offerId: message.offerId ?? null, createdAt: now })
+  await repository.recordMessage(conversationId, senderId, seq, now)
+  if (!recipientOnline && (await repository.claimEmail(conversationId, recipientId, now, EMAIL_EVERY))) {
+    const preview = message.content.length > PREVIEW_LENGTH ? `${message.content.slice(0, PREVIEW_LENGTH)}…` : message.content
+    await deps.notifications.notify(tx, { userId: recipientId, kind: 'message.received', link: { type: 'conversation', id: conversationId }, data: { conversationId, messageId: row.id, senderId, preview } })
+    await deps.outbox.add(tx, MESSAGING_JOBS.newMessageEmail, { messageId: row.id, recipientId })
   }
+  return row
+}
+
+/** Writing: opening conversations (direct and per order), messages and files, frames after commit. */
+export function createMessageSending(deps: MessageSendingDeps) {
+  const { db, clock, realtime, uploads } = deps
+  const { toMessages } = deps.access
 
   async function deliver(row: MessageRow, recipientId: string) {
     const [message] = await toMessages(db, [row], () => 0)
@@ -118,7 +121,7 @@ export function createMessageSending(deps: {
       // Placing an order opens its conversation in the same statement (migration 0021 opened those of older orders).
       const conversation = await createMessagingRepository(tx).findByOrder(note.orderId)
       if (!conversation) throw new Error(`order ${note.orderId} has no conversation`)
-      return writeMessage(tx, note.senderId, conversation.id, note.recipientId, { content: note.content, attachmentId: null }, note.recipientOnline)
+      return writeMessage(deps, tx, note.senderId, conversation.id, note.recipientId, { content: note.content, attachmentId: null }, note.recipientOnline)
     },
 
     /**
@@ -126,14 +129,14 @@ export function createMessageSending(deps: {
      * written in the transaction that creates the offer. Push it with `publishMessage` after the commit.
      */
     writeOfferMessage: (tx: Tx, message: { conversationId: string; senderId: string; recipientId: string; content: string; offerId: string; recipientOnline: boolean }): Promise<MessageRow> =>
-      writeMessage(tx, message.senderId, message.conversationId, message.recipientId, { content: message.content, attachmentId: null, offerId: message.offerId }, message.recipientOnline),
+      writeMessage(deps, tx, message.senderId, message.conversationId, message.recipientId, { content: message.content, attachmentId: null, offerId: message.offerId }, message.recipientOnline),
 
     /** Pushes a message written in a transaction to both participants' sockets, once that transaction committed. */
     publishMessage: (row: MessageRow, recipientId: string) => deliver(row, recipientId).then(() => undefined),
 
     /** `POST /messages`. */
     async sendMessage(actor: Actor, request: SendMessage) {
-      const target = await resolveTarget(actor, request)
+      const target = await resolveTarget(deps, actor, request)
       const online = await realtime.isOnline(target.recipientId)
       // The usual case, a reply in an open conversation to someone online: one statement.
       if (target.conversationId !== undefined && online) {
@@ -143,7 +146,7 @@ export function createMessageSending(deps: {
       }
       const row = await db.transaction(async (tx) => {
         const conversationId = target.conversationId ?? (await openDirect(tx, actor, target.recipientId))
-        return writeMessage(tx, actor.id, conversationId, target.recipientId, { content: request.content, attachmentId: null }, online)
+        return writeMessage(deps, tx, actor.id, conversationId, target.recipientId, { content: request.content, attachmentId: null }, online)
       })
       return deliver(row, target.recipientId)
     },
@@ -151,14 +154,14 @@ export function createMessageSending(deps: {
     /** `POST /messages/files`: the file becomes a message of the conversation, private to its participants. */
     async sendAttachment(actor: Actor, staged: StagedFile, fields: { conversationId: string; content?: string }) {
       const { conversationId, content = '' } = fields
-      const target = await resolveTarget(actor, { conversationId })
+      const target = await resolveTarget(deps, actor, { conversationId })
       const online = await realtime.isOnline(target.recipientId)
       const stored = await uploads.storeFiles(actor, [staged], { objectType: 'chat', objectId: conversationId, tag: 'chat_attachment' }, 'file')
       let row: MessageRow
       try {
         row = await db.transaction(async (tx) => {
           const [file] = await uploads.recordFiles(tx, stored)
-          return writeMessage(tx, actor.id, conversationId, target.recipientId, { content, attachmentId: file!.id }, online)
+          return writeMessage(deps, tx, actor.id, conversationId, target.recipientId, { content, attachmentId: file!.id }, online)
         })
       } catch (error) {
         await uploads.discardFiles(stored)
