@@ -15,7 +15,16 @@ import type { MessagingService } from './messaging.service.ts'
 const tags = ['messages']
 const security = [{ bearerAuth: [] }]
 
+type App = Parameters<FastifyPluginAsyncTypebox>[0]
+
 export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingService; realtime: RealtimeHub; maxSocketsPerUser: number; tmpDir: string }> = async (app, { messaging, realtime, maxSocketsPerUser, tmpDir }) => {
+  readingRoutes(app, messaging)
+  sendingRoutes(app, messaging, tmpDir)
+  socketRoute(app, realtime, maxSocketsPerUser)
+}
+
+/** Reading: the caller's conversations, a conversation's messages, and marking one read. */
+function readingRoutes(app: App, messaging: MessagingService) {
   app.get(
     '/messages/conversations',
     {
@@ -66,7 +75,10 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
     },
     async (request) => ok(await messaging.markConversationRead(actorOf(request), request.params.conversationId)),
   )
+}
 
+/** Sending: a text message, or a file as a message. */
+function sendingRoutes(app: App, messaging: MessagingService, tmpDir: string) {
   app.post(
     '/messages',
     {
@@ -103,10 +115,14 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
       return reply.status(201).send(ok(message))
     },
   )
+}
 
-  // The socket: authenticated at the upgrade like any request (Bearer header, or the subprotocol
-  // pair `bearer, <token>`); refused with 401 before any upgrade, and with 429 when the user holds
-  // the cap of open sockets already (decision 0107). Frames only flow to the client.
+/**
+ * The socket: authenticated at the upgrade like any request (Bearer header, or the subprotocol
+ * pair `bearer, <token>`); refused with 401 before any upgrade, and with 429 when the user holds
+ * the cap of open sockets already (decision 0107). Frames only flow to the client.
+ */
+function socketRoute(app: App, realtime: RealtimeHub, maxSocketsPerUser: number) {
   const slots = new WeakMap<FastifyRequest, SocketSlot>()
   app.route({
     method: 'GET',
