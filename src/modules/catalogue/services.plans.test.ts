@@ -3,7 +3,7 @@ import { drizzle } from 'drizzle-orm/node-postgres'
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openTestDatabase } from '../../../test/setup/test-app.ts'
-import type { Database, Db } from '../../db/client.ts'
+import { rowsOf, type Database, type Db } from '../../db/client.ts'
 import { publicFilesJsonSql, publicFileUrlSql } from '../uploads/uploads.repository.ts'
 import { atSellerLevelSql, publicSummarySql, sellerLevelSql } from '../users/users.repository.ts'
 import { COUNT_CAP } from './service-list-pages.ts'
@@ -105,8 +105,8 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
     await client.query('begin')
     try {
       await client.query('set local enable_seqscan = off')
-      const plan = await connection.execute<{ 'QUERY PLAN': string }>(sql`explain select ${first} as url`)
-      const text = plan.rows.map((row) => row['QUERY PLAN']).join('\n')
+      const plan = await rowsOf<{ 'QUERY PLAN': string }>(connection, sql`explain select ${first} as url`)
+      const text = plan.map((row) => row['QUERY PLAN']).join('\n')
       expect(text).toContain('uploads_object_idx')
       expect(text).not.toMatch(/Sort/)
     } finally {
