@@ -47,12 +47,23 @@ function toPayout(row: PayoutRow, viewerIsOwner: boolean) {
   }
 }
 
-/**
- * Payouts (decision 0022): the amount moves to `payout_pending` at request; staff process it (the
- * money leaves through `external`) or reject it, or the owner cancels it while pending (the money
- * returns to `available`). Every move happens under the payout's row lock: one decision wins.
- */
-export function createPayoutsService(deps: {
+/** The details the method uses, trimmed; a missing or foreign field is a field error. */
+function checkDetails(request: PayoutRequest): Record<string, string> {
+  const fields = METHOD_FIELDS[request.method]
+  const problems: FieldError[] = []
+  const details: Record<string, string> = {}
+  for (const name of fields.required) if (request.details[name as keyof PayoutRequest['details']] === undefined) problems.push({ field: `details.${name}`, message: `is required for ${request.method}` })
+  for (const [name, value] of Object.entries(request.details)) {
+    if (value === undefined) continue
+    if (![...fields.required, ...fields.optional].includes(name)) problems.push({ field: `details.${name}`, message: `is not used by ${request.method}` })
+    else details[name] = value.trim()
+  }
+  if (problems.length > 0) throw validationError(problems)
+  return details
+}
+
+/** What payouts are built from. */
+interface PayoutsDeps {
   db: Db
   clock: Clock
   outbox: Outbox
@@ -61,61 +72,62 @@ export function createPayoutsService(deps: {
   audit: Pick<AuditService, 'record'>
   currency: string
   minPayoutCents: number
-}) {
-  const { db, clock, outbox, ledger, users, audit, currency, minPayoutCents } = deps
-  const requestStatement = preparePayoutRequest(users.kycVerifiedSql)
+}
 
-  function checkDetails(request: PayoutRequest): Record<string, string> {
-    const fields = METHOD_FIELDS[request.method]
-    const problems: FieldError[] = []
-    const details: Record<string, string> = {}
-    for (const name of fields.required) if (request.details[name as keyof PayoutRequest['details']] === undefined) problems.push({ field: `details.${name}`, message: `is required for ${request.method}` })
-    for (const [name, value] of Object.entries(request.details)) {
-      if (value === undefined) continue
-      if (![...fields.required, ...fields.optional].includes(name)) problems.push({ field: `details.${name}`, message: `is not used by ${request.method}` })
-      else details[name] = value.trim()
+/** Moves a pending payout to its decision, with the ledger transfer that goes with it, once. */
+function decide(
+  deps: Pick<PayoutsDeps, 'db' | 'clock' | 'outbox' | 'ledger' | 'audit'>,
+  payoutId: string,
+  to: Exclude<PayoutStatus, 'pending'>,
+  action: string,
+  authorise: (row: PayoutRow) => void,
+  extra: { actor: Actor; reason?: string },
+) {
+  const { db, clock, outbox, ledger, audit } = deps
+  return db.transaction(async (tx) => {
+    const payouts = createPayoutsRepository(tx)
+    const row = await payouts.lockById(payoutId)
+    if (!row) throw notFound('Payout')
+    authorise(row)
+    if (row.status !== 'pending') throw payoutNotPending(row.status, action)
+    const now = clock.now()
+    const movement =
+      to === 'processed'
+        ? ({ to: { platform: 'external' }, type: 'payout', description: 'Payout sent' } as const)
+        : ({ to: { userId: row.userId, kind: 'available' }, type: 'payout_reversal', description: to === 'rejected' ? 'Payout rejected' : 'Payout cancelled' } as const)
+    await ledger.transfer(tx, { from: { userId: row.userId, kind: 'payout_pending' }, amountCents: row.amountCents, payoutId: row.id, ...movement })
+    const updated = await payouts.update(row.id, { status: to, rejectionReason: extra.reason ?? null, decidedBy: extra.actor.id, decidedAt: now })
+    const data = { payoutId: row.id, userId: row.userId, amount: fromCents(row.amountCents) }
+    if (to === 'processed') await emitEvent(outbox, tx, walletEvents.payoutProcessed, data, now)
+    if (to === 'rejected') await emitEvent(outbox, tx, walletEvents.payoutRejected, data, now)
+    // Staff decisions are on record; an owner cancelling their own request is not a staff action.
+    if (to !== 'cancelled') {
+      await audit.record(tx, {
+        action: to === 'processed' ? 'payout.approve' : 'payout.reject',
+        actor: extra.actor,
+        targetType: 'payout',
+        targetId: row.id,
+        reason: extra.reason ?? null,
+        before: { status: row.status, amount: fromCents(row.amountCents), userId: row.userId },
+        after: { status: to },
+      })
     }
-    if (problems.length > 0) throw validationError(problems)
-    return details
-  }
+    return updated
+  })
+}
 
-  /** Moves a pending payout to its decision, with the ledger transfer that goes with it, once. */
-  function decide(payoutId: string, to: Exclude<PayoutStatus, 'pending'>, action: string, authorise: (row: PayoutRow) => void, extra: { actor: Actor; reason?: string }) {
-    return db.transaction(async (tx) => {
-      const payouts = createPayoutsRepository(tx)
-      const row = await payouts.lockById(payoutId)
-      if (!row) throw notFound('Payout')
-      authorise(row)
-      if (row.status !== 'pending') throw payoutNotPending(row.status, action)
-      const now = clock.now()
-      const movement =
-        to === 'processed'
-          ? ({ to: { platform: 'external' }, type: 'payout', description: 'Payout sent' } as const)
-          : ({ to: { userId: row.userId, kind: 'available' }, type: 'payout_reversal', description: to === 'rejected' ? 'Payout rejected' : 'Payout cancelled' } as const)
-      await ledger.transfer(tx, { from: { userId: row.userId, kind: 'payout_pending' }, amountCents: row.amountCents, payoutId: row.id, ...movement })
-      const updated = await payouts.update(row.id, { status: to, rejectionReason: extra.reason ?? null, decidedBy: extra.actor.id, decidedAt: now })
-      const data = { payoutId: row.id, userId: row.userId, amount: fromCents(row.amountCents) }
-      if (to === 'processed') await emitEvent(outbox, tx, walletEvents.payoutProcessed, data, now)
-      if (to === 'rejected') await emitEvent(outbox, tx, walletEvents.payoutRejected, data, now)
-      // Staff decisions are on record; an owner cancelling their own request is not a staff action.
-      if (to !== 'cancelled') {
-        await audit.record(tx, {
-          action: to === 'processed' ? 'payout.approve' : 'payout.reject',
-          actor: extra.actor,
-          targetType: 'payout',
-          targetId: row.id,
-          reason: extra.reason ?? null,
-          before: { status: row.status, amount: fromCents(row.amountCents), userId: row.userId },
-          after: { status: to },
-        })
-      }
-      return updated
-    })
-  }
+const mayDecide = (actor: Actor) => () => {
+  if (!can(actor, 'approve_withdrawals')) throw forbidden('Requires the approve_withdrawals permission')
+}
 
-  const mayDecide = (actor: Actor) => () => {
-    if (!can(actor, 'approve_withdrawals')) throw forbidden('Requires the approve_withdrawals permission')
-  }
+/**
+ * Payouts (decision 0022): the amount moves to `payout_pending` at request; staff process it (the
+ * money leaves through `external`) or reject it, or the owner cancels it while pending (the money
+ * returns to `available`). Every move happens under the payout's row lock: one decision wins.
+ */
+export function createPayoutsService(deps: PayoutsDeps) {
+  const { db, ledger, users, currency, minPayoutCents } = deps
+  const requestStatement = preparePayoutRequest(users.kycVerifiedSql)
 
   return {
     /** `POST /wallet/payout`. */
@@ -150,6 +162,7 @@ export function createPayoutsService(deps: {
     /** `POST /wallet/payouts/{id}/cancel`: the owner, while pending; another user's payout is 404. */
     async cancelPayout(actor: Actor, payoutId: string) {
       const row = await decide(
+        deps,
         payoutId,
         'cancelled',
         'cancelled',
@@ -173,12 +186,12 @@ export function createPayoutsService(deps: {
     },
 
     approvePayout: async (actor: Actor, payoutId: string) => {
-      const row = await decide(payoutId, 'processed', 'approved', mayDecide(actor), { actor })
+      const row = await decide(deps, payoutId, 'processed', 'approved', mayDecide(actor), { actor })
       return toPayout(row, row.userId === actor.id)
     },
 
     rejectPayout: async (actor: Actor, payoutId: string, reason: string) => {
-      const row = await decide(payoutId, 'rejected', 'rejected', mayDecide(actor), { actor, reason })
+      const row = await decide(deps, payoutId, 'rejected', 'rejected', mayDecide(actor), { actor, reason })
       return toPayout(row, row.userId === actor.id)
     },
   }
