@@ -2,7 +2,50 @@ import { and, asc, count, desc, eq, inArray, sql } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
 import { webhookAttempts, webhookDeliveries, webhookEndpoints, type AttemptRow, type DeliveryRow, type DeliveryStatus } from './webhooks.table.ts'
 
+interface ClaimOptions {
+  now: Date
+  leaseUntil: Date
+  limit: number
+  perEndpoint: number
+  busy: string[]
+}
+
 type DeliveryPatch = Partial<Pick<DeliveryRow, 'status' | 'scheduleStep' | 'nextAttemptAt' | 'lockedUntil' | 'lastStatusCode' | 'lastError' | 'completedAt'>>
+
+/**
+ * Claims due deliveries of enabled endpoints, and deliveries whose lease ran out (a worker
+ * died mid-delivery), at most `perEndpoint` per endpoint and none of the endpoints in `busy`
+ * (this worker is still delivering to them). SKIP LOCKED lets workers claim side by side.
+ */
+async function claimDueDeliveries(db: Executor, options: ClaimOptions): Promise<DeliveryRow[]> {
+  const { now, leaseUntil, limit, perEndpoint, busy } = options
+  const notBusy = busy.length > 0 ? sql`and d.endpoint_id not in (${sql.join(
+    busy.map((id) => sql`${id}::uuid`),
+    sql`, `,
+  )})` : sql``
+  const candidates = sql`
+        select id from (
+          select d.id, row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.id) as position
+          from ${webhookDeliveries} d join ${webhookEndpoints} e on e.id = d.endpoint_id and e.enabled
+          where ((d.status = 'pending' and d.next_attempt_at <= ${now}) or (d.status = 'delivering' and d.locked_until < ${now})) ${notBusy}
+        ) ranked where position <= ${perEndpoint}`
+  // The status test is repeated on the locked rows themselves: when a row another worker has
+  // just claimed and committed is locked here, PostgreSQL rechecks only this level's conditions
+  // against the new row version, not the subquery's, and the row would be claimed twice.
+  const stillDue = sql`((${webhookDeliveries.status} = 'pending' and ${webhookDeliveries.nextAttemptAt} <= ${now}) or (${webhookDeliveries.status} = 'delivering' and ${webhookDeliveries.lockedUntil} < ${now}))`
+  const due = db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(and(sql`${webhookDeliveries.id} in (${candidates})`, stillDue))
+    .orderBy(asc(webhookDeliveries.nextAttemptAt))
+    .limit(limit)
+    .for('update', { skipLocked: true })
+  return db
+    .update(webhookDeliveries)
+    .set({ status: 'delivering', attempts: sql`${webhookDeliveries.attempts} + 1`, lockedUntil: leaseUntil })
+    .where(sql`${webhookDeliveries.id} in ${due}`)
+    .returning()
+}
 
 export function createDeliveriesRepository(db: Executor) {
   return {
@@ -49,40 +92,7 @@ export function createDeliveriesRepository(db: Executor) {
       return row
     },
 
-    /**
-     * Claims due deliveries of enabled endpoints, and deliveries whose lease ran out (a worker
-     * died mid-delivery), at most `perEndpoint` per endpoint and none of the endpoints in `busy`
-     * (this worker is still delivering to them). SKIP LOCKED lets workers claim side by side.
-     */
-    async claimDue(options: { now: Date; leaseUntil: Date; limit: number; perEndpoint: number; busy: string[] }): Promise<DeliveryRow[]> {
-      const { now, leaseUntil, limit, perEndpoint, busy } = options
-      const notBusy = busy.length > 0 ? sql`and d.endpoint_id not in (${sql.join(
-        busy.map((id) => sql`${id}::uuid`),
-        sql`, `,
-      )})` : sql``
-      const candidates = sql`
-        select id from (
-          select d.id, row_number() over (partition by d.endpoint_id order by d.next_attempt_at, d.id) as position
-          from ${webhookDeliveries} d join ${webhookEndpoints} e on e.id = d.endpoint_id and e.enabled
-          where ((d.status = 'pending' and d.next_attempt_at <= ${now}) or (d.status = 'delivering' and d.locked_until < ${now})) ${notBusy}
-        ) ranked where position <= ${perEndpoint}`
-      // The status test is repeated on the locked rows themselves: when a row another worker has
-      // just claimed and committed is locked here, PostgreSQL rechecks only this level's conditions
-      // against the new row version, not the subquery's, and the row would be claimed twice.
-      const stillDue = sql`((${webhookDeliveries.status} = 'pending' and ${webhookDeliveries.nextAttemptAt} <= ${now}) or (${webhookDeliveries.status} = 'delivering' and ${webhookDeliveries.lockedUntil} < ${now}))`
-      const due = db
-        .select({ id: webhookDeliveries.id })
-        .from(webhookDeliveries)
-        .where(and(sql`${webhookDeliveries.id} in (${candidates})`, stillDue))
-        .orderBy(asc(webhookDeliveries.nextAttemptAt))
-        .limit(limit)
-        .for('update', { skipLocked: true })
-      return db
-        .update(webhookDeliveries)
-        .set({ status: 'delivering', attempts: sql`${webhookDeliveries.attempts} + 1`, lockedUntil: leaseUntil })
-        .where(sql`${webhookDeliveries.id} in ${due}`)
-        .returning()
-    },
+    claimDue: (options: ClaimOptions) => claimDueDeliveries(db, options),
 
     /** Ends an attempt; the attempt guard keeps a worker whose lease ran out from overwriting a newer claim. */
     async finish(id: string, attempt: number, patch: DeliveryPatch): Promise<boolean> {
