@@ -53,6 +53,70 @@ const isSuccess = (status: number | null) => status !== null && status >= 200 &&
 /** What the receiver's answer says, for the delivery's `lastError`. */
 const describeFailure = (result: SendResult) => result.error ?? `answered ${result.statusCode}`
 
+/** The static endpoint signs with the configured secret; a rotated one with its previous secret too, until that expires. */
+function secretsOf(endpoint: EndpointRow, now: Date, configured: DispatcherOptions['configured']): string[] {
+  if (endpoint.source === 'config' && configured) return [configured.secret]
+  const previous = endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now ? [endpoint.previousSecret] : []
+  return [endpoint.secret, ...previous]
+}
+
+async function disableEndpoint(deps: Pick<DispatcherOptions, 'outbox' | 'logger'>, tx: Tx, endpoint: EndpointRow, reason: string, at: Date): Promise<void> {
+  const { outbox, logger } = deps
+  const disabled = await createEndpointsRepository(tx).disable(endpoint.id, reason, at)
+  if (!disabled) return
+  logger.warn({ endpointId: endpoint.id, url: endpoint.url, reason }, 'webhook endpoint disabled')
+  await outbox.add(tx, WEBHOOK_JOBS.endpointDisabled, { endpointId: endpoint.id, reason })
+}
+
+/** What recording an attempt needs: the retry jitter comes resolved from the options. */
+type Recording = Pick<DispatcherOptions, 'db' | 'clock' | 'outbox' | 'logger'> & { random: () => number }
+
+/** Records an attempt and its outcome: success, the next retry, or failure for good (disabling the endpoint on 410 or a day of failures). */
+async function recordResult(deps: Recording, row: DeliveryRow, endpoint: EndpointRow, startedAt: Date, result: SendResult): Promise<void> {
+  const { db, clock, random } = deps
+  await db.transaction(async (tx) => {
+    const deliveries = createDeliveriesRepository(tx)
+    const endpoints = createEndpointsRepository(tx)
+    // Deleted with its endpoint meanwhile: there is nothing left to record against.
+    if (!(await deliveries.lockById(row.id))) return
+    const succeeded = isSuccess(result.statusCode)
+    await deliveries.recordAttempt({
+      id: newId(),
+      deliveryId: row.id,
+      attempt: row.attempts,
+      startedAt,
+      latencyMs: result.latencyMs,
+      statusCode: result.statusCode,
+      succeeded,
+      error: succeeded ? null : describeFailure(result),
+      responseExcerpt: result.responseExcerpt,
+    })
+    const finishedAt = clock.now()
+    const outcome = { lockedUntil: null, lastStatusCode: result.statusCode, lastError: succeeded ? null : describeFailure(result) }
+    if (succeeded) {
+      if (await deliveries.finish(row.id, row.attempts, { ...outcome, status: 'succeeded', completedAt: finishedAt })) await endpoints.markHealthy(endpoint.id)
+      return
+    }
+    const gone = result.statusCode === 410
+    const failures = row.scheduleStep + 1
+    const delay = gone ? undefined : retryDelay(failures, random)
+    const owned = await deliveries.finish(
+      row.id,
+      row.attempts,
+      delay === undefined
+        ? { ...outcome, status: 'failed', scheduleStep: failures, completedAt: finishedAt }
+        : { ...outcome, status: 'pending', scheduleStep: failures, nextAttemptAt: new Date(finishedAt.getTime() + delay) },
+    )
+    // A worker whose lease ran out records its attempt but leaves the outcome to the newer claim.
+    if (!owned) return
+    if (gone) return disableEndpoint(deps, tx, endpoint, 'The receiver answered 410 Gone', finishedAt)
+    const failing = await endpoints.markFailing(endpoint.id, startedAt)
+    if (failing?.failingSince && finishedAt.getTime() - failing.failingSince.getTime() >= DISABLE_AFTER_MS) {
+      await disableEndpoint(deps, tx, endpoint, 'Every delivery attempt failed for 24 hours', finishedAt)
+    }
+  })
+}
+
 /**
  * Delivers webhooks (decision 0061). Each `tick` claims due deliveries and starts them without waiting:
  * deliveries run side by side, at most `perEndpoint` per endpoint, and an endpoint still being
@@ -61,72 +125,15 @@ const describeFailure = (result: SendResult) => result.error ?? `answered ${resu
  * next retry, or fails for good; 410 and a day of failures disable the endpoint.
  */
 export function createWebhookDispatcher(options: DispatcherOptions) {
-  const { db, clock, outbox, logger } = options
+  const { db, clock, logger } = options
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS
   const leaseMs = options.leaseMs ?? timeoutMs + MINUTE
   const perEndpoint = options.perEndpoint ?? 5
   const maxInFlight = options.maxInFlight ?? 50
-  const random = options.random ?? Math.random
+  const recording: Recording = { ...options, random: options.random ?? Math.random }
   const send = options.send ?? sendSigned
   const busy = new Map<string, number>()
   const running = new Set<Promise<void>>()
-
-  function secretsOf(endpoint: EndpointRow, now: Date): string[] {
-    if (endpoint.source === 'config' && options.configured) return [options.configured.secret]
-    const previous = endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > now ? [endpoint.previousSecret] : []
-    return [endpoint.secret, ...previous]
-  }
-
-  async function disable(tx: Tx, endpoint: EndpointRow, reason: string, at: Date): Promise<void> {
-    const disabled = await createEndpointsRepository(tx).disable(endpoint.id, reason, at)
-    if (!disabled) return
-    logger.warn({ endpointId: endpoint.id, url: endpoint.url, reason }, 'webhook endpoint disabled')
-    await outbox.add(tx, WEBHOOK_JOBS.endpointDisabled, { endpointId: endpoint.id, reason })
-  }
-
-  async function record(row: DeliveryRow, endpoint: EndpointRow, startedAt: Date, result: SendResult): Promise<void> {
-    await db.transaction(async (tx) => {
-      const deliveries = createDeliveriesRepository(tx)
-      const endpoints = createEndpointsRepository(tx)
-      // Deleted with its endpoint meanwhile: there is nothing left to record against.
-      if (!(await deliveries.lockById(row.id))) return
-      const succeeded = isSuccess(result.statusCode)
-      await deliveries.recordAttempt({
-        id: newId(),
-        deliveryId: row.id,
-        attempt: row.attempts,
-        startedAt,
-        latencyMs: result.latencyMs,
-        statusCode: result.statusCode,
-        succeeded,
-        error: succeeded ? null : describeFailure(result),
-        responseExcerpt: result.responseExcerpt,
-      })
-      const finishedAt = clock.now()
-      const outcome = { lockedUntil: null, lastStatusCode: result.statusCode, lastError: succeeded ? null : describeFailure(result) }
-      if (succeeded) {
-        if (await deliveries.finish(row.id, row.attempts, { ...outcome, status: 'succeeded', completedAt: finishedAt })) await endpoints.markHealthy(endpoint.id)
-        return
-      }
-      const gone = result.statusCode === 410
-      const failures = row.scheduleStep + 1
-      const delay = gone ? undefined : retryDelay(failures, random)
-      const owned = await deliveries.finish(
-        row.id,
-        row.attempts,
-        delay === undefined
-          ? { ...outcome, status: 'failed', scheduleStep: failures, completedAt: finishedAt }
-          : { ...outcome, status: 'pending', scheduleStep: failures, nextAttemptAt: new Date(finishedAt.getTime() + delay) },
-      )
-      // A worker whose lease ran out records its attempt but leaves the outcome to the newer claim.
-      if (!owned) return
-      if (gone) return disable(tx, endpoint, 'The receiver answered 410 Gone', finishedAt)
-      const failing = await endpoints.markFailing(endpoint.id, startedAt)
-      if (failing?.failingSince && finishedAt.getTime() - failing.failingSince.getTime() >= DISABLE_AFTER_MS) {
-        await disable(tx, endpoint, 'Every delivery attempt failed for 24 hours', finishedAt)
-      }
-    })
-  }
 
   async function deliver(row: DeliveryRow): Promise<void> {
     const endpoint = await createEndpointsRepository(db).findById(row.endpointId)
@@ -135,10 +142,10 @@ export function createWebhookDispatcher(options: DispatcherOptions) {
     const startedAt = clock.now()
     const url = endpoint.source === 'config' && options.configured ? options.configured.url : endpoint.url
     const result = await send(
-      { url, messageId: row.messageId, body: row.body, secrets: secretsOf(endpoint, startedAt), timestamp: startedAt },
+      { url, messageId: row.messageId, body: row.body, secrets: secretsOf(endpoint, startedAt, options.configured), timestamp: startedAt },
       { allowPrivateNetworks: options.allowPrivateNetworks, resolve: options.resolve, timeoutMs },
     )
-    await record(row, endpoint, startedAt, result)
+    await recordResult(recording, row, endpoint, startedAt, result)
   }
 
   function start(row: DeliveryRow): DeliveryTask {
