@@ -17,11 +17,21 @@ const security = [{ bearerAuth: [] }]
 const EndpointParams = IdParams('webhookId')
 const DeliveryParams = IdParams('deliveryId')
 
+type App = Parameters<FastifyPluginAsyncTypebox>[0]
+
 /** `/admin/webhooks`, `/admin/webhook-deliveries` and `/admin/events` (superuser; decisions 0060, 0062). */
 export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService; eventNames: readonly string[] }> = async (app, { webhooks, eventNames }) => {
   const bodies = endpointBodies(eventNames)
   app.addHook('preValidation', requireSuperuser)
 
+  // The groups register in this order: it is the order of the paths in the OpenAPI document and in clients/ts.
+  endpointRoutes(app, webhooks, bodies)
+  deliveryRoutes(app, webhooks)
+  eventLogRoutes(app, webhooks)
+}
+
+/** Registering, reading, changing and deleting endpoints, and rotating their secrets. */
+function endpointRoutes(app: App, webhooks: WebhooksService, bodies: ReturnType<typeof endpointBodies>) {
   app.post(
     '/admin/webhooks',
     {
@@ -98,7 +108,10 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
     },
     async (request) => ok(await webhooks.rotateSecret(actorOf(request), request.params.webhookId)),
   )
+}
 
+/** An endpoint's deliveries: a test message, the delivery log and a manual retry. */
+function deliveryRoutes(app: App, webhooks: WebhooksService) {
   app.post(
     '/admin/webhooks/:webhookId/test',
     {
@@ -144,7 +157,9 @@ export const webhooksAdminRoutes: FastifyPluginAsyncTypebox<{ webhooks: Webhooks
     },
     async (request, reply) => reply.status(202).send(ok(await webhooks.retryDelivery(actorOf(request), request.params.deliveryId))),
   )
+}
 
+function eventLogRoutes(app: App, webhooks: WebhooksService) {
   app.get(
     '/admin/events',
     {
