@@ -11,8 +11,8 @@ const security = [{ bearerAuth: [] }]
 
 type App = Parameters<FastifyPluginAsyncTypebox>[0]
 
-// The groups register in this order: it is the order of the paths in the OpenAPI document and in clients/ts.
 export const adminRoutes: FastifyPluginAsyncTypebox<{ admin: AdminService }> = async (app, { admin }) => {
+  // The groups register in this order: it is the order of the paths in the OpenAPI document and in clients/ts.
   staffRoutes(app, admin)
   activationRoutes(app, admin)
   userListRoutes(app, admin)
