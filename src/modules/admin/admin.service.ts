@@ -35,6 +35,19 @@ function assertMayManage(actor: Actor, target: Account): void {
   if ((target.isStaff || target.isSuperuser) && !actor.isSuperuser) throw forbidden('Only a superuser may act on a staff account')
 }
 
+/** Locks the account, checks the actor may act on it, applies `change` and records the action, in one transaction. */
+function changeAccess(deps: { db: Db; users: Pick<UsersService, 'lockAccount'>; audit: Pick<AuditService, 'record'> }, actor: Actor, userId: string, action: string, reason: string | null, change: (tx: Tx, target: Account) => Promise<Account>): Promise<Account> {
+  const { db, users, audit } = deps
+  return db.transaction(async (tx) => {
+    const target = await users.lockAccount(tx, userId)
+    if (!target) throw notFound('User')
+    assertMayManage(actor, target)
+    const updated = await change(tx, target)
+    await audit.record(tx, { action, actor, targetType: 'user', targetId: userId, reason, before: accessState(target), after: accessState(updated) })
+    return updated
+  })
+}
+
 /**
  * Staff operations that span modules; owns no tables and works through the users, roles, catalogue
  * and audit services. Staff accounts and statistics are use cases of their own files; this adds
@@ -51,19 +64,7 @@ export function createAdminService(deps: {
   realtime: Pick<RealtimeHub, 'disconnectUser'>
   statistics: StatisticsRegistry
 }) {
-  const { db, clock, outbox, users, roles, catalogue, audit, realtime } = deps
-
-  /** Locks the account, checks the actor may act on it, applies `change` and records the action, in one transaction. */
-  function changeAccess(actor: Actor, userId: string, action: string, reason: string | null, change: (tx: Tx, target: Account) => Promise<Account>): Promise<Account> {
-    return db.transaction(async (tx) => {
-      const target = await users.lockAccount(tx, userId)
-      if (!target) throw notFound('User')
-      assertMayManage(actor, target)
-      const updated = await change(tx, target)
-      await audit.record(tx, { action, actor, targetType: 'user', targetId: userId, reason, before: accessState(target), after: accessState(updated) })
-      return updated
-    })
-  }
+  const { db, clock, outbox, users, roles, catalogue, realtime } = deps
 
   async function withServicesCount(row: Account) {
     const counts = await catalogue.countServicesBySellers(db, [row.id])
@@ -71,7 +72,7 @@ export function createAdminService(deps: {
   }
 
   async function setActive(actor: Actor, userId: string, isActive: boolean): Promise<User> {
-    const row = await changeAccess(actor, userId, isActive ? 'user.reactivate' : 'user.deactivate', null, (tx, target) =>
+    const row = await changeAccess(deps, actor, userId, isActive ? 'user.reactivate' : 'user.deactivate', null, (tx, target) =>
       users.updateAccount(tx, userId, {
         isActive,
         // Staff decided this account's state: an unused activation link must not override it.
@@ -119,7 +120,7 @@ export function createAdminService(deps: {
      * whatever else must follow it (closing the user's open sockets) hooks in here.
      */
     async suspendUser(actor: Actor, userId: string, reason: string) {
-      const row = await changeAccess(actor, userId, 'user.suspend', reason.trim(), async (tx, target) => {
+      const row = await changeAccess(deps, actor, userId, 'user.suspend', reason.trim(), async (tx, target) => {
         if (target.suspendedAt) throw alreadySuspended()
         const now = clock.now()
         await emitEvent(outbox, tx, adminEvents.userSuspended, { userId }, now)
@@ -132,7 +133,7 @@ export function createAdminService(deps: {
 
     /** `POST /admin/users/{id}/unsuspend`: the user may log in again (old tokens stay refused). */
     async unsuspendUser(actor: Actor, userId: string) {
-      const row = await changeAccess(actor, userId, 'user.unsuspend', null, async (tx, target) => {
+      const row = await changeAccess(deps, actor, userId, 'user.unsuspend', null, async (tx, target) => {
         if (!target.suspendedAt) throw notSuspended()
         await emitEvent(outbox, tx, adminEvents.userUnsuspended, { userId }, clock.now())
         return users.updateAccount(tx, userId, { suspendedAt: null, suspensionReason: null })
