@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Prints the path of a PgBouncer 1.21 or later (the first version that keeps prepared statements
 # in transaction mode, `max_prepared_statements`), for the PostgreSQL test pass through a pooler.
-# Looks at $PGBOUNCER, then `pgbouncer` on the PATH and /usr/sbin, then a build cached under
-# .tmp/pgbouncer. Debian 12 packages 1.18, so as root it otherwise builds Debian 13's source
-# package (fetched by apt with a private source list: the machine's apt setup is not changed).
+# Looks at $PGBOUNCER, then `pgbouncer` on the PATH and /usr/sbin, then a build cached in the
+# user's cache directory (shared by every checkout on the machine, so a fresh clone does not build
+# it again). Debian 12 packages 1.18, so as root it otherwise builds Debian 13's source package
+# (fetched by apt with a private source list: the machine's apt setup is not changed).
 # Prints nothing and exits 1 when none can be had. With --find it only looks, never builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/marketplace-api/pgbouncer
 
 recent() {
   local version
@@ -16,7 +18,7 @@ recent() {
   [ "$1" -gt 1 ] || { [ "$1" -eq 1 ] && [ "$2" -ge 21 ]; }
 }
 
-for candidate in "${PGBOUNCER:-}" "$(command -v pgbouncer || true)" /usr/sbin/pgbouncer "$PWD/.tmp/pgbouncer/pgbouncer"; do
+for candidate in "${PGBOUNCER:-}" "$(command -v pgbouncer || true)" /usr/sbin/pgbouncer "$cache/pgbouncer"; do
   if [ -n "$candidate" ] && [ -x "$candidate" ] && recent "$candidate"; then
     echo "$candidate"
     exit 0
@@ -24,7 +26,6 @@ for candidate in "${PGBOUNCER:-}" "$(command -v pgbouncer || true)" /usr/sbin/pg
 done
 
 [ "${1:-}" != --find ] && [ "$(id -u)" = 0 ] || exit 1
-root=$PWD
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 {
@@ -38,7 +39,7 @@ trap 'rm -rf "$work"' EXIT
   cd "$work"/pgbouncer-*/
   ./configure --with-cares
   make -j"$(nproc)"
-  mkdir -p "$root/.tmp/pgbouncer"
-  cp pgbouncer "$root/.tmp/pgbouncer/pgbouncer"
+  mkdir -p "$cache"
+  cp pgbouncer "$cache/pgbouncer"
 } >"$work/build.log" 2>&1 || { tail -20 "$work/build.log" >&2; exit 1; }
-recent "$root/.tmp/pgbouncer/pgbouncer" && echo "$root/.tmp/pgbouncer/pgbouncer"
+recent "$cache/pgbouncer" && echo "$cache/pgbouncer"
