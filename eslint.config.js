@@ -46,6 +46,26 @@ export default tseslint.config(
   // The services repository is being split into one file per group of queries; its exemption goes
   // with that split.
   ...functionSize({ severity: 'error', max: 150, exempt: ['src/modules/catalogue/services.repository.ts'] }),
+  // The embedded database and the S3 SDK are loaded only where they are configured (decision 0233):
+  // src/ imports them statically only as types, and db/pglite.ts is the one file that holds PGlite.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.test.ts', 'src/db/pglite.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@electric-sql/pglite', '@electric-sql/pglite/*', 'drizzle-orm/pglite', 'drizzle-orm/pglite/*', '**/db/pglite.ts', './pglite.ts', '@aws-sdk/*'],
+              allowTypeImports: true,
+              message: 'Loaded only when configured: import it with `await import()` where it is used (decision 0233).',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // Module boundaries (docs/architecture.md): the layers below modules know no module, and a
   // module reaches another only through its public `<name>.module.ts`.
   ...boundaries(),

@@ -70,7 +70,7 @@ const config = {
   logLevel: 'error' as const,
   isProduction: true,
 }
-const database = openDatabase(config.database)
+const database = await openDatabase(config.database)
 await runMigrations(database)
 // One hub for both servers: the project's presence filter and the bare twin read the same sellers online.
 const realtime = createRealtimeHub({ redisUrl: config.redisUrl, ...config.realtime, logger: pino({ level: 'silent' }) })

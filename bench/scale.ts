@@ -67,7 +67,7 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   return clientQuery.apply(this, args)
 } as typeof pg.Client.prototype.query
 
-const database = openDatabase(config.database)
+const database = await openDatabase(config.database)
 await runMigrations(database)
 const realtime = createRealtimeHub({ redisUrl: config.redisUrl, ...config.realtime, logger: pino({ level: 'silent' }) })
 const app = await buildApp({ config, database, realtime })

@@ -5,7 +5,7 @@ import { PGlite } from '@electric-sql/pglite'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
-import { fromPglite, pgliteExtensions } from '../src/db/client.ts'
+import { fromPglite, pgliteExtensions } from '../src/db/pglite.ts'
 
 /** Where the committed document and client live. */
 export const CLIENT_DIR = join(import.meta.dirname, '..', 'clients', 'ts')

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
-import { fromPglite, pgliteExtensions } from '../src/db/client.ts'
+import { fromPglite, pgliteExtensions } from '../src/db/pglite.ts'
 import { declaredStatements } from '../src/db/statements.ts'
 
 /** Where the checked-in text of every prepared statement lives, one `<name>.sql` each. */

@@ -1,14 +1,9 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import type { PGlite } from '@electric-sql/pglite'
 import { sql, type ExtractTablesWithRelations, type SQL } from 'drizzle-orm'
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres'
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core'
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.ts'
-import { isProcessAlive } from '../lib/processes.ts'
 
 // No relational-query schema: repositories write their queries with the query builder.
 type NoSchema = Record<string, never>
@@ -21,8 +16,6 @@ export type Database =
   | { kind: 'postgres'; db: Db; pool: pg.Pool; close(): Promise<void> }
   | { kind: 'pglite'; db: Db; client: PGlite; close(): Promise<void> }
 
-export const pgliteExtensions = { pg_trgm }
-
 // Timestamps and counts come back as JS values the same way on both drivers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number.parseInt(value, 10))
 
@@ -31,45 +24,18 @@ export interface DatabaseLog {
   warn(details: object, message: string): void
 }
 
-export function openDatabase(config: DatabaseConfig, log?: DatabaseLog): Database {
-  if (config.kind === 'postgres') {
-    return fromPool(openPool(config.url, config.poolSize), log)
-  }
-  mkdirSync(config.dataDir, { recursive: true })
-  const release = lockDataDir(config.dataDir)
-  const database = fromPglite(new PGlite(config.dataDir, { extensions: pgliteExtensions }))
-  return {
-    ...database,
-    close: async () => {
-      await database.close()
-      release()
-    },
-  }
-}
-
-export class DatabaseInUseError extends Error {}
-
 /**
- * PGlite is one process: a second process opening the same directory (the CLI while the server
- * runs) would corrupt it. A lock file with the owner's pid refuses that, and a stale lock left
- * by a crashed process is taken over.
+ * The configured database. The embedded one is loaded only when it is the one configured
+ * (db/pglite.ts): an instance on PostgreSQL never loads PGlite's bundle.
  */
-function lockDataDir(dataDir: string): () => void {
-  const file = join(dataDir, 'marketplace.lock')
-  for (;;) {
-    try {
-      writeFileSync(file, String(process.pid), { flag: 'wx' })
-      return () => rmSync(file, { force: true })
-    } catch (error) {
-      if ((error as { code?: string }).code !== 'EEXIST') throw error
-      const owner = Number.parseInt(readFileSync(file, 'utf8'), 10)
-      if (owner !== process.pid && isProcessAlive(owner)) {
-        throw new DatabaseInUseError(`The embedded database in ${dataDir} is in use by process ${owner}. Stop it first, or use PostgreSQL (DATABASE_URL).`)
-      }
-      rmSync(file, { force: true })
-    }
-  }
+export async function openDatabase(config: DatabaseConfig, log?: DatabaseLog): Promise<Database> {
+  if (config.kind === 'postgres') return fromPool(openPool(config.url, config.poolSize), log)
+  const { openPglite } = await import('./pglite.ts')
+  return openPglite(config.dataDir)
 }
+
+/** Another process holds the embedded database's directory. */
+export class DatabaseInUseError extends Error {}
 
 /**
  * A pool of connections that run their promise-style queries one after another. Plans are left to
@@ -114,18 +80,6 @@ export function fromPool(pool: pg.Pool, log?: DatabaseLog): Database {
   pool.on('error', (error) => log?.warn({ err: error }, 'idle PostgreSQL connection lost; the pool replaces it'))
   const db = drizzlePg(pool) as unknown as Db
   return { kind: 'postgres', db, pool, close: () => pool.end() }
-}
-
-export function fromPglite(client: PGlite): Database {
-  const db = drizzlePglite(client) as unknown as Db
-  return {
-    kind: 'pglite',
-    db,
-    client,
-    close: async () => {
-      if (!client.closed) await client.close()
-    },
-  }
 }
 
 /** The rows of a raw statement: both drivers answer `execute` with `{ rows }`; the shared type leaves it unknown. */

@@ -1,7 +1,5 @@
 import { fileURLToPath } from 'node:url'
 import { readMigrationFiles } from 'drizzle-orm/migrator'
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import type { Database } from './client.ts'
 
 export const migrationsFolder = fileURLToPath(new URL('../../migrations', import.meta.url))
@@ -19,7 +17,8 @@ const MIGRATION_LOCK_ID = 72_061_901
  */
 export async function runMigrations(database: Database): Promise<void> {
   if (database.kind === 'pglite') {
-    await migratePglite(drizzlePglite(database.client), { migrationsFolder })
+    const { migratePglite } = await import('./pglite.ts')
+    await migratePglite(database.client, migrationsFolder)
     return
   }
   const migrations = readMigrationFiles({ migrationsFolder })

@@ -11,7 +11,7 @@ export class DatabaseStartError extends Error {
 export async function openMigratedDatabase(config: DatabaseConfig, log?: DatabaseLog): Promise<Database> {
   let database: Database | undefined
   try {
-    database = openDatabase(config, log)
+    database = await openDatabase(config, log)
     await runMigrations(database)
     return database
   } catch (error) {

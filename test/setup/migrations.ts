@@ -5,7 +5,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { drizzle } from 'drizzle-orm/pglite'
 import { migrate } from 'drizzle-orm/pglite/migrator'
 import { expect } from 'vitest'
-import { pgliteExtensions } from '../../src/db/client.ts'
+import { pgliteExtensions } from '../../src/db/pglite.ts'
 import { migrationsFolder } from '../../src/db/migrate.ts'
 
 /** The migrations folder as it was up to (and including) the migration tagged `last`. */

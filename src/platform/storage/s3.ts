@@ -1,6 +1,5 @@
 import type { Readable } from 'node:stream'
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
+import type { S3Client } from '@aws-sdk/client-s3'
 import { assertSafeKey, StorageNotFoundError, type ByteRange, type StorageDriver } from './storage.ts'
 
 export interface S3Options {
@@ -15,13 +14,20 @@ export interface S3Options {
   forcePathStyle: boolean
 }
 
-const isMissing = (error: unknown) =>
-  error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)
+/**
+ * The AWS SDK, loaded when an S3 store is first built: an instance storing files on local disk
+ * never loads it (it is the largest of the dependencies, some 8 MB of heap).
+ */
+const loadSdk = () => Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')]).then(([s3, presigner]) => ({ ...s3, getSignedUrl: presigner.getSignedUrl }))
+type Sdk = Awaited<ReturnType<typeof loadSdk>>
+
+const isMissing = (sdk: Sdk, error: unknown) =>
+  error instanceof sdk.S3ServiceException && (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)
 
 /** Any S3-compatible object store (AWS S3, MinIO, R2, ...). */
 export function createS3Storage(options: S3Options): StorageDriver {
-  const clientFor = (endpoint: string | undefined) =>
-    new S3Client({
+  const clientFor = (sdk: Sdk, endpoint: string | undefined): S3Client =>
+    new sdk.S3Client({
       region: options.region,
       endpoint,
       forcePathStyle: options.forcePathStyle,
@@ -30,18 +36,24 @@ export function createS3Storage(options: S3Options): StorageDriver {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     })
-  const client = clientFor(options.endpoint)
-  // The host is part of the signature: a URL for readers is signed for the address they use.
-  const signer = options.publicEndpoint ? clientFor(options.publicEndpoint) : client
+  const ready = loadSdk().then((sdk) => {
+    const client = clientFor(sdk, options.endpoint)
+    // The host is part of the signature: a URL for readers is signed for the address they use.
+    const signer = options.publicEndpoint ? clientFor(sdk, options.publicEndpoint) : client
+    return { sdk, client, signer }
+  })
+  // Loading starts with the store; a failure is reported to every call that awaits it.
+  ready.catch(() => undefined)
   const Bucket = options.bucket
 
   async function exists(key: string): Promise<boolean> {
     assertSafeKey(key)
+    const { sdk, client } = await ready
     try {
-      await client.send(new HeadObjectCommand({ Bucket, Key: key }))
+      await client.send(new sdk.HeadObjectCommand({ Bucket, Key: key }))
       return true
     } catch (error) {
-      if (isMissing(error)) return false
+      if (isMissing(sdk, error)) return false
       throw error
     }
   }
@@ -51,19 +63,23 @@ export function createS3Storage(options: S3Options): StorageDriver {
 
     async put(key, body, { contentType, size }) {
       assertSafeKey(key)
-      // The SDK neither rejects nor aborts when the body stream fails; abort the request ourselves.
+      // The SDK neither rejects nor aborts when the body stream fails; abort the request ourselves
+      // (listening before the first wait, so a failure while the SDK loads is not left unheard).
       const abort = new AbortController()
       body.once('error', (error) => abort.abort(error))
-      await client.send(new PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType, ContentLength: size }), { abortSignal: abort.signal })
+      const { sdk, client } = await ready
+      abort.signal.throwIfAborted()
+      await client.send(new sdk.PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType, ContentLength: size }), { abortSignal: abort.signal })
     },
 
     async get(key: string, range?: ByteRange): Promise<Readable> {
       assertSafeKey(key)
+      const { sdk, client } = await ready
       try {
-        const result = await client.send(new GetObjectCommand({ Bucket, Key: key, ...(range && { Range: `bytes=${range.start}-${range.end}` }) }))
+        const result = await client.send(new sdk.GetObjectCommand({ Bucket, Key: key, ...(range && { Range: `bytes=${range.start}-${range.end}` }) }))
         return result.Body as Readable
       } catch (error) {
-        if (isMissing(error)) throw new StorageNotFoundError(key)
+        if (isMissing(sdk, error)) throw new StorageNotFoundError(key)
         throw error
       }
     },
@@ -72,7 +88,8 @@ export function createS3Storage(options: S3Options): StorageDriver {
 
     async delete(key) {
       assertSafeKey(key)
-      await client.send(new DeleteObjectCommand({ Bucket, Key: key }))
+      const { sdk, client } = await ready
+      await client.send(new sdk.DeleteObjectCommand({ Bucket, Key: key }))
     },
 
     async move(from, to) {
@@ -82,15 +99,17 @@ export function createS3Storage(options: S3Options): StorageDriver {
         if (await exists(to)) return
         throw new StorageNotFoundError(from)
       }
-      await client.send(new CopyObjectCommand({ Bucket, Key: to, CopySource: `${Bucket}/${from.split('/').map(encodeURIComponent).join('/')}` }))
-      await client.send(new DeleteObjectCommand({ Bucket, Key: from }))
+      const { sdk, client } = await ready
+      await client.send(new sdk.CopyObjectCommand({ Bucket, Key: to, CopySource: `${Bucket}/${from.split('/').map(encodeURIComponent).join('/')}` }))
+      await client.send(new sdk.DeleteObjectCommand({ Bucket, Key: from }))
     },
 
     // Signed locally (no request to S3); the response-* parameters make S3 answer with our headers.
-    signedDownloadUrl(key, { expiresInSeconds, contentType, contentDisposition, cacheControl }) {
+    async signedDownloadUrl(key, { expiresInSeconds, contentType, contentDisposition, cacheControl }) {
       assertSafeKey(key)
-      const command = new GetObjectCommand({ Bucket, Key: key, ResponseContentType: contentType, ResponseContentDisposition: contentDisposition, ResponseCacheControl: cacheControl })
-      return getSignedUrl(signer, command, { expiresIn: expiresInSeconds })
+      const { sdk, signer } = await ready
+      const command = new sdk.GetObjectCommand({ Bucket, Key: key, ResponseContentType: contentType, ResponseContentDisposition: contentDisposition, ResponseCacheControl: cacheControl })
+      return sdk.getSignedUrl(signer, command, { expiresIn: expiresInSeconds })
     },
   }
 }
