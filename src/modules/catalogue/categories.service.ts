@@ -1,6 +1,6 @@
 import type { Actor } from '../../access/access.ts'
 import type { Db } from '../../db/client.ts'
-import { uniqueViolation } from '../../db/errors.ts'
+import { uniqueAsFieldError } from '../../db/errors.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { isUuid, newId } from '../../lib/ids.ts'
@@ -56,15 +56,8 @@ const SLUG_TAKEN = 'is already used by another category'
 const FALLBACK_SLUG = 'category'
 const IN_USE_BY_SERVICES = 'services use it (including paused, rejected or deleted ones); move them first'
 
-/** Two concurrent requests can both pass the check; the unique index decides, as a field error. */
-async function slugRace<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work()
-  } catch (error) {
-    if (uniqueViolation(error) === 'categories_slug_unique') throw fieldError('slug', SLUG_TAKEN)
-    throw error
-  }
-}
+/** Two concurrent requests can both pass the slug check; the unique index decides. */
+const slugRace = <T>(work: () => Promise<T>) => uniqueAsFieldError('categories_slug_unique', 'slug', SLUG_TAKEN, work)
 
 // A UUID-shaped slug would be unreachable: the lookup reads such a value as an id.
 function assertSlugShape(slug: string): void {

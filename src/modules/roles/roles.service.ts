@@ -1,5 +1,5 @@
 import type { Db, Executor, Tx } from '../../db/client.ts'
-import { uniqueViolation } from '../../db/errors.ts'
+import { uniqueAsFieldError } from '../../db/errors.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { newId } from '../../lib/ids.ts'
 import { fieldError, notFound } from '../../lib/errors.ts'
@@ -37,15 +37,8 @@ export function createRolesService(deps: { db: Db; clock: Clock; audit: Pick<Aud
     if (existing && existing.id !== exceptId) throw fieldError('name', NAME_TAKEN)
   }
 
-  /** Two concurrent requests can both pass the check; the unique index decides, as a field error. */
-  async function nameRace<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work()
-    } catch (error) {
-      if (uniqueViolation(error) === 'roles_name_unique') throw fieldError('name', NAME_TAKEN)
-      throw error
-    }
-  }
+  /** Two concurrent requests can both pass the name check; the unique index decides. */
+  const nameRace = <T>(work: () => Promise<T>) => uniqueAsFieldError('roles_name_unique', 'name', NAME_TAKEN, work)
 
   return {
     listRoles: async (): Promise<Role[]> => (await createRolesRepository(db).list()).map(toRole),
