@@ -1,5 +1,6 @@
 import { and, asc, between, count, desc, eq, gt, inArray, lt, lte, ne, or, sql, type AnyColumn, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { afterDescending } from '../../db/keyset.ts'
 import { placeholdersOf, type TableRelation } from '../../db/fragments.ts'
 import { JsonText, jsonObjectSql } from '../../db/json-sql.ts'
 import { rowFromJson } from '../../db/json-rows.ts'
@@ -250,7 +251,7 @@ function createConversationsRepository(db: Executor) {
     /** The user's conversations, newest activity first, after a cursor or from an offset. */
     listConversations(userId: string, position: { after?: ConversationCursor; offset: number }, limit: number): Promise<(ParticipantRow & { conversation: ConversationRow })[]> {
       const after = position.after
-        ? or(lt(conversationParticipants.activityAt, position.after.activityAt), and(eq(conversationParticipants.activityAt, position.after.activityAt), lt(conversationParticipants.conversationId, position.after.conversationId)))
+        ? afterDescending(conversationParticipants.activityAt, position.after.activityAt, conversationParticipants.conversationId, position.after.conversationId)
         : undefined
       return db
         .select()

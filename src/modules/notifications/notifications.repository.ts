@@ -1,5 +1,6 @@
-import { and, count, desc, eq, inArray, isNull, lt, or, sql, type SQL } from 'drizzle-orm'
+import { and, count, desc, eq, inArray, isNull, lt, sql, type SQL } from 'drizzle-orm'
 import type { Executor } from '../../db/client.ts'
+import { afterDescending } from '../../db/keyset.ts'
 import { notifications, notificationSettings, type NotificationRow } from './notifications.table.ts'
 
 /** Where a page starts: after this notification (newest first), or after skipping `offset` of them. */
@@ -25,7 +26,7 @@ export function createNotificationsRepository(db: Executor) {
     /** A person's notifications, newest first, after a cursor or from an offset. */
     list(userId: string, unreadOnly: boolean, position: NotificationPosition, limit: number): Promise<NotificationRow[]> {
       const after = position.after
-        ? or(lt(notifications.createdAt, position.after.createdAt), and(eq(notifications.createdAt, position.after.createdAt), lt(notifications.id, position.after.id)))
+        ? afterDescending(notifications.createdAt, position.after.createdAt, notifications.id, position.after.id)
         : undefined
       return db
         .select()
