@@ -8,10 +8,25 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== Node $(node --version)"
+# The type check and the lint each run on one core, so they run side by side; their outputs are
+# printed one after the other, and either failing fails the command.
+checks=$(mktemp -d)
+trap 'rm -rf "$checks"' EXIT
+npx tsc --noEmit >"$checks/types" 2>&1 &
+types=$!
+npx eslint . >"$checks/lint" 2>&1 &
+lint=$!
+types_rc=0 lint_rc=0
+wait "$types" || types_rc=$?
+wait "$lint" || lint_rc=$?
 echo "== type check"
-npx tsc --noEmit
+cat "$checks/types"
 echo "== lint"
-npx eslint .
+cat "$checks/lint"
+if [ "$types_rc" -ne 0 ] || [ "$lint_rc" -ne 0 ]; then
+  echo "type check or lint failed" >&2
+  exit 1
+fi
 echo "== tests on PGlite (in-memory rate limits)"
 env -u TEST_DATABASE_URL -u TEST_REDIS_URL -u REDIS_URL npx vitest run --project suite
 if [ -n "${TEST_DATABASE_URL:-}" ]; then
