@@ -87,4 +87,33 @@ describe('seller order figures, kept by triggers', () => {
     const stats = (await request(ctx.app, { method: 'GET', url: `/users/${service.seller.user.id}/stats` })).json().data
     expect(stats).toMatchObject({ totalOrders: 4, completedOrders: 2, completionRate: 66.67, onTimeDeliveryRate: 100 })
   })
+
+  it('follow the other endings: a dispute the buyer wins, a cancellation both agree to, a completion by the worker', async () => {
+    await renew()
+    const before = await kept()
+    const delivered = async (placed: { orderId: string }) => {
+      await moveOrder(ctx, service.seller.accessToken, placed.orderId, 'in_progress')
+      expect((await deliver(ctx, service.seller.accessToken, placed.orderId)).statusCode).toBe(200)
+    }
+
+    const lost = await placeOrder(ctx, { service })
+    await delivered(lost)
+    await moveOrder(ctx, lost.buyer.accessToken, lost.orderId, 'disputed', 'The files do not open at all, nothing was delivered.')
+    await moveOrder(ctx, arbiter.accessToken, lost.orderId, 'cancelled', 'Nothing usable was delivered; the buyer is refunded.')
+    expect(await kept()).toEqual(await counted())
+
+    const agreed = await placeOrder(ctx, { service })
+    await moveOrder(ctx, service.seller.accessToken, agreed.orderId, 'in_progress')
+    const asked = await openRequest(ctx, service.seller.accessToken, agreed.orderId, { type: 'cancellation' })
+    expect((await answerRequest(ctx, agreed.buyer.accessToken, agreed.orderId, asked.id, 'accept')).statusCode).toBe(200)
+    expect(await kept()).toEqual(await counted())
+
+    const left = await placeOrder(ctx, { service })
+    await delivered(left)
+    ctx.clock.advance(30 * DAY)
+    expect(await ctx.app.container.orders.completeDueOrders()).toBeGreaterThanOrEqual(1)
+    expect(await kept()).toEqual(await counted())
+
+    expect(await kept()).toEqual({ orders: before.orders + 3, completed: before.completed + 1, cancelled: before.cancelled + 2, delivered: before.delivered + 2, onTime: before.onTime + 2 })
+  })
 })
