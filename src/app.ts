@@ -339,6 +339,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const stagingSweep = setInterval(() => void sweepStagingFiles(), 15 * MINUTE).unref()
 
   app.addHook('onReady', async () => {
+    await storage.ready?.()
     await sweepStagingFiles()
     await realtime.start()
     if (config.runWorker) container.worker.start()

@@ -24,9 +24,10 @@ type Sdk = Awaited<ReturnType<typeof loadSdk>>
 const isMissing = (sdk: Sdk, error: unknown) =>
   error instanceof sdk.S3ServiceException && (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)
 
-/** Any S3-compatible object store (AWS S3, MinIO, R2, ...). */
-export function createS3Storage(options: S3Options): StorageDriver {
-  const clientFor = (sdk: Sdk, endpoint: string | undefined): S3Client =>
+/** The SDK loaded and the clients built: one for requests, one that signs readers' URLs. */
+async function connect(options: S3Options) {
+  const sdk = await loadSdk()
+  const clientFor = (endpoint: string | undefined): S3Client =>
     new sdk.S3Client({
       region: options.region,
       endpoint,
@@ -36,13 +37,17 @@ export function createS3Storage(options: S3Options): StorageDriver {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     })
-  const ready = loadSdk().then((sdk) => {
-    const client = clientFor(sdk, options.endpoint)
-    // The host is part of the signature: a URL for readers is signed for the address they use.
-    const signer = options.publicEndpoint ? clientFor(sdk, options.publicEndpoint) : client
-    return { sdk, client, signer }
-  })
-  // Loading starts with the store; a failure is reported to every call that awaits it.
+  const client = clientFor(options.endpoint)
+  // The host is part of the signature: a URL for readers is signed for the address they use.
+  const signer = options.publicEndpoint ? clientFor(options.publicEndpoint) : client
+  return { sdk, client, signer }
+}
+
+/** Any S3-compatible object store (AWS S3, MinIO, R2, ...). */
+export function createS3Storage(options: S3Options): StorageDriver {
+  const ready = connect(options)
+  // Loading starts with the store. The app awaits `ready()` before it listens, so a store whose SDK
+  // cannot load stops the start; until then the rejection is marked handled here.
   ready.catch(() => undefined)
   const Bucket = options.bucket
 
@@ -61,14 +66,23 @@ export function createS3Storage(options: S3Options): StorageDriver {
   return {
     kind: 's3',
 
+    ready: () => ready.then(() => undefined),
+
     async put(key, body, { contentType, size }) {
       assertSafeKey(key)
       // The SDK neither rejects nor aborts when the body stream fails; abort the request ourselves
       // (listening before the first wait, so a failure while the SDK loads is not left unheard).
       const abort = new AbortController()
       body.once('error', (error) => abort.abort(error))
-      const { sdk, client } = await ready
-      abort.signal.throwIfAborted()
+      let loaded: Awaited<typeof ready>
+      try {
+        loaded = await ready
+        abort.signal.throwIfAborted()
+      } catch (error) {
+        body.destroy()
+        throw error
+      }
+      const { sdk, client } = loaded
       await client.send(new sdk.PutObjectCommand({ Bucket, Key: key, Body: body, ContentType: contentType, ContentLength: size }), { abortSignal: abort.signal })
     },
 

@@ -10,6 +10,8 @@ export interface ByteRange {
 /** Where upload bytes live. Keys are relative paths such as `user/<id>/avatar/<uuid>.png`. */
 export interface StorageDriver {
   readonly kind: 'local' | 's3'
+  /** Settles once the store can serve (its client loaded); the app waits for it before it listens. */
+  ready?(): Promise<void>
   /** Stores a stream under a key; `size` is known because uploads are staged first. */
   put(key: string, body: Readable, options: { contentType: string; size: number }): Promise<void>
   /** The bytes of a key (or of one range); throws StorageNotFoundError when absent. */
