@@ -8,7 +8,7 @@
 # Prints nothing and exits 1 when none can be had. With --find it only looks, never builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/marketplace-api/pgbouncer
+cache=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/marketplace-api/pgbouncer
 
 recent() {
   local version

@@ -28,7 +28,7 @@ describe.skipIf(!url)('presence in Redis', () => {
     const userId = randomUUID()
     const slot = await hub.reserve({ userId, familyId: randomUUID() })
     expect(slot).toBeDefined()
-    const place = `marketplace:{presence}:${userId}`
+    const place = `marketplace:{presence}:user:${userId}`
     const online = 'marketplace:{presence}:online'
     expect(Object.keys(await redis.hgetall(place))).toHaveLength(1)
     expect(await redis.zscore(online, userId)).not.toBeNull()

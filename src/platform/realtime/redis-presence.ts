@@ -7,7 +7,7 @@ import { LocalSlots, type NamedSlot } from './socket-slots.ts'
  * slot: the scripts below touch a user's hash and the online list together, which Cluster refuses
  * across slots (decision 0231).
  */
-const presenceKey = (userId: string) => `marketplace:{presence}:${userId}`
+const presenceKey = (userId: string) => `marketplace:{presence}:user:${userId}`
 
 /**
  * Every user with an open socket, scored with the time (epoch ms) their presence lapses unless an
