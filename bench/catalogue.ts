@@ -12,7 +12,10 @@
  * servers listen on 127.0.0.1 in this process; the load comes from a separate process
  * (bench/load-worker.ts) over loopback HTTP with keep-alive. Each route is run on both sides,
  * interleaved (project first in odd rounds, bare first in even ones), for `--rounds` rounds of
- * `--duration` seconds; then a login storm: POST /auth/login at full tilt while
+ * `--duration` seconds. Beside each side's req/s it prints the servers' process CPU time per request
+ * (both servers share the process and only one is loaded at a time): on a shared host, where
+ * req/s moves with the neighbours, the CPU a request costs moves far less. With a local
+ * PostgreSQL it prints the database processes' CPU per request as well. Then a login storm: POST /auth/login at full tilt while
  * GET /services/{id} is measured, with argon2 bounded (PASSWORD_HASH_CONCURRENCY) and unbounded.
  *
  * PostgreSQL when DATABASE_URL is set (the bare server gets its own pool of the same size), the
@@ -36,6 +39,7 @@ import { API_PREFIX } from '../src/http/prefix.ts'
 import { createRealtimeHub } from '../src/platform/realtime/create-hub.ts'
 import type { HubSocket } from '../src/platform/realtime/realtime.ts'
 import pino from 'pino'
+import { databaseCpu, databaseCpuSince } from './support/database-cpu.ts'
 import { catalogueRoutes, catalogueSample, loader, median, type Run } from './catalogue-routes.ts'
 
 const { values } = parseArgs({
@@ -337,6 +341,10 @@ interface Sample {
   p50: number
   p99: number
   errors: number
+  /** The servers' process CPU time (user and system) during the side's round, per answered request, in µs. */
+  cpuPerRequest: number
+  /** The local PostgreSQL processes' CPU time during the round, per answered request, in µs (0 on PGlite or a remote database). */
+  databaseCpuPerRequest: number
 }
 const results = ROUTES.map((route) => ({ route, same: false, project: [] as Sample[], bare: [] as Sample[] }))
 
@@ -354,9 +362,15 @@ try {
     for (const result of results) {
       const order = round % 2 === 0 ? (['project', 'bare'] as const) : (['bare', 'project'] as const)
       for (const side of order) {
+        const cpuBefore = process.cpuUsage()
+        const databaseBefore = databaseCpu()
         const measured = await load({ url: `${side === 'project' ? projectBase : bareBase}${result.route.path}`, connections: result.route.connections, durationMs })
-        result[side].push({ rps: measured.rps, p50: measured.p50, p99: measured.p99, errors: measured.errors })
-        console.log(`round ${round + 1} ${result.route.name} ${side}: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50.toFixed(1)} ms, p99 ${measured.p99.toFixed(1)} ms${measured.errors ? `, ${measured.errors} errors` : ''}`)
+        const cpu = process.cpuUsage(cpuBefore)
+        const answered = Math.max(1, measured.requests)
+        const cpuPerRequest = (cpu.user + cpu.system) / answered
+        const databaseCpuPerRequest = databaseCpuSince(databaseBefore) / answered
+        result[side].push({ rps: measured.rps, p50: measured.p50, p99: measured.p99, errors: measured.errors, cpuPerRequest, databaseCpuPerRequest })
+        console.log(`round ${round + 1} ${result.route.name} ${side}: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50.toFixed(1)} ms, p99 ${measured.p99.toFixed(1)} ms, CPU per request ${cpuPerRequest.toFixed(0)} µs server, ${databaseCpuPerRequest.toFixed(0)} µs database${measured.errors ? `, ${measured.errors} errors` : ''}`)
       }
     }
   }
@@ -383,14 +397,22 @@ try {
     await run('bench_user_gone', `delete from users where email = $1`, [email])
   }
 
+  const figuresOf = (samples: Sample[]) => ({
+    rps: median(samples.map((s) => s.rps)),
+    p50: median(samples.map((s) => s.p50)),
+    p99: median(samples.map((s) => s.p99)),
+    cpuPerRequest: median(samples.map((s) => s.cpuPerRequest)),
+    databaseCpuPerRequest: median(samples.map((s) => s.databaseCpuPerRequest)),
+    errors: samples.reduce((sum, s) => sum + s.errors, 0),
+  })
   const summaryRows = results.map(({ route, same, project, bare: bareSamples }) => {
     const ratios = project.map((sample, index) => sample.rps / bareSamples[index]!.rps)
     return {
       route: route.name,
       connections: route.connections,
       sameAnswer: same,
-      project: { rps: median(project.map((s) => s.rps)), p50: median(project.map((s) => s.p50)), p99: median(project.map((s) => s.p99)), errors: project.reduce((sum, s) => sum + s.errors, 0) },
-      bare: { rps: median(bareSamples.map((s) => s.rps)), p50: median(bareSamples.map((s) => s.p50)), p99: median(bareSamples.map((s) => s.p99)), errors: bareSamples.reduce((sum, s) => sum + s.errors, 0) },
+      project: figuresOf(project),
+      bare: figuresOf(bareSamples),
       ratio: median(ratios),
       ratioRange: [Math.min(...ratios), Math.max(...ratios)],
       rounds: { project, bare: bareSamples },
@@ -416,11 +438,11 @@ try {
     '',
     `${servicesTotal} active services; ${machine}; ${rounds} interleaved rounds of ${durationMs / 1000} s per side.`,
     '',
-    '| route | conns | same answer | project req/s | p50 ms | p99 ms | bare req/s | p50 ms | p99 ms | project / bare (range) |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| route | conns | same answer | project req/s | p50 ms | p99 ms | CPU µs / req: server, database | bare req/s | p50 ms | p99 ms | CPU µs / req: server, database | project / bare (range) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...summaryRows.map(
       (row) =>
-        `| \`${row.route}\` | ${row.connections} | ${row.sameAnswer ? 'yes' : 'NO'} | ${f(row.project.rps)} | ${f(row.project.p50)} | ${f(row.project.p99)} | ${f(row.bare.rps)} | ${f(row.bare.p50)} | ${f(row.bare.p99)} | ${row.ratio.toFixed(2)} (${row.ratioRange.map((value) => value.toFixed(2)).join('-')}) |`,
+        `| \`${row.route}\` | ${row.connections} | ${row.sameAnswer ? 'yes' : 'NO'} | ${f(row.project.rps)} | ${f(row.project.p50)} | ${f(row.project.p99)} | ${row.project.cpuPerRequest.toFixed(0)}, ${row.project.databaseCpuPerRequest.toFixed(0)} | ${f(row.bare.rps)} | ${f(row.bare.p50)} | ${f(row.bare.p99)} | ${row.bare.cpuPerRequest.toFixed(0)}, ${row.bare.databaseCpuPerRequest.toFixed(0)} | ${row.ratio.toFixed(2)} (${row.ratioRange.map((value) => value.toFixed(2)).join('-')}) |`,
     ),
     '',
     '| login storm: hashes at once | logins/s | login p99 ms | GET /services/{id} req/s | p50 ms | p99 ms |',
