@@ -166,6 +166,21 @@ function filtersOf(scope: Scope, except: FacetFilter[] = []): SQL {
   return sql`s.status = 'active' and s.deleted_at is null and (${online()} is null or ${online()} <> '') and coalesce(${sql.join(kept, sql` and `)}, false)${selective}`
 }
 
+/**
+ * True when a lowest rating is the list's only filter, in a statement run by name (no seller,
+ * tags or words). Its parts then check the rating alone: every other filter's "unused or met"
+ * check, which a generic plan runs on every row it reads, costs a list of the most common filter
+ * about as much as the rating check itself (decision 0234). Conditions on the values alone are
+ * decided once per execution: the branch of the other case is not run.
+ */
+const ratingOnlyOf = (value: Values) =>
+  sql`(${value.minRating()} is not null and ${sql.join(
+    (['minPrice', 'maxPrice', 'deliveryDays', 'levels', 'online'] as const).map((name) => sql`${value[name]()} is null`),
+    sql` and `,
+  )})`
+/** The conditions of a list filtered by a lowest rating alone. */
+const ratedOnly = (value: Values) => sql`s.status = 'active' and s.deleted_at is null and s.rating_average >= ${value.minRating()}`
+
 /** True when no filter and no search narrows the list (a category may): the values of a shape's statement. */
 const plainOf = (value: Values, selective: boolean) => {
   const names: ValueName[] = ['minPrice', 'maxPrice', 'deliveryDays', 'minRating', 'levels', 'online', ...(selective ? (['sellerId', 'tags', 'search'] as const) : [])]
@@ -295,9 +310,14 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const startsAt = sql` and ${after(sql`s.${column}`, sql`s.id`)}`
   const offset = sql`offset (select ${p('offset')}::int)`
   const rows = literal(shape.rows)
+  // Run by name, a list of the whole catalogue filtered by a lowest rating alone walks with that check alone.
+  const ratingOnly = hidden ? ratingOnlyOf(value) : undefined
+  const wholeCatalogue = (where: SQL) => walk(sql`${where}${startsAt}`, sql`${rows} ${offset}`)
   const page = hasCategory
     ? sql`${perCategory(sql`${conditions([], false)}${startsAt}`, sql`(select ${p('offset')}::int + ${rows})`)} ${merged} ${offset} limit ${rows}`
-    : onGiven(hidden, walk(sql`${conditions()}${startsAt}`, sql`${rows} ${offset}`))
+    : ratingOnly && !shape.tagged
+      ? onGiven(hidden, sql`(${wholeCatalogue(sql`${ratingOnly} and ${ratedOnly(value)}${bounds([])}`)}) union all (${wholeCatalogue(sql`not ${ratingOnly} and ${conditions()}`)})`)
+      : onGiven(hidden, wholeCatalogue(conditions()))
   const taggedCte = sql`tagged as (${onGiven(
     hidden,
     sql`select s.id, s.${column} as sort_value from ${services} s where s.tags && string_to_array(${value.tags()}, ',') and ${conditions([], hasCategory, sql``)} limit ${capped(cap)}`,
@@ -324,7 +344,11 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   // values run one: a generic plan cannot pick the index by the value.
   const countWith = (bound: SQL) =>
     sql`(select count(*)::int from (select 1 from ${services} s where ${filtersOf({ views, value, selective: shape.narrowed, priceApart: true })} and ${bound}${searched}${hasCategory ? sql` and ${inCategory}` : sql``} limit ${capped(cap)}) as capped)`
-  const cappedCount = sql`case when ${value.minRating()} is not null and ${value.minPrice()} is null and ${value.maxPrice()} is null
+  const ratedCount = ratingOnly
+    ? sql`when ${ratingOnly} then (select count(*)::int from (select 1 from ${services} s where ${ratedOnly(value)}${hasCategory ? sql` and ${inCategory}` : sql``} limit ${capped(cap)}) as capped)
+      `
+    : sql``
+  const cappedCount = sql`case ${ratedCount}when ${value.minRating()} is not null and ${value.minPrice()} is null and ${value.maxPrice()} is null
       then ${countWith(sql`s.rating_average >= ${value.minRating()}`)}
       else ${countWith(sql`s.starting_price_cents >= coalesce(${value.minPrice()}, -1) and s.starting_price_cents <= coalesce(${value.maxPrice()}, ${literal(INT_MAX)})`)} end`
   // Without the facets' filters, the pool holds the same first matches the total counts.

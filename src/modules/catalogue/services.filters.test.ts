@@ -82,14 +82,29 @@ describe('search filters (GET /services, GET /categories/{id}/services)', () => 
     expect(await foundSorted(`search=design&tags=print&sellerLevel=new`)).toEqual(['flyer'])
   })
 
-  it('counts a filtered list exactly under the cap, and pages it by cursor', async () => {
-    const first = await page('deliveryDays=10&limit=2')
+  /** A list of the five services walked by cursor two at a time: each once, in the order of the whole list. */
+  const threePagesOfTwo = async (query: string) => {
+    const first = await page(`${query}&limit=2`)
     expect(first.pagination).toMatchObject({ total: 5, totalIsExact: true, hasNext: true })
-    const second = await page(`deliveryDays=10&limit=2&cursor=${first.pagination.nextCursor}`)
-    const third = await page(`deliveryDays=10&limit=2&cursor=${second.pagination.nextCursor}`)
+    const second = await page(`${query}&limit=2&cursor=${first.pagination.nextCursor}`)
+    const third = await page(`${query}&limit=2&cursor=${second.pagination.nextCursor}`)
     expect(third.pagination).toMatchObject({ hasNext: false, nextCursor: null })
     const seen = [...first.items, ...second.items, ...third.items].map((item) => item.id)
-    expect(new Set(seen).size).toBe(5)
+    expect(seen).toEqual((await page(query)).items.map((item) => item.id))
+    return [first, second, third] as const
+  }
+
+  it('takes a lowest rating with any other filter, and pages a list filtered by a rating alone', async () => {
+    expect(await foundSorted('minRating=4&deliveryDays=3')).toEqual(['express', 'website'])
+    expect(await foundSorted('minRating=4&sellerLevel=new')).toEqual(['flyer'])
+    expect(await foundSorted('minRating=4&maxPrice=40')).toEqual(['express', 'flyer'])
+    expect(await found('minRating=4&sortBy=price&sortOrder=desc')).toEqual(['website', 'flyer', 'express'])
+    const [, second] = await threePagesOfTwo('minRating=0')
+    expect((await page('minRating=0&limit=2&page=2')).items.map((item) => item.id)).toEqual(second.items.map((item) => item.id))
+  })
+
+  it('counts a filtered list exactly under the cap, and pages it by cursor', async () => {
+    const [, , third] = await threePagesOfTwo('deliveryDays=10')
     expect((await page('deliveryDays=10&limit=2&page=3')).items.map((item) => item.id)).toEqual(third.items.map((item) => item.id))
     expect((await page('deliveryDays=10&limit=2&page=9')).pagination).toMatchObject({ total: 5, hasNext: false })
   })

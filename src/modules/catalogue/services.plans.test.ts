@@ -90,6 +90,14 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
     expect(await plansOf('catalogue_filtered_ref_createdAt_desc_21_facets')).toEqual({ generic: 5, custom: 5 })
   })
 
+  it('plans a whole-catalogue filtered list once, generically, a lowest rating alone or with other filters', async (context) => {
+    if (database.kind !== 'postgres') return context.skip()
+    const list = prepareFilteredList({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false }, COUNT_CAP, views)
+    const filters: Partial<FilteredListValues>[] = [{ minRating: 4.5 }, { minRating: 4, deliveryDays: 3 }, { minRating: 0 }, { levels: 'new' }, { minRating: 3, minPriceCents: 2000 }]
+    for (let call = 0; call < 10; call++) await list(connection, { ...none, ...filters[call % filters.length], offset: call * 20 })
+    expect(await plansOf('catalogue_filtered_none_createdAt_desc_21')).toEqual({ generic: 5, custom: 5 })
+  })
+
   it('plans a list narrowed by tags once, generically, whichever tags and filters it is given', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
     const list = prepareFilteredList({ category: 'none', sortBy: 'price', sortOrder: 'asc', rows: 21, narrowed: false, tagged: true, facets: false }, COUNT_CAP, views)
