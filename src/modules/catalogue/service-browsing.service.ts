@@ -16,7 +16,7 @@ export interface BrowsingDeps {
   clock: Clock
   realtime: Pick<RealtimeHub, 'onlineUsers'>
   uploads: Pick<UploadsService, 'publicFileUrlSql' | 'publicFilesJsonSql'>
-  users: Pick<UsersService, 'publicSummarySql' | 'sellerLevelSql' | 'atSellerLevelSql'>
+  users: Pick<UsersService, 'publicSummarySql' | 'sellerLevelSql' | 'atSellerLevelSql' | 'sellersAboveNewSql'>
 }
 
 /**
@@ -30,6 +30,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     sellerOf: (userId) => users.publicSummarySql(userId),
     levelOf: (userId) => users.sellerLevelSql(userId),
     atLevels: (userId, levels) => users.atSellerLevelSql(userId, levels),
+    sellersAbove: (levels) => users.sellersAboveNewSql(levels),
     bannerOf: (serviceId) => uploads.publicFileUrlSql('service', serviceId, 'service_banner'),
     galleryOf: (serviceId) => uploads.publicFilesJsonSql('service', serviceId, 'service_gallery'),
   }

@@ -275,6 +275,28 @@ function startSql(value: Values, hidden: boolean, sortBy: (typeof sorts)[number]
 }
 
 /**
+ * The services of the sellers a list narrows to, first (decision 0235): the sellers online when it
+ * asks for them, else the sellers at the levels it asks for when `new` is not one of them (users
+ * above `new` are sellers, and few). `by_seller` holds those sellers' services that match the list
+ * (`where`), read seller by seller from the sellers' index, at most the cap + 1, and
+ * `by_seller_count` their number (null when the list narrows to no sellers). That number is the
+ * list's total; when it is all of them (`all`), the page is sorted from them, as a list narrowed
+ * by tags is (decision 0230). Walking the sort's index instead reads the whole catalogue to find
+ * a page when those sellers are few.
+ */
+function sellersFirst(value: Values, views: ServiceViews, column: SQL, where: SQL, cap: number) {
+  const online = value.online()
+  const levels = sql`string_to_array(${value.levels()}, ',')`
+  const byLevel = sql`${online} is null and ${value.levels()} is not null and not ('new' = any(${levels}))`
+  const sellers = sql`select distinct unnest(string_to_array(${online}, ',')::uuid[]) as id where ${online} is not null
+      union all select ranked.id from (${views.sellersAbove(levels)}) as ranked where ${byLevel}`
+  const ctes = sql`by_seller as (select q.* from given g cross join lateral (select s.id, s.${column} as sort_value from (${sellers}) as seller
+      join ${services} s on s.seller_id = seller.id where ${where} limit ${capped(cap)}) as q),
+    by_seller_count as (select case when ${online} is not null or (${byLevel}) then (select count(*)::int from by_seller) end as n from given g),`
+  return { ctes, all: sql`coalesce((select n from by_seller_count) <= ${literal(cap)}, false)` }
+}
+
+/**
  * A list in one of the sorts, with any filters (and, narrowed, a seller, tags or a search): the
  * page by walking the sort's index from where it starts, the total capped, and the facets' sets
  * in the list's order. Tagged, the tags' matches first (at most the cap + 1, from their index):
@@ -325,10 +347,11 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
     tagged_count as (select count(*)::int as n from tagged),`
   // Without facets, the page's id and sort value are all that is read of it.
   const allTagged = sql`((select n from tagged_count) <= ${literal(cap)})`
-  const pageOf = shape.tagged
-    ? sql`(select t.id, t.sort_value from tagged t where ${allTagged} and ${after(sql`t.sort_value`, sql`t.id`)} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
-      union all (select w.id, w.sort_value from (${page}) as w where not ${allTagged})`
-    : page
+  // The page sorted from the matches read first (`from`) when they are all of them, walked otherwise.
+  const firstThenWalk = (from: 'tagged' | 'by_seller', all: SQL) => sql`(select t.id, t.sort_value from ${sql.raw(from)} t where ${all} and ${after(sql`t.sort_value`, sql`t.id`)} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
+      union all (select w.id, w.sort_value from (${page}) as w where not ${all})`
+  const bySeller = hidden && !shape.tagged && !shape.facets ? sellersFirst(value, views, column, conditions(), cap) : undefined
+  const pageOf = shape.tagged ? firstThenWalk('tagged', allTagged) : bySeller ? firstThenWalk('by_seller', bySeller.all) : page
   // The first `cap + 1` matches (`except` some filters) in the list's order; in a category,
   // category by category, as its indexes hold them (one walk, not one per subcategory). The total
   // counts them with every filter, the facets' pools without the facets' filters.
@@ -353,12 +376,13 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
       else ${countWith(sql`s.starting_price_cents >= coalesce(${value.minPrice()}, -1) and s.starting_price_cents <= coalesce(${value.maxPrice()}, ${literal(INT_MAX)})`)} end`
   // Without the facets' filters, the pool holds the same first matches the total counts.
   const counted = shape.facets ? sql`case when ${facetFiltersUnused(value)} then (select count(*)::int from pool) else ${cappedCount} end` : cappedCount
-  const total = shape.tagged ? sql`(select n from tagged_count)` : sql`case when ${plain} then ${kept} else ${counted} end`
+  const general = sql`case when ${plain} then ${kept} else ${counted} end`
+  const total = shape.tagged ? sql`(select n from tagged_count)` : bySeller ? sql`coalesce((select n from by_seller_count), ${general})` : general
   const probe = sql`(select count(*) from (select 1 from ${services} s where ${filtersOf(scope([]))}${bounds([])}${hasCategory ? sql` and ${inCategory}` : sql``} and s.search_vector @@ (select q from typed) limit 3) as probe)`
   return sql`with ${givenCte(hidden)} ${hasCategory ? categoryCtes(value, hidden) : sql``}
     ${shape.narrowed ? searchCtes(value, hidden, sql`(case when ${value.search()} is null then 3 else ${probe} end)`) : sql``}
     ${startSql(value, hidden, shape.sortBy, shape.sortOrder)}
-    ${shape.tagged ? taggedCte : sql``}
+    ${shape.tagged ? taggedCte : (bySeller?.ctes ?? sql``)}
     page as (${pageOf}),
     ${shape.facets ? poolsSql(views, hidden, hasCategory, matching) : sql``}
     counted as (select ${total} as total${fromGiven(hidden)})

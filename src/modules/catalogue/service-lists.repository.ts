@@ -36,6 +36,8 @@ export interface ServiceViews {
   levelOf(userId: AnyColumn | SQL): SQL<SellerLevel>
   /** Whether the seller in `userId` is at one of `levels` (a `text[]` expression). */
   atLevels(userId: AnyColumn | SQL, levels: SQL): SQL<boolean>
+  /** A select of the ids (`id`) of the users above `new` at one of `levels` (a `text[]` expression): sellers all. */
+  sellersAbove(levels: SQL): SQL
   bannerOf(serviceId: AnyColumn | SQL): SQL<string | null>
   galleryOf(serviceId: AnyColumn | SQL): SQL<PublicFile[]>
 }

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openTestDatabase } from '../../../test/setup/test-app.ts'
 import { rowsOf, type Database, type Db } from '../../db/client.ts'
 import { publicFilesJsonSql, publicFileUrlSql } from '../uploads/uploads.repository.ts'
-import { atSellerLevelSql, publicSummarySql, sellerLevelSql } from '../users/users.repository.ts'
+import { atSellerLevelSql, publicSummarySql, sellerLevelSql, sellersAboveNewSql } from '../users/users.repository.ts'
+import { newId } from '../../lib/ids.ts'
 import { COUNT_CAP } from './service-list-pages.ts'
 import { prepareCommonList, prepareFilteredList, type FilteredListValues, type ServiceViews } from './services.repository.ts'
 
@@ -14,6 +15,7 @@ const views: ServiceViews = {
   sellerOf: (userId) => publicSummarySql(userId, (id) => publicFileUrlSql(filesBase, 'user', id, 'avatar')),
   levelOf: sellerLevelSql,
   atLevels: atSellerLevelSql,
+  sellersAbove: sellersAboveNewSql,
   bannerOf: (serviceId) => publicFileUrlSql(filesBase, 'service', serviceId, 'service_banner'),
   galleryOf: (serviceId) => publicFilesJsonSql(filesBase, 'service', serviceId, 'service_gallery'),
 }
@@ -90,10 +92,11 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
     expect(await plansOf('catalogue_filtered_ref_createdAt_desc_21_facets')).toEqual({ generic: 5, custom: 5 })
   })
 
-  it('plans a whole-catalogue filtered list once, generically, a lowest rating alone or with other filters', async (context) => {
+  it('plans a whole-catalogue filtered list once, generically, a lowest rating alone, sellers online, levels or other filters', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
     const list = prepareFilteredList({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false }, COUNT_CAP, views)
-    const filters: Partial<FilteredListValues>[] = [{ minRating: 4.5 }, { minRating: 4, deliveryDays: 3 }, { minRating: 0 }, { levels: 'new' }, { minRating: 3, minPriceCents: 2000 }]
+    const online = `${newId()},${newId()}`
+    const filters: Partial<FilteredListValues>[] = [{ minRating: 4.5 }, { minRating: 4, deliveryDays: 3 }, { online }, { levels: 'top_rated' }, { minRating: 3, minPriceCents: 2000, online: '' }, { levels: 'new,level_one' }]
     for (let call = 0; call < 10; call++) await list(connection, { ...none, ...filters[call % filters.length], offset: call * 20 })
     expect(await plansOf('catalogue_filtered_none_createdAt_desc_21')).toEqual({ generic: 5, custom: 5 })
   })

@@ -1,5 +1,6 @@
 import { eq, sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { listen, openSocket } from '../../../test/setup/sockets.ts'
 import { createTestApp, expectError, request, type TestContext } from '../../../test/setup/test-app.ts'
 import { createCategory, publishService, serviceBody } from '../../../test/factories/services.ts'
 import { createUser, unique } from '../../../test/factories/users.ts'
@@ -7,6 +8,8 @@ import { newId } from '../../lib/ids.ts'
 import { COUNT_CAP } from './service-list-pages.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
 import { CATEGORY_TREE_TTL_MS } from './category-tree.cache.ts'
+import { ONLINE_SELLERS_TTL_MS } from './seller-presence.service.ts'
+import { users } from '../users/users.table.ts'
 import { services } from './services.table.ts'
 
 interface Pagination {
@@ -184,6 +187,52 @@ describe('catalogue totals, cursors and misspellings', () => {
       expect(new Set(seen).size).toBe(COUNT_CAP + 5)
       const byOffset = await list(`/services?tags=capped&limit=100&page=3&sortBy=price`)
       expect(byOffset.items.map((item) => item.id)).toEqual(seen.slice(200, 300))
+    })
+
+    /** Every page of a list by price, 100 at a time, by cursor: the ids in the order shown. */
+    const walkByPrice = async (query: string) => {
+      const seen: string[] = []
+      let cursor: string | null = null
+      do {
+        const page: ListJson = await list(`/services?${query}&limit=100&sortBy=price${cursor ? `&cursor=${cursor}` : ''}`)
+        seen.push(...page.items.map((item) => item.id))
+        cursor = page.pagination.nextCursor
+      } while (cursor)
+      return seen
+    }
+
+    /** A list narrowed to the seller (`query`) past the cap: the total is the cap, its pages are the seller's own list's, each service once. */
+    const expectTheSellersOwnList = async (query: string) => {
+      const first = await list(`/services?${query}&limit=5`)
+      expect(first.pagination).toMatchObject({ total: COUNT_CAP, totalIsExact: false, hasNext: true })
+      expect(first.items.map((item) => item.id)).toEqual((await list(`/services?sellerId=${seller.id}&limit=5`)).items.map((item) => item.id))
+      const walked = await walkByPrice(query)
+      expect(new Set(walked).size).toBe(walked.length)
+      expect(walked).toEqual(await walkByPrice(`sellerId=${seller.id}`))
+    }
+
+    it('reports the services of sellers online past the cap as the cap, and walks them by cursor as the seller\'s own list', async () => {
+      const socket = await openSocket(await listen(ctx.app), { header: seller.token })
+      try {
+        await vi.waitFor(async () => expect(await ctx.app.container.realtime.isOnline(seller.id)).toBe(true))
+        ctx.clock.advance(ONLINE_SELLERS_TTL_MS)
+        await expectTheSellersOwnList('sellerOnline=true')
+        // Past the cap in the category too; exact once another filter leaves none of them.
+        expect((await list(`/categories/${category}/services?sellerOnline=true&limit=5`)).pagination).toMatchObject({ total: COUNT_CAP, totalIsExact: false })
+        expect(await list('/services?sellerOnline=true&minRating=4&limit=5')).toMatchObject({ items: [], pagination: { total: 0, totalIsExact: true, hasNext: false } })
+      } finally {
+        socket.close()
+      }
+    })
+
+    it('reports the services of sellers at a level past the cap as the cap, and walks them by cursor as the seller\'s own list', async () => {
+      await ctx.database.db.update(users).set({ sellerLevel: 'top_rated' }).where(eq(users.id, seller.id))
+      try {
+        await expectTheSellersOwnList('sellerLevel=top_rated')
+        expect(await list('/services?sellerLevel=level_two&limit=5')).toMatchObject({ items: [], pagination: { total: 0, totalIsExact: true } })
+      } finally {
+        await ctx.database.db.update(users).set({ sellerLevel: 'new' }).where(eq(users.id, seller.id))
+      }
     })
 
     it('counts the category exactly past the cap (kept counts)', async () => {

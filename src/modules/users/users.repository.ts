@@ -175,6 +175,14 @@ export const publicSummarySql = (userId: AnyColumn | SQL, avatarOf: (id: AnyColu
 /** For another module's one-statement reads: the seller level of the user in `userId` (a column that references a user). */
 export const sellerLevelSql = (userId: AnyColumn | SQL) => sql<SellerLevel>`(select ${users.sellerLevel} from ${users} where ${users.id} = ${userId})`
 
+/**
+ * For another module's statements: a select of the ids (`id`) of the users at one of `levels` (a
+ * `text[]` expression) above `new`. Only sellers rise above `new`, and few do, so this reads them
+ * from the partial index on the level.
+ */
+export const sellersAboveNewSql = (levels: SQL) =>
+  sql`select ${users.id} as id from ${users} where ${users.sellerLevel} = any(${levels}) and ${users.sellerLevel} <> 'new'`
+
 /** For another module's statements: whether the user in `userId` is at one of `levels` (a `text[]` expression). */
 export const atSellerLevelSql = (userId: AnyColumn | SQL, levels: SQL) =>
   sql<boolean>`exists (select 1 from ${users} where ${users.id} = ${userId} and ${users.sellerLevel} = any(${levels}))`

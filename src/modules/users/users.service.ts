@@ -16,6 +16,7 @@ import {
   kycVerifiedSql,
   publicSummarySql,
   sellerLevelSql,
+  sellersAboveNewSql,
   usableAccountSql,
   type UserListFilter,
 } from './users.repository.ts'
@@ -100,6 +101,7 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
     /** For another module's one-statement reads: the seller level of the user in `userId`, and whether it is one of a list. */
     sellerLevelSql,
     atSellerLevelSql,
+    sellersAboveNewSql,
 
     /** For another module's one-statement writes: whether the user in `userId` passed seller KYC (decision 0043). */
     kycVerifiedSql,

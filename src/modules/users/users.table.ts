@@ -41,6 +41,10 @@ export const users = pgTable(
     index('users_suspended_idx')
       .on(table.suspendedAt)
       .where(sql`${table.suspendedAt} is not null`),
+    // The sellers above `new`, whom a list filtered by levels reads first (decision 0235).
+    index('users_seller_level_idx')
+      .on(table.sellerLevel)
+      .where(sql`${table.sellerLevel} <> 'new'`),
     check('users_seller_level_check', sql`${table.sellerLevel} in ('new', 'level_one', 'level_two', 'top_rated')`),
     index('users_search_trgm_idx').using('gin', sql`(${table.email} || ' ' || ${table.username} || ' ' || ${table.fullName}) gin_trgm_ops`),
   ],
