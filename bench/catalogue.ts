@@ -240,7 +240,7 @@ const BARE_SQL = {
   minRating: newestWhere('s.rating_average >= $1'),
   // The levels of the bench's request are above `new`: users at them are sellers, found by the partial index.
   sellerLevel: newestWhere(
-    'exists (select 1 from users u where u.id = s.seller_id and u.seller_level = any($1::text[]))',
+    's.seller_id in (select u.id from users u where u.seller_level = any($1::text[]))',
     `select u.id from users u where u.seller_level = any($1::text[]) and u.seller_level <> 'new'`,
   ),
   sellerOnline: newestWhere('s.seller_id = any($1::uuid[])', 'select distinct unnest($1::uuid[])'),
