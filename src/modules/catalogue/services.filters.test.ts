@@ -103,6 +103,17 @@ describe('search filters (GET /services, GET /categories/{id}/services)', () => 
     expect((await page('minRating=0&limit=2&page=2')).items.map((item) => item.id)).toEqual(second.items.map((item) => item.id))
   })
 
+  it('pages a list of the sellers at some levels by cursor and by page, in its order', async () => {
+    const query = 'sellerLevel=level_one,top_rated&sortBy=price&limit=3'
+    const first = await page(query)
+    expect(first.pagination).toMatchObject({ total: 4, totalIsExact: true, hasNext: true })
+    const second = await page(`${query}&cursor=${first.pagination.nextCursor}`)
+    expect(second.pagination).toMatchObject({ hasNext: false, nextCursor: null })
+    const byId = new Map(Object.entries(data.ids).map(([key, id]) => [id, key]))
+    expect([...first.items, ...second.items].map((item) => byId.get(item.id))).toEqual(['express', 'website', 'cards', 'mascot'])
+    expect((await page(`${query}&page=2`)).items.map((item) => item.id)).toEqual(second.items.map((item) => item.id))
+  })
+
   it('counts a filtered list exactly under the cap, and pages it by cursor', async () => {
     const [, , third] = await threePagesOfTwo('deliveryDays=10')
     expect((await page('deliveryDays=10&limit=2&page=3')).items.map((item) => item.id)).toEqual(third.items.map((item) => item.id))
