@@ -88,6 +88,41 @@ describe('HTTP platform', () => {
     })
   })
 
+  describe('headers only documents act on', () => {
+    const DOCUMENT_ONLY = ['cross-origin-opener-policy', 'origin-agent-cluster', 'referrer-policy', 'x-dns-prefetch-control', 'x-download-options', 'x-permitted-cross-domain-policies', 'x-xss-protection']
+
+    it('leaves them off JSON answers, success and error alike, which keep the rest', async () => {
+      const responses = await Promise.all([
+        ctx.app.inject({ method: 'GET', url: '/health' }),
+        request(ctx.app, { method: 'GET', url: '/categories' }),
+        request(ctx.app, { method: 'GET', url: '/users/me' }),
+        ctx.app.inject({ method: 'GET', url: '/no-such-route' }),
+      ])
+      expect(responses.map((response) => response.statusCode)).toEqual([200, 200, 401, 404])
+      for (const response of responses) {
+        expect(response.headers['content-type']).toMatch(/^application\/json/)
+        for (const name of DOCUMENT_ONLY) expect(response.headers[name]).toBeUndefined()
+        expect(response.headers['x-content-type-options']).toBe('nosniff')
+        expect(response.headers['cross-origin-resource-policy']).toBe('cross-origin')
+      }
+    })
+
+    it('sends them with pages and other answers that are not JSON, without replacing what a route set', async () => {
+      const page = await ctx.app.inject({ method: 'GET', url: '/activate' })
+      const docs = await ctx.app.inject({ method: 'GET', url: '/docs/' })
+      const unchanged = await request(ctx.app, { method: 'GET', url: '/categories', headers: { 'if-none-match': '*' } })
+      expect([page.statusCode, docs.statusCode, unchanged.statusCode]).toEqual([400, 200, 304])
+      expect(page.headers['content-type']).toMatch(/^text\/html/)
+      expect(docs.headers['content-type']).toMatch(/^text\/html/)
+      for (const response of [page, docs, unchanged]) {
+        for (const name of DOCUMENT_ONLY) expect(response.headers[name], name).toBeDefined()
+        expect(response.headers['x-frame-options']).toMatch(/^(DENY|SAMEORIGIN)$/)
+      }
+      expect(docs.headers['cross-origin-opener-policy']).toBe('same-origin')
+      expect(page.headers['referrer-policy']).toBe('no-referrer')
+    })
+  })
+
   describe('OpenAPI document and docs page', () => {
     type Operation = { summary?: string; security?: unknown[]; responses?: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }> }
     let document: { openapi: string; paths: Record<string, Record<string, Operation>>; components?: Record<string, unknown>; info?: { version: string; description: string } }

@@ -22,11 +22,12 @@ import { bodyLimitOf, refuseMultipartOnJsonRoutes } from './http/multipart.ts'
 import { shareInputRules } from './http/route-schemas.ts'
 import { drainBoundFor, drainUnreadBody } from './http/unread-body.ts'
 import { RateLimitCounter, rateLimits } from './http/rate-limit.ts'
-import { securityHeadersOf } from './http/security-headers.ts'
+import { addAbsentHeaders, isJsonAnswer, securityHeadersOf, splitDocumentHeaders } from './http/security-headers.ts'
 import { validatorCompiler } from './http/validation.ts'
 import { MINUTE, systemClock, type Clock } from './lib/clock.ts'
 import { limitPasswordHashing } from './lib/passwords.ts'
 import type { ErrorCode } from './lib/errors.ts'
+import { requestLogger } from './platform/logging/request-logger.ts'
 import { createLogger, type Logger } from './platform/logging/logger.ts'
 import { createMailer, type Mailer } from './platform/mail/mailer.ts'
 import { apiIndexRoutes, healthRoutes } from './http/health.routes.ts'
@@ -127,6 +128,8 @@ function createFastify(config: Config, logger: FastifyBaseLogger) {
     // A path that does not even decode (`%E0%A4%A`) names nothing: 404 in the envelope, like any unknown path.
     frameworkErrors: badUrlHandler(config.responseEnvelope),
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    // A request's child logger is made only when the request logs a line its level lets through.
+    childLoggerFactory: requestLogger,
     // Honour a well-formed id from a proxy so one id follows the request across services.
     genReqId: (request) => {
       const incoming = request.headers['x-request-id']
@@ -142,7 +145,7 @@ function createFastify(config: Config, logger: FastifyBaseLogger) {
   return app
 }
 
-/** What every answer carries whatever it is: the API version, `Vary` and the security headers. */
+/** The headers that never change: the API version, `Vary` and helmet's security headers (`splitDocumentHeaders` says which every answer carries). */
 function fixedHeadersOf(config: Config) {
   return {
     'api-version': '1',
@@ -219,25 +222,28 @@ type App = ReturnType<typeof createFastify>
  * refusal of multipart bodies on JSON routes, and how answers end the connection while closing.
  */
 function addRequestHooks(app: App, config: Config): void {
-  const fixedHeaders = fixedHeadersOf(config)
+  const { everyAnswer, documentsOnly } = splitDocumentHeaders(fixedHeadersOf(config))
   // First hook, and the only one for what every answer carries: the headers that never change
   // and the request id, through Fastify's public `reply.headers()` (decision 0135). Hooks on every
   // request take a callback rather than return a promise: one
   // less per request.
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(fixedHeaders)
+    reply.headers(everyAnswer)
     reply.header('x-request-id', request.id)
     done()
   })
   app.addHook('preValidation', refuseMultipartOnJsonRoutes)
   // While closing, answers tell keep-alive clients to go, so their idle sockets do not hold the
   // shutdown open until the keep-alive timeout. An answer sent before the body was read to its
-  // end (a refusal) drains the rest, up to a bound, so that the client reads it.
+  // end (a refusal) drains the rest, up to a bound, so that the client reads it. An answer that
+  // is not JSON (a page, a file, an empty answer) gets the headers only documents act on
+  // (decision 0236).
   let closing = false
   app.addHook('preClose', async () => {
     closing = true
   })
   app.addHook('onSend', (request, reply, payload, done) => {
+    if (!isJsonAnswer(reply.getHeader('content-type'))) addAbsentHeaders(reply, documentsOnly)
     if (closing) reply.header('Connection', 'close')
     else if (!request.raw.complete) drainUnreadBody(request, reply, drainBoundFor(bodyLimitOf(request)))
     done(null, payload)
@@ -250,7 +256,8 @@ async function registerPlatformPlugins(app: App, deps: { config: Config; contain
   await app.register(cors, {
     origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    exposedHeaders: ['X-Request-Id', 'API-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'Preference-Applied', 'Allow'],
+    // One string, not a list the plugin joins again on every request.
+    exposedHeaders: ['X-Request-Id', 'API-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'Preference-Applied', 'Allow'].join(', '),
     maxAge: 600,
   })
 

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyReply } from 'fastify'
 import { describe, expect, it } from 'vitest'
-import { securityHeadersOf } from './security-headers.ts'
+import { addAbsentHeaders, isJsonAnswer, securityHeadersOf, splitDocumentHeaders } from './security-headers.ts'
 
 describe('fixed reply headers, set through the public reply API', () => {
   const fixed = { 'api-version': '1', ...securityHeadersOf({ contentSecurityPolicy: { directives: { defaultSrc: ["'self'"] } } }) }
@@ -39,5 +39,42 @@ describe('fixed reply headers, set through the public reply API', () => {
       'content-type': 'application/json; charset=utf-8',
     })
     expect(response.headers['x-dns-prefetch-control']).toBeUndefined()
+  })
+})
+
+describe('headers only documents act on', () => {
+  const helmetSet = securityHeadersOf({ contentSecurityPolicy: { directives: { defaultSrc: ["'self'"] } }, hsts: true })
+
+  it('keeps on every answer what protects any response, and sets the rest apart', () => {
+    const { everyAnswer, documentsOnly } = splitDocumentHeaders({ 'api-version': '1', ...helmetSet })
+    expect(Object.keys(everyAnswer).sort()).toEqual(['api-version', 'content-security-policy', 'cross-origin-resource-policy', 'strict-transport-security', 'x-content-type-options', 'x-frame-options'])
+    expect(Object.keys(documentsOnly).sort()).toEqual([
+      'cross-origin-opener-policy',
+      'origin-agent-cluster',
+      'referrer-policy',
+      'x-dns-prefetch-control',
+      'x-download-options',
+      'x-permitted-cross-domain-policies',
+      'x-xss-protection',
+    ])
+    // Nothing helmet sets is lost: the two parts are the whole.
+    expect({ ...everyAnswer, ...documentsOnly }).toEqual({ 'api-version': '1', ...helmetSet })
+  })
+
+  it('tells JSON answers by their content type', () => {
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'application/problem+json', 'application/vnd.api+json; charset=utf-8']) expect(isJsonAnswer(type)).toBe(true)
+    for (const type of [undefined, '', 'text/html; charset=utf-8', 'image/png', 'application/octet-stream', 'application/jsonp', 'text/json-ish', 42]) expect(isJsonAnswer(type)).toBe(false)
+  })
+
+  it('adds only the headers an answer does not carry yet', async () => {
+    const app = Fastify()
+    app.get('/', async (_request, reply) => {
+      reply.header('referrer-policy', 'same-origin')
+      addAbsentHeaders(reply, { 'referrer-policy': 'no-referrer', 'x-xss-protection': '0' })
+      return 'page'
+    })
+    const response = await app.inject({ url: '/' })
+    expect(response.headers['referrer-policy']).toBe('same-origin')
+    expect(response.headers['x-xss-protection']).toBe('0')
   })
 })

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { FastifyReply } from 'fastify'
 import helmet, { type HelmetOptions } from 'helmet'
 
 /**
@@ -17,4 +18,39 @@ export function securityHeadersOf(options: HelmetOptions): Record<string, string
   }
   helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, () => undefined)
   return headers
+}
+
+/**
+ * Helmet's headers that only a document (a page a browser renders) acts on: how it may be opened
+ * by other windows, its agent cluster, the referrer its links send, DNS prefetching of its links,
+ * old browsers' handling of its downloads, Flash and PDF cross-domain policy files, the legacy XSS
+ * filter. A JSON answer is never rendered, so it does without them; `Content-Security-Policy`,
+ * `X-Frame-Options`, `X-Content-Type-Options`, `Cross-Origin-Resource-Policy` and HSTS stay on
+ * every answer (decision 0236).
+ */
+const DOCUMENT_ONLY = new Set([
+  'cross-origin-opener-policy',
+  'origin-agent-cluster',
+  'referrer-policy',
+  'x-dns-prefetch-control',
+  'x-download-options',
+  'x-permitted-cross-domain-policies',
+  'x-xss-protection',
+])
+
+/** The headers split into those every answer carries and those only a non-JSON answer adds. */
+export function splitDocumentHeaders(headers: Record<string, string>): { everyAnswer: Record<string, string>; documentsOnly: Record<string, string> } {
+  const entries = Object.entries(headers)
+  return {
+    everyAnswer: Object.fromEntries(entries.filter(([name]) => !DOCUMENT_ONLY.has(name))),
+    documentsOnly: Object.fromEntries(entries.filter(([name]) => DOCUMENT_ONLY.has(name))),
+  }
+}
+
+/** Whether an answer of this content type is JSON (`application/json`, `application/problem+json`, ...): no document headers. */
+export const isJsonAnswer = (contentType: unknown): boolean => typeof contentType === 'string' && /^application\/([\w.-]+\+)?json\b/.test(contentType)
+
+/** Adds each header the reply does not carry yet: a value a route set itself stays. */
+export function addAbsentHeaders(reply: FastifyReply, headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) if (!reply.hasHeader(name)) reply.header(name, value)
 }
