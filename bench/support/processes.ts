@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import type { DatabaseConfig } from '../../src/config.ts'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
-const probe = fileURLToPath(new URL('./process-probe.ts', import.meta.url))
+const probeModule = fileURLToPath(new URL('./process-probe.ts', import.meta.url))
 
 export interface ProcessUsage {
   memory: NodeJS.MemoryUsage
@@ -23,14 +23,13 @@ export interface ProcessUsage {
   loopDelayMaxMs: number
 }
 
-/** The node arguments of an npm script (`exec node <args>`), with the probe imported after tsx. */
-export function scriptArguments(script: 'start' | 'cli'): string[] {
+/** The node arguments of an npm script (`exec node <args>`), with the probe imported after tsx unless `probe` is false. */
+export function scriptArguments(script: 'start' | 'cli', probe = true): string[] {
   const scripts = (JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: Record<string, string> }).scripts
   const words = scripts[script]!.replace(/^exec /, '').split(/\s+/)
   if (words[0] !== 'node') throw new Error(`package.json's "${script}" no longer starts with node: update bench/support/processes.ts`)
   const args = words.slice(1)
-  const tsx = args.indexOf('tsx')
-  args.splice(tsx + 1, 0, '--import', probe)
+  if (probe) args.splice(args.indexOf('tsx') + 1, 0, '--import', probeModule)
   return args
 }
 
