@@ -18,7 +18,7 @@
  * names the database (seeded: `npm run seed -- --services 100000`), DATA_DIR the embedded one.
  * A run takes a minute or two: valgrind runs the process about fifty times slower.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
@@ -54,9 +54,12 @@ const callgrindControl = commandPath('callgrind_control')
 const root = fileURLToPath(new URL('../', import.meta.url))
 const collector = fileURLToPath(new URL('./support/collect-on-signal.ts', import.meta.url))
 const port = await freePort()
-// valgrind names the pipe callgrind_control talks through after USER and HOST: both sides must agree.
-const vgdbNames = { USER: 'bench', HOST: 'localhost' }
 const output = mkdtempSync(join(tmpdir(), 'instructions-'))
+// The pipes callgrind_control talks through: in the run's own directory, so they go with it even
+// though the API is killed, and named after the same user and host on both sides (valgrind
+// reads LOGNAME, USER and HOST; the API runs with a clean environment).
+const vgdbPrefix = `--vgdb-prefix=${join(output, 'vgdb')}`
+const vgdbNames = { LOGNAME: 'bench', USER: 'bench', HOST: 'localhost' }
 const env = productionEnvironment(loadConfig().database, {
   PORT: String(port),
   RUN_WORKER: 'false',
@@ -71,7 +74,7 @@ const nodeArguments = scriptArguments('start', false)
 nodeArguments.splice(-1, 0, '--import', collector)
 const api = spawn(
   valgrind,
-  ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${join(output, 'callgrind.out')}`, process.execPath, '--single-threaded', '--expose-gc', ...nodeArguments],
+  ['--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', vgdbPrefix, `--callgrind-out-file=${join(output, 'callgrind.out')}`, process.execPath, '--single-threaded', '--expose-gc', ...nodeArguments],
   { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] },
 )
 let printed = ''
@@ -93,13 +96,14 @@ function printedSoon(text: string): Promise<void> {
   })
 }
 
-/** Resolves when the API answers `/health`; fails if it exits first. */
+/** Resolves when the API answers `/health`; fails if it exits first or takes over five minutes. */
 async function listening(): Promise<void> {
-  for (;;) {
+  for (const deadline = Date.now() + 300_000; Date.now() < deadline; ) {
     if (api.exitCode !== null) throw new Error(`the API exited before it listened:\n${printed.slice(-2000)}`)
     if (await fetch(`http://127.0.0.1:${port}/health`).then((response) => response.ok, () => false)) return
     await new Promise((resolve) => setTimeout(resolve, 500))
   }
+  throw new Error(`the API did not answer /health within five minutes:\n${printed.slice(-2000)}`)
 }
 
 /** `count` GET requests over `connections` keep-alive connections, one after another on each. */
@@ -139,17 +143,27 @@ async function dumpedTotal(): Promise<string> {
   throw new Error(`callgrind wrote no dump of the measured requests (files: ${readdirSync(output).join(', ')})`)
 }
 
-// The caller's environment with the API's USER and HOST, so that it finds the API's pipe.
-const callgrind = (...args: string[]) =>
-  execFileSync('bash', ['-c', `USER=${vgdbNames.USER} HOST=${vgdbNames.HOST} exec "$0" "$@"`, callgrindControl, ...args, String(api.pid)], { stdio: 'ignore' })
+/** A callgrind_control command to the API; it says "OK" even when it reached nothing, so its output is read. */
+function callgrind(...args: string[]): void {
+  const names = Object.entries(vgdbNames).map(([name, value]) => `${name}=${value}`)
+  const { stdout, stderr, status } = spawnSync('env', [...names, callgrindControl, vgdbPrefix, ...args, String(api.pid)], { encoding: 'utf8' })
+  const said = `${stdout}${stderr}`
+  if (status !== 0 || /error|no such/i.test(said)) throw new Error(`callgrind_control ${args.join(' ')}: ${said}`)
+}
+
+/** Fails unless every answer was a success: a wrong path would count the work of a 404. */
+function allSucceeded(statuses: Record<number, number>): Record<number, number> {
+  if (Object.keys(statuses).some((status) => !status.startsWith('2'))) throw new Error(`some answers were not successes: ${JSON.stringify(statuses)}`)
+  return statuses
+}
 
 try {
   await listening()
-  const warmed = await requests(warm)
+  const warmed = allSucceeded(await requests(warm))
   api.kill('SIGWINCH')
   await printedSoon('collected')
   callgrind('--instr=on')
-  const measured = await requests(measure)
+  const measured = allSucceeded(await requests(measure))
   callgrind('--dump')
   callgrind('--instr=off')
   const totals = await dumpedTotal()
