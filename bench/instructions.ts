@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../src/config.ts'
 import { API_PREFIX } from '../src/http/prefix.ts'
-import { freePort, productionEnvironment, scriptArguments } from './support/processes.ts'
+import { answersHealth, freePort, productionEnvironment, scriptArguments, untilReady } from './support/processes.ts'
 
 const { values: options, positionals } = parseArgs({
   allowPositionals: true,
@@ -81,29 +81,9 @@ let printed = ''
 api.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()))
 api.stderr.on('data', (chunk: Buffer) => (printed += chunk.toString()))
 
-/** Resolves when the process has printed `text`; fails if it exits first. */
-function printedSoon(text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = setInterval(() => {
-      if (printed.includes(text)) {
-        clearInterval(check)
-        resolve()
-      } else if (api.exitCode !== null) {
-        clearInterval(check)
-        reject(new Error(`the API exited before printing "${text}":\n${printed.slice(-2000)}`))
-      }
-    }, 200)
-  })
-}
-
-/** Resolves when the API answers `/health`; fails if it exits first or takes over five minutes. */
-async function listening(): Promise<void> {
-  for (const deadline = Date.now() + 300_000; Date.now() < deadline; ) {
-    if (api.exitCode !== null) throw new Error(`the API exited before it listened:\n${printed.slice(-2000)}`)
-    if (await fetch(`http://127.0.0.1:${port}/health`).then((response) => response.ok, () => false)) return
-    await new Promise((resolve) => setTimeout(resolve, 500))
-  }
-  throw new Error(`the API did not answer /health within five minutes:\n${printed.slice(-2000)}`)
+/** Waits for `ready()`, for at most `minutes` (valgrind starts the API slowly); fails if the API exits first. */
+async function until(what: string, ready: () => boolean | Promise<boolean>, minutes: number): Promise<void> {
+  if (!(await untilReady('the API', api, () => printed, ready, minutes * 60_000))) throw new Error(`the API did not ${what} within ${minutes} minutes`)
 }
 
 /** `count` GET requests over `connections` keep-alive connections, one after another on each. */
@@ -158,10 +138,10 @@ function allSucceeded(statuses: Record<number, number>): Record<number, number> 
 }
 
 try {
-  await listening()
+  await until('answer /health', () => answersHealth(port), 5)
   const warmed = allSucceeded(await requests(warm))
   api.kill('SIGWINCH')
-  await printedSoon('collected')
+  await until('collect its garbage', () => printed.includes('collected'), 1)
   callgrind('--instr=on')
   const measured = allSucceeded(await requests(measure))
   callgrind('--dump')

@@ -17,12 +17,12 @@ import { API_PREFIX } from './http/prefix.ts'
 import { polishDocument } from './http/openapi.ts'
 import { badUrlHandler, errorHandler, notFoundHandler } from './http/error-handler.ts'
 import { objectBodiesOnly } from './http/json-body.ts'
-import { shapeAnswer, wrappedAnswer, type EnvelopeShape } from './http/envelope.ts'
+import { isJsonAnswer, shapeAnswer, wrappedAnswer, type EnvelopeShape } from './http/envelope.ts'
 import { bodyLimitOf, refuseMultipartOnJsonRoutes } from './http/multipart.ts'
 import { shareInputRules } from './http/route-schemas.ts'
 import { drainBoundFor, drainUnreadBody } from './http/unread-body.ts'
 import { RateLimitCounter, rateLimits } from './http/rate-limit.ts'
-import { addAbsentHeaders, isJsonAnswer, securityHeadersOf, splitDocumentHeaders } from './http/security-headers.ts'
+import { addAbsentHeaders, securityHeadersOf, splitDocumentHeaders } from './http/security-headers.ts'
 import { validatorCompiler } from './http/validation.ts'
 import { MINUTE, systemClock, type Clock } from './lib/clock.ts'
 import { limitPasswordHashing } from './lib/passwords.ts'
@@ -243,7 +243,7 @@ function addRequestHooks(app: App, config: Config): void {
     closing = true
   })
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (!isJsonAnswer(reply.getHeader('content-type'))) addAbsentHeaders(reply, documentsOnly)
+    if (!isJsonAnswer(reply)) addAbsentHeaders(reply, documentsOnly)
     if (closing) reply.header('Connection', 'close')
     else if (!request.raw.complete) drainUnreadBody(request, reply, drainBoundFor(bodyLimitOf(request)))
     done(null, payload)

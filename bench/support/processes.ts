@@ -119,16 +119,26 @@ function launch(name: string, args: string[], env: Record<string, string>): Meas
   return new MeasuredProcess(name, child)
 }
 
+/** Whether the API on `port` answers `/health`. */
+export const answersHealth = (port: string | number): Promise<boolean> => fetch(`http://127.0.0.1:${port}/health`).then((response) => response.ok, () => false)
+
+/**
+ * Waits, checking every 200 ms, until `ready()` holds: true then, false after `ms`. Throws if the
+ * process exits first, with the end of what it printed.
+ */
+export async function untilReady(name: string, child: ChildProcess, printed: () => string, ready: () => boolean | Promise<boolean>, ms = 120_000): Promise<boolean> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${printed().slice(-2000)}`)
+    if (await ready()) return true
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return false
+}
+
 /** `npm start` on `port`, resolved once `/health` answers. */
 export async function startApi(name: string, env: Record<string, string> & { PORT: string }): Promise<MeasuredProcess> {
   const api = launch(name, scriptArguments('start'), env)
-  const deadline = Date.now() + 120_000
-  while (Date.now() < deadline) {
-    if (api.child.exitCode !== null) throw new Error(`${name} exited with ${api.child.exitCode}: ${api.output.join('').slice(-2000)}`)
-    const up = await fetch(`http://127.0.0.1:${env.PORT}/health`).then((response) => response.ok, () => false)
-    if (up) return api
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
+  if (await untilReady(name, api.child, () => api.output.join(''), () => answersHealth(env.PORT))) return api
   await api.stop()
   throw new Error(`${name} did not answer /health within 2 minutes: ${api.output.join('').slice(-2000)}`)
 }
@@ -136,12 +146,7 @@ export async function startApi(name: string, env: Record<string, string> & { POR
 /** `npm run cli -- worker`, resolved once it logs that it started (at the level `info`, the default). */
 export async function startWorker(name: string, env: Record<string, string>): Promise<MeasuredProcess> {
   const worker = launch(name, [...scriptArguments('cli'), 'worker'], env)
-  const deadline = Date.now() + 120_000
-  while (Date.now() < deadline) {
-    if (worker.child.exitCode !== null) throw new Error(`${name} exited with ${worker.child.exitCode}: ${worker.output.join('').slice(-2000)}`)
-    if (worker.output.join('').includes('worker started')) return worker
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
+  if (await untilReady(name, worker.child, () => worker.output.join(''), () => worker.output.join('').includes('worker started'))) return worker
   await worker.stop()
   throw new Error(`${name} did not start within 2 minutes: ${worker.output.join('').slice(-2000)}`)
 }

@@ -56,7 +56,8 @@ export function bareBody(body: unknown): unknown {
 /** Every wrapped answer, as serialised, starts so (the envelope's schemas list `success` first). */
 const ENVELOPE_START = '{"success":'
 
-const isJson = (reply: FastifyReply) => String(reply.getHeader('content-type') ?? '').startsWith('application/json')
+/** Whether the reply is a JSON answer (by its content type): the envelope reshapes it, and it goes without the headers only documents act on. */
+export const isJsonAnswer = (reply: FastifyReply) => String(reply.getHeader('content-type') ?? '').startsWith('application/json')
 
 /** The wrapped text of the answers sent bare, for the idempotency store. */
 const wrappedTexts = new WeakMap<FastifyRequest, string>()
@@ -72,7 +73,7 @@ export function shapeAnswer(request: FastifyRequest, reply: FastifyReply, payloa
   if (header === undefined && fallback === 'wrapped') return payload
   const asked = preferredEnvelope(header)
   const shape = asked ?? fallback
-  if (typeof payload !== 'string' || !payload.startsWith(ENVELOPE_START) || !isJson(reply)) return payload
+  if (typeof payload !== 'string' || !payload.startsWith(ENVELOPE_START) || !isJsonAnswer(reply)) return payload
   if (shape === 'wrapped') {
     if (asked) reply.header('preference-applied', 'envelope=wrapped')
     return payload

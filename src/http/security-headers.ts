@@ -47,8 +47,6 @@ export function splitDocumentHeaders(headers: Record<string, string>): { everyAn
   }
 }
 
-/** Whether an answer of this content type is JSON (`application/json`, `application/problem+json`, ...): no document headers. */
-export const isJsonAnswer = (contentType: unknown): boolean => typeof contentType === 'string' && /^application\/([\w.-]+\+)?json\b/.test(contentType)
 
 /** Adds each header the reply does not carry yet: a value a route set itself stays. */
 export function addAbsentHeaders(reply: FastifyReply, headers: Record<string, string>): void {
