@@ -40,7 +40,7 @@ const none: FilteredListValues = {
   after: null,
   offset: 0,
 }
-const list = (shape: Partial<FilteredListShape>): FilteredListShape => ({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false, ...shape })
+const list = (shape: Partial<FilteredListShape>): FilteredListShape => ({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false, reads: 'walk', ...shape })
 const common = (shape: Partial<CommonListShape>): CommonListShape => ({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', paging: 'first', rows: 21, ...shape })
 
 type HotPath = { name: string } & ({ common: CommonListShape; values: { category?: string; offset?: number } } | { shape: FilteredListShape; values: Partial<FilteredListValues> })
@@ -55,9 +55,9 @@ const HOT_PATHS: HotPath[] = [
   { name: 'category (top level), cheapest first', common: common({ category: 'slug', sortBy: 'price', sortOrder: 'asc' }), values: { category: 'graphics-design' } },
   { name: 'subcategory, best rated first', common: common({ category: 'slug', sortBy: 'rating' }), values: { category: 'logo-design' } },
   { name: 'delivery in 3 days at most, newest first', shape: list({}), values: { deliveryDays: 3 } },
-  { name: 'rated 4.5 or more, newest first', shape: list({}), values: { minRating: 4.5 } },
-  { name: 'sellers level two or top rated, newest first', shape: list({}), values: { levels: 'level_two,top_rated' } },
-  { name: 'sellers online (none), newest first', shape: list({}), values: { online: '' } },
+  { name: 'rated 4.5 or more, newest first', shape: list({ reads: 'rating' }), values: { minRating: 4.5 } },
+  { name: 'sellers level two or top rated, newest first', shape: list({ reads: 'sellers' }), values: { levels: 'level_two,top_rated' } },
+  { name: 'sellers online (none), newest first', shape: list({ reads: 'sellers' }), values: { online: '' } },
   { name: 'price 20.00 to 50.00, newest first', shape: list({}), values: { minPriceCents: 2000, maxPriceCents: 5000 } },
   { name: 'price 250.00 and more, cheapest first', shape: list({ sortBy: 'price', sortOrder: 'asc' }), values: { minPriceCents: 25000 } },
   { name: 'category with a delivery filter, best rated first', shape: list({ category: 'ref', sortBy: 'rating' }), values: { category: 'graphics-design', deliveryDays: 3 } },

@@ -32,7 +32,20 @@ export interface FilteredListShape {
    */
   tagged: boolean
   facets: boolean
+  /** How a sorted list run by name (not narrowed, not tagged) reads its page: `walk` for every other list. */
+  reads: PageReading
 }
+
+/**
+ * How a sorted list run by name finds its page, decided from its values before it runs
+ * (`pageReadingOf`), each a statement of its own (decision 0238):
+ * - `walk`: the sort's index walked from where the page starts, every filter checked on the way;
+ * - `rating`: a lowest rating is the list's only filter (whole catalogue): the walk checks the
+ *   rating alone, the total counts from the rating index (decision 0234);
+ * - `sellers`: the list narrows to the sellers online, or to sellers at levels above `new` (no
+ *   facets): their services first, seller by seller (decision 0235).
+ */
+export type PageReading = 'walk' | 'rating' | 'sellers'
 
 /** The values of a filtered list's statement: null where a filter is not used; lists of values comma-separated. */
 export interface FilteredListValues {
@@ -64,6 +77,26 @@ export interface FilteredListRow {
 
 const sorts = ['createdAt', 'price', 'rating'] as const
 
+/** The ways a sorted list run by name can read its page, in a category or not, with facets or not. */
+const readingsFor = (category: FilteredListShape['category'], facets: boolean): PageReading[] => [
+  'walk',
+  ...(category === 'none' ? (['rating'] as const) : []),
+  ...(facets ? [] : (['sellers'] as const)),
+]
+
+/**
+ * How a sorted list run by name (not narrowed, not tagged) reads its page, from its values (null
+ * where a filter is unused): the one place that decides it.
+ */
+export function pageReadingOf(shape: Pick<FilteredListShape, 'category' | 'facets'>, value: Pick<FilteredListValues, 'minPriceCents' | 'maxPriceCents' | 'deliveryDays' | 'minRating' | 'levels' | 'online'>): PageReading {
+  const { minPriceCents, maxPriceCents, deliveryDays, minRating, levels, online } = value
+  const readings = readingsFor(shape.category, shape.facets)
+  const ratingAlone = minRating !== null && minPriceCents === null && maxPriceCents === null && deliveryDays === null && levels === null && online === null
+  if (ratingAlone && readings.includes('rating')) return 'rating'
+  const someSellers = online !== null || (levels !== null && !levels.split(',').includes('new'))
+  return someSellers && readings.includes('sellers') ? 'sellers' : 'walk'
+}
+
 /** Every shape: one statement each. */
 export const filteredListShapes = (): FilteredListShape[] =>
   (['none', 'ref'] as const).flatMap((category) =>
@@ -71,11 +104,12 @@ export const filteredListShapes = (): FilteredListShape[] =>
       [false, true].flatMap((facets) => [
         ...sorts.flatMap((sortBy) =>
           (['asc', 'desc'] as const).flatMap((sortOrder) => [
-            ...[false, true].map((narrowed) => ({ category, sortBy, sortOrder, rows, narrowed, tagged: false, facets })),
-            ...(facets ? [] : [{ category, sortBy, sortOrder, rows, narrowed: false, tagged: true, facets }]),
+            ...readingsFor(category, facets).map((reads) => ({ category, sortBy, sortOrder, rows, narrowed: false, tagged: false, facets, reads })),
+            { category, sortBy, sortOrder, rows, narrowed: true, tagged: false, facets, reads: 'walk' as const },
+            ...(facets ? [] : [{ category, sortBy, sortOrder, rows, narrowed: false, tagged: true, facets, reads: 'walk' as const }]),
           ]),
         ),
-        { category, sortBy: 'relevance', sortOrder: 'desc', rows, narrowed: false, tagged: false, facets } as const,
+        { category, sortBy: 'relevance', sortOrder: 'desc', rows, narrowed: false, tagged: false, facets, reads: 'walk' } as const,
       ]),
     ),
   )
@@ -85,7 +119,7 @@ export function prepareFilteredList(shape: FilteredListShape, cap: number, views
   const name =
     sortBy === 'relevance'
       ? `catalogue_search_${shape.category}_${shape.rows}${shape.facets ? '_facets' : ''}`
-      : `catalogue_filtered_${shape.category}_${sortBy}_${shape.sortOrder}_${shape.rows}${shape.narrowed ? '_narrowed' : ''}${shape.tagged ? '_tagged' : ''}${shape.facets ? '_facets' : ''}`
+      : `catalogue_filtered_${shape.category}_${sortBy}_${shape.sortOrder}_${shape.rows}${shape.narrowed ? '_narrowed' : ''}${shape.tagged ? '_tagged' : ''}${shape.reads === 'walk' ? '' : `_${shape.reads}`}${shape.facets ? '_facets' : ''}`
   const statement = sortBy === 'relevance' ? searchSql(shape, cap, views) : sortedSql({ ...shape, sortBy }, cap, views)
   return preparedSql<FilteredListValues, FilteredListRow>(name, statement)
 }
@@ -167,11 +201,11 @@ function filtersOf(scope: Scope, except: FacetFilter[] = []): SQL {
 }
 
 /**
- * True when a lowest rating is the list's only filter, in a statement run by name (no seller,
- * tags or words). Its parts then check the rating alone: every other filter's "unused or met"
- * check, which a generic plan runs on every row it reads, costs a list of the most common filter
- * about as much as the rating check itself (decision 0234). Conditions on the values alone are
- * decided once per execution: the branch of the other case is not run.
+ * True when a lowest rating is the list's only filter: what the `rating` statements are chosen
+ * for. Their parts check the rating alone: every other filter's "unused or met" check, which a
+ * generic plan runs on every row it reads, costs a list of the most common filter about as much
+ * as the rating check itself (decision 0234). Their page is gated by it (a condition on the values
+ * alone, decided once per execution), so that values it was not chosen for read no rows.
  */
 const ratingOnlyOf = (value: Values) =>
   sql`(${value.minRating()} is not null and ${sql.join(
@@ -275,14 +309,14 @@ function startSql(value: Values, hidden: boolean, sortBy: (typeof sorts)[number]
 }
 
 /**
- * The services of the sellers a list narrows to, first (decision 0235): the sellers online when it
- * asks for them, else the sellers at the levels it asks for when `new` is not one of them (users
- * above `new` are sellers, and few). `by_seller` holds those sellers' services that match the list
- * (`where`), read seller by seller from the sellers' index, at most the cap + 1, and
- * `by_seller_count` their number (null when the list narrows to no sellers). That number is the
- * list's total; when it is all of them (`all`), the page is sorted from them, as a list narrowed
- * by tags is (decision 0230). Walking the sort's index instead reads the whole catalogue to find
- * a page when those sellers are few.
+ * The services of the sellers a list narrows to, first (decision 0235), in the `sellers`
+ * statements: the sellers online when it asks for them, else the sellers at the levels it asks for
+ * (`new` not among them: users above `new` are sellers, and few). `by_seller` holds those sellers'
+ * services that match the list (`where`), read seller by seller from the sellers' index, at most
+ * the cap + 1, and `by_seller_count` their number. That number is the list's total; when it is all
+ * of them (`all`), the page is sorted from them, as a list narrowed by tags is (decision 0230).
+ * Walking the sort's index instead reads the whole catalogue to find a page when those sellers
+ * are few.
  */
 function sellersFirst(value: Values, views: ServiceViews, column: SQL, where: SQL, cap: number) {
   const online = value.online()
@@ -292,8 +326,8 @@ function sellersFirst(value: Values, views: ServiceViews, column: SQL, where: SQ
       union all select ranked.id from (${views.sellersAbove(levels)}) as ranked where ${byLevel}`
   const ctes = sql`by_seller as (select q.* from given g cross join lateral (select s.id, s.${column} as sort_value from (${sellers}) as seller
       join ${services} s on s.seller_id = seller.id where ${where} limit ${capped(cap)}) as q),
-    by_seller_count as (select case when ${online} is not null or (${byLevel}) then (select count(*)::int from by_seller) end as n from given g),`
-  return { ctes, all: sql`coalesce((select n from by_seller_count) <= ${literal(cap)}, false)` }
+    by_seller_count as (select count(*)::int as n from by_seller),`
+  return { ctes, all: sql`((select n from by_seller_count) <= ${literal(cap)})` }
 }
 
 /**
@@ -332,14 +366,12 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const startsAt = sql` and ${after(sql`s.${column}`, sql`s.id`)}`
   const offset = sql`offset (select ${p('offset')}::int)`
   const rows = literal(shape.rows)
-  // Run by name, a list of the whole catalogue filtered by a lowest rating alone walks with that check alone.
-  const ratingOnly = hidden ? ratingOnlyOf(value) : undefined
+  // A list of the whole catalogue filtered by a lowest rating alone walks with that check alone.
+  const rated = shape.reads === 'rating'
   const wholeCatalogue = (where: SQL) => walk(sql`${where}${startsAt}`, sql`${rows} ${offset}`)
   const page = hasCategory
     ? sql`${perCategory(sql`${conditions([], false)}${startsAt}`, sql`(select ${p('offset')}::int + ${rows})`)} ${merged} ${offset} limit ${rows}`
-    : ratingOnly && !shape.tagged
-      ? onGiven(hidden, sql`(${wholeCatalogue(sql`${ratingOnly} and ${ratedOnly(value)}${bounds([])}`)}) union all (${wholeCatalogue(sql`not ${ratingOnly} and ${conditions()}`)})`)
-      : onGiven(hidden, wholeCatalogue(conditions()))
+    : onGiven(hidden, wholeCatalogue(rated ? sql`${ratingOnlyOf(value)} and ${ratedOnly(value)}${bounds([])}` : conditions()))
   const taggedCte = sql`tagged as (${onGiven(
     hidden,
     sql`select s.id, s.${column} as sort_value from ${services} s where s.tags && string_to_array(${value.tags()}, ',') and ${conditions([], hasCategory, sql``)} limit ${capped(cap)}`,
@@ -350,7 +382,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   // The page sorted from the matches read first (`from`) when they are all of them, walked otherwise.
   const firstThenWalk = (from: 'tagged' | 'by_seller', all: SQL) => sql`(select t.id, t.sort_value from ${sql.raw(from)} t where ${all} and ${after(sql`t.sort_value`, sql`t.id`)} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
       union all (select w.id, w.sort_value from (${page}) as w where not ${all})`
-  const bySeller = hidden && !shape.tagged && !shape.facets ? sellersFirst(value, views, column, conditions(), cap) : undefined
+  const bySeller = shape.reads === 'sellers' ? sellersFirst(value, views, column, conditions(), cap) : undefined
   const pageOf = shape.tagged ? firstThenWalk('tagged', allTagged) : bySeller ? firstThenWalk('by_seller', bySeller.all) : page
   // The first `cap + 1` matches (`except` some filters) in the list's order; in a category,
   // category by category, as its indexes hold them (one walk, not one per subcategory). The total
@@ -367,17 +399,15 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   // values run one: a generic plan cannot pick the index by the value.
   const countWith = (bound: SQL) =>
     sql`(select count(*)::int from (select 1 from ${services} s where ${filtersOf({ views, value, selective: shape.narrowed, priceApart: true })} and ${bound}${searched}${hasCategory ? sql` and ${inCategory}` : sql``} limit ${capped(cap)}) as capped)`
-  const ratedCount = ratingOnly
-    ? sql`when ${ratingOnly} then (select count(*)::int from (select 1 from ${services} s where ${ratedOnly(value)}${hasCategory ? sql` and ${inCategory}` : sql``} limit ${capped(cap)}) as capped)
-      `
-    : sql``
-  const cappedCount = sql`case ${ratedCount}when ${value.minRating()} is not null and ${value.minPrice()} is null and ${value.maxPrice()} is null
+  const cappedCount = rated
+    ? sql`(select count(*)::int from (select 1 from ${services} s where ${ratedOnly(value)} limit ${capped(cap)}) as capped)`
+    : sql`case when ${value.minRating()} is not null and ${value.minPrice()} is null and ${value.maxPrice()} is null
       then ${countWith(sql`s.rating_average >= ${value.minRating()}`)}
       else ${countWith(sql`s.starting_price_cents >= coalesce(${value.minPrice()}, -1) and s.starting_price_cents <= coalesce(${value.maxPrice()}, ${literal(INT_MAX)})`)} end`
-  // Without the facets' filters, the pool holds the same first matches the total counts.
-  const counted = shape.facets ? sql`case when ${facetFiltersUnused(value)} then (select count(*)::int from pool) else ${cappedCount} end` : cappedCount
-  const general = sql`case when ${plain} then ${kept} else ${counted} end`
-  const total = shape.tagged ? sql`(select n from tagged_count)` : bySeller ? sql`coalesce((select n from by_seller_count), ${general})` : general
+  // Without the facets' filters (a rating alone uses none), the pool holds the same first matches the total counts.
+  const pooled = sql`(select count(*)::int from pool)`
+  const counted = !shape.facets ? cappedCount : rated ? pooled : sql`case when ${facetFiltersUnused(value)} then ${pooled} else ${cappedCount} end`
+  const total = shape.tagged ? sql`(select n from tagged_count)` : bySeller ? sql`(select n from by_seller_count)` : rated ? counted : sql`case when ${plain} then ${kept} else ${counted} end`
   const probe = sql`(select count(*) from (select 1 from ${services} s where ${filtersOf(scope([]))}${bounds([])}${hasCategory ? sql` and ${inCategory}` : sql``} and s.search_vector @@ (select q from typed) limit 3) as probe)`
   return sql`with ${givenCte(hidden)} ${hasCategory ? categoryCtes(value, hidden) : sql``}
     ${shape.narrowed ? searchCtes(value, hidden, sql`(case when ${value.search()} is null then 3 else ${probe} end)`) : sql``}

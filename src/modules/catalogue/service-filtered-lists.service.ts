@@ -2,20 +2,21 @@ import type { Db } from '../../db/client.ts'
 import { declareLazyStatements } from '../../db/statements.ts'
 import { answerOf, COUNT_CAP, levelsOf, listItemOf, lowerCents, orderOf, rowsFor, tagsOf, upperCents, windowOf, type ServiceListQuery } from './service-list-pages.ts'
 import type { SellerPresence } from './seller-presence.service.ts'
-import { filteredListShapes, prepareFilteredList, type FilteredListShape, type FilteredListValues, type ServiceViews } from './services.repository.ts'
+import { filteredListShapes, pageReadingOf, prepareFilteredList, type FilteredListShape, type FilteredListValues, type ServiceViews } from './services.repository.ts'
 
 /**
  * Lists with filters or facets, and searches: one prepared statement per shape (decision 0209).
  * A sorted list narrowed by a seller or a search is planned for its values on each call (its
  * statement sent unnamed): the index that finds its rows depends on them, which one generic plan
  * cannot see. A list narrowed by tags alone decides that in its statement, by how many services
- * carry the tags, and keeps one generic plan (decision 0230).
+ * carry the tags, and keeps one generic plan (decision 0230). Any other sorted list takes the
+ * statement of the way its values say its page is read (`pageReadingOf`, decision 0238).
  */
 export function createFilteredLists(deps: { db: Db; views: ServiceViews; presence: Pick<SellerPresence, 'onlineSellers'> }) {
   const { db, views, presence } = deps
   const statements = new Map<string, ReturnType<typeof prepareFilteredList>>()
   const statementOf = (shape: FilteredListShape) => {
-    const key = `${shape.category}:${shape.sortBy}:${shape.sortOrder}:${shape.rows}:${shape.narrowed}:${shape.tagged}:${shape.facets}`
+    const key = `${shape.category}:${shape.sortBy}:${shape.sortOrder}:${shape.rows}:${shape.narrowed}:${shape.tagged}:${shape.reads}:${shape.facets}`
     let statement = statements.get(key)
     if (!statement) statements.set(key, (statement = prepareFilteredList(shape, COUNT_CAP, views)))
     return statement
@@ -51,7 +52,9 @@ export function createFilteredLists(deps: { db: Db; views: ServiceViews; presenc
       const sorted = order.sortBy !== 'relevance'
       const tagged = sorted && values.tags !== null && values.sellerId === null && search === undefined && !facets
       const narrowed = sorted && !tagged && (values.sellerId !== null || values.tags !== null || search !== undefined)
-      const statement = statementOf({ category: category === undefined ? 'none' : 'ref', sortBy: order.sortBy, sortOrder: order.sortOrder, rows: rowsFor(window.limit), narrowed, tagged, facets })
+      const kind = { category: category === undefined ? ('none' as const) : ('ref' as const), facets }
+      const reads = sorted && !narrowed && !tagged ? pageReadingOf(kind, values) : 'walk'
+      const statement = statementOf({ ...kind, sortBy: order.sortBy, sortOrder: order.sortOrder, rows: rowsFor(window.limit), narrowed, tagged, reads })
       const [row] = await (narrowed ? statement.unnamed(db, values) : statement(db, values))
       const page = answerOf(query, row!.items.map(listItemOf), row!.exact ? row!.total : COUNT_CAP, row!.exact, order, window)
       return { categoryFound: row!.categories !== 0, answer: row!.facets === null ? page : { ...page, facets: row!.facets } }

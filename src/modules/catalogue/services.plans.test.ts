@@ -8,7 +8,7 @@ import { publicFilesJsonSql, publicFileUrlSql } from '../uploads/uploads.reposit
 import { atSellerLevelSql, publicSummarySql, sellerLevelSql, sellersAboveNewSql } from '../users/users.repository.ts'
 import { newId } from '../../lib/ids.ts'
 import { COUNT_CAP } from './service-list-pages.ts'
-import { prepareCommonList, prepareFilteredList, type FilteredListValues, type ServiceViews } from './services.repository.ts'
+import { pageReadingOf, prepareCommonList, prepareFilteredList, type FilteredListValues, type PageReading, type ServiceViews } from './services.repository.ts'
 
 const filesBase = 'http://localhost:8000/api/v1/uploads/'
 const views: ServiceViews = {
@@ -79,31 +79,46 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
 
   it('plans a search by page once, generically, the correction decided inside it', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
-    const search = prepareFilteredList({ category: 'none', sortBy: 'relevance', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false }, COUNT_CAP, views)
+    const search = prepareFilteredList({ category: 'none', sortBy: 'relevance', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false, reads: 'walk' }, COUNT_CAP, views)
     for (let page = 2; page <= 11; page++) await search(connection, { ...none, search: page % 2 ? 'logo design' : 'logo desgin', offset: (page - 1) * 20 })
     expect(await plansOf('catalogue_search_none_21')).toEqual({ generic: 5, custom: 5 })
   })
 
   it('plans a filtered list by page once, generically, whichever filters it is given', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
-    const list = prepareFilteredList({ category: 'ref', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: true }, COUNT_CAP, views)
+    const list = prepareFilteredList({ category: 'ref', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: true, reads: 'walk' }, COUNT_CAP, views)
     const filters: Partial<FilteredListValues>[] = [{ deliveryDays: 3 }, { minRating: 4.5 }, { levels: 'level_two,top_rated' }, { minPriceCents: 2000, maxPriceCents: 5000 }, { online: '' }]
     for (let call = 0; call < 10; call++) await list(connection, { ...none, ...filters[call % filters.length], category: 'graphics-design', offset: call * 20 })
     expect(await plansOf('catalogue_filtered_ref_createdAt_desc_21_facets')).toEqual({ generic: 5, custom: 5 })
   })
 
-  it('plans a whole-catalogue filtered list once, generically, a lowest rating alone, sellers online, levels or other filters', async (context) => {
+  it('plans each whole-catalogue filtered list once, generically, whichever values its way of reading the page is chosen for', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
-    const list = prepareFilteredList({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false }, COUNT_CAP, views)
     const online = `${newId()},${newId()}`
-    const filters: Partial<FilteredListValues>[] = [{ minRating: 4.5 }, { minRating: 4, deliveryDays: 3 }, { online }, { levels: 'top_rated' }, { minRating: 3, minPriceCents: 2000, online: '' }, { levels: 'new,level_one' }]
-    for (let call = 0; call < 10; call++) await list(connection, { ...none, ...filters[call % filters.length], offset: call * 20 })
-    expect(await plansOf('catalogue_filtered_none_createdAt_desc_21')).toEqual({ generic: 5, custom: 5 })
+    const filters: Partial<FilteredListValues>[] = [
+      { minRating: 4.5 },
+      { minRating: 4, deliveryDays: 3 },
+      { online },
+      { levels: 'top_rated' },
+      { minRating: 3, minPriceCents: 2000, online: '' },
+      { levels: 'new,level_one' },
+      { minRating: 3 },
+      { deliveryDays: 2 },
+      { levels: 'level_one,level_two', minRating: 4 },
+    ]
+    const readings: Record<PageReading, Partial<FilteredListValues>[]> = { walk: [], rating: [], sellers: [] }
+    for (const filter of filters) readings[pageReadingOf({ category: 'none', facets: false }, { ...none, ...filter })].push(filter)
+    expect(Object.values(readings).map((values) => values.length)).toEqual([3, 2, 4])
+    for (const [reads, values] of Object.entries(readings) as [PageReading, Partial<FilteredListValues>[]][]) {
+      const list = prepareFilteredList({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false, reads }, COUNT_CAP, views)
+      for (let call = 0; call < 10; call++) await list(connection, { ...none, ...values[call % values.length], offset: call * 20 })
+      expect(await plansOf(`catalogue_filtered_none_createdAt_desc_21${reads === 'walk' ? '' : `_${reads}`}`)).toEqual({ generic: 5, custom: 5 })
+    }
   })
 
   it('plans a list narrowed by tags once, generically, whichever tags and filters it is given', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
-    const list = prepareFilteredList({ category: 'none', sortBy: 'price', sortOrder: 'asc', rows: 21, narrowed: false, tagged: true, facets: false }, COUNT_CAP, views)
+    const list = prepareFilteredList({ category: 'none', sortBy: 'price', sortOrder: 'asc', rows: 21, narrowed: false, tagged: true, facets: false, reads: 'walk' }, COUNT_CAP, views)
     const filters: Partial<FilteredListValues>[] = [{ tags: 'logo' }, { tags: 'logo,print', minRating: 4 }, { tags: 'nothing-like-it' }, { tags: 'print', minPriceCents: 2000, maxPriceCents: 5000 }, { tags: 'logo', levels: 'new' }]
     for (let call = 0; call < 10; call++) await list(connection, { ...none, ...filters[call % filters.length], offset: call * 20 })
     expect(await plansOf('catalogue_filtered_none_price_asc_21_tagged')).toEqual({ generic: 5, custom: 5 })
@@ -123,5 +138,26 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
     } finally {
       await client.query('rollback')
     }
+  })
+})
+
+describe('the way a filtered list reads its page', () => {
+  const none = { minPriceCents: null, maxPriceCents: null, deliveryDays: null, minRating: null, levels: null, online: null }
+  const whole = { category: 'none', facets: false } as const
+
+  it('reads by the rating alone only when a lowest rating is the whole catalogue list’s only filter', () => {
+    expect(pageReadingOf(whole, { ...none, minRating: 4.5 })).toBe('rating')
+    expect(pageReadingOf({ ...whole, facets: true }, { ...none, minRating: 4.5 })).toBe('rating')
+    expect(pageReadingOf({ category: 'ref', facets: false }, { ...none, minRating: 4.5 })).toBe('walk')
+    for (const other of [{ minPriceCents: 100 }, { maxPriceCents: 100 }, { deliveryDays: 3 }]) expect(pageReadingOf(whole, { ...none, minRating: 4.5, ...other })).toBe('walk')
+  })
+
+  it('reads the sellers’ services first for sellers online or levels above new, without facets', () => {
+    expect(pageReadingOf(whole, { ...none, online: '' })).toBe('sellers')
+    expect(pageReadingOf({ category: 'ref', facets: false }, { ...none, online: newId() })).toBe('sellers')
+    expect(pageReadingOf(whole, { ...none, levels: 'top_rated,level_two', minRating: 4 })).toBe('sellers')
+    expect(pageReadingOf(whole, { ...none, levels: 'level_one,new' })).toBe('walk')
+    expect(pageReadingOf({ ...whole, facets: true }, { ...none, levels: 'top_rated' })).toBe('walk')
+    expect(pageReadingOf(whole, none)).toBe('walk')
   })
 })
