@@ -12,168 +12,184 @@
 -- $11: deliveryDays
 -- $12: levels
 -- $13: levels
--- $14: minRating
--- $15: minRating
--- $16: online
--- $17: online
--- $18: sellerId
--- $19: sellerId
--- $20: tags
--- $21: tags
--- $22: after
--- $23: after
--- $24: online
--- $25: online
--- $26: minPriceCents
--- $27: minPriceCents
--- $28: maxPriceCents
--- $29: maxPriceCents
--- $30: deliveryDays
--- $31: deliveryDays
--- $32: levels
--- $33: levels
--- $34: minRating
--- $35: minRating
--- $36: online
--- $37: online
--- $38: sellerId
--- $39: sellerId
--- $40: tags
--- $41: tags
--- $42: search
--- $43: offset
--- $44: online
--- $45: online
--- $46: minRating
--- $47: minRating
+-- $14: levels
+-- $15: levels
+-- $16: minRating
+-- $17: minRating
+-- $18: online
+-- $19: online
+-- $20: sellerId
+-- $21: sellerId
+-- $22: tags
+-- $23: tags
+-- $24: after
+-- $25: after
+-- $26: online
+-- $27: online
+-- $28: minPriceCents
+-- $29: minPriceCents
+-- $30: maxPriceCents
+-- $31: maxPriceCents
+-- $32: deliveryDays
+-- $33: deliveryDays
+-- $34: levels
+-- $35: levels
+-- $36: levels
+-- $37: levels
+-- $38: minRating
+-- $39: minRating
+-- $40: online
+-- $41: online
+-- $42: sellerId
+-- $43: sellerId
+-- $44: tags
+-- $45: tags
+-- $46: search
+-- $47: offset
 -- $48: online
 -- $49: online
--- $50: sellerId
--- $51: sellerId
--- $52: tags
--- $53: tags
--- $54: search
--- $55: minPriceCents
--- $56: maxPriceCents
--- $57: deliveryDays
--- $58: minRating
--- $59: levels
--- $60: online
--- $61: sellerId
--- $62: tags
--- $63: search
--- $64: minPriceCents
--- $65: maxPriceCents
--- $66: deliveryDays
--- $67: levels
--- $68: minRating
--- $69: minPriceCents
--- $70: maxPriceCents
--- $71: online
--- $72: online
--- $73: deliveryDays
--- $74: deliveryDays
--- $75: levels
--- $76: levels
--- $77: minRating
--- $78: minRating
--- $79: online
--- $80: online
--- $81: sellerId
--- $82: sellerId
--- $83: tags
--- $84: tags
--- $85: minRating
--- $86: search
--- $87: online
--- $88: online
--- $89: deliveryDays
--- $90: deliveryDays
--- $91: levels
--- $92: levels
--- $93: minRating
--- $94: minRating
--- $95: online
--- $96: online
--- $97: sellerId
--- $98: sellerId
--- $99: tags
--- $100: tags
--- $101: minPriceCents
--- $102: maxPriceCents
--- $103: search
--- $104: minPriceCents
--- $105: maxPriceCents
--- $106: deliveryDays
--- $107: minRating
--- $108: levels
--- $109: online
--- $110: sellerId
--- $111: tags
--- $112: search
--- $113: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $114: 'user' (bound when built)
--- $115: 'avatar' (bound when built)
--- $116: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $117: 'service' (bound when built)
--- $118: 'service_banner' (bound when built)
--- $119: minPriceCents
--- $120: maxPriceCents
--- $121: deliveryDays
--- $122: minRating
--- $123: levels
--- $124: online
--- $125: sellerId
--- $126: tags
--- $127: search
--- $128: minPriceCents
--- $129: minPriceCents
--- $130: maxPriceCents
--- $131: maxPriceCents
--- $132: deliveryDays
--- $133: deliveryDays
--- $134: levels
--- $135: levels
--- $136: deliveryDays
--- $137: deliveryDays
--- $138: levels
--- $139: levels
--- $140: minPriceCents
--- $141: minPriceCents
--- $142: maxPriceCents
--- $143: maxPriceCents
--- $144: levels
--- $145: levels
--- $146: minPriceCents
--- $147: minPriceCents
--- $148: maxPriceCents
--- $149: maxPriceCents
--- $150: deliveryDays
--- $151: deliveryDays
--- $152: minPriceCents
--- $153: maxPriceCents
--- $154: deliveryDays
--- $155: minRating
--- $156: levels
--- $157: online
--- $158: sellerId
--- $159: tags
--- $160: search
+-- $50: minRating
+-- $51: minRating
+-- $52: online
+-- $53: online
+-- $54: sellerId
+-- $55: sellerId
+-- $56: tags
+-- $57: tags
+-- $58: search
+-- $59: minPriceCents
+-- $60: maxPriceCents
+-- $61: deliveryDays
+-- $62: minRating
+-- $63: levels
+-- $64: online
+-- $65: sellerId
+-- $66: tags
+-- $67: search
+-- $68: minPriceCents
+-- $69: maxPriceCents
+-- $70: deliveryDays
+-- $71: levels
+-- $72: minRating
+-- $73: minPriceCents
+-- $74: maxPriceCents
+-- $75: online
+-- $76: online
+-- $77: deliveryDays
+-- $78: deliveryDays
+-- $79: levels
+-- $80: levels
+-- $81: levels
+-- $82: levels
+-- $83: minRating
+-- $84: minRating
+-- $85: online
+-- $86: online
+-- $87: sellerId
+-- $88: sellerId
+-- $89: tags
+-- $90: tags
+-- $91: minRating
+-- $92: search
+-- $93: online
+-- $94: online
+-- $95: deliveryDays
+-- $96: deliveryDays
+-- $97: levels
+-- $98: levels
+-- $99: levels
+-- $100: levels
+-- $101: minRating
+-- $102: minRating
+-- $103: online
+-- $104: online
+-- $105: sellerId
+-- $106: sellerId
+-- $107: tags
+-- $108: tags
+-- $109: minPriceCents
+-- $110: maxPriceCents
+-- $111: search
+-- $112: minPriceCents
+-- $113: maxPriceCents
+-- $114: deliveryDays
+-- $115: minRating
+-- $116: levels
+-- $117: online
+-- $118: sellerId
+-- $119: tags
+-- $120: search
+-- $121: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $122: 'user' (bound when built)
+-- $123: 'avatar' (bound when built)
+-- $124: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $125: 'service' (bound when built)
+-- $126: 'service_banner' (bound when built)
+-- $127: minPriceCents
+-- $128: maxPriceCents
+-- $129: deliveryDays
+-- $130: minRating
+-- $131: levels
+-- $132: online
+-- $133: sellerId
+-- $134: tags
+-- $135: search
+-- $136: minPriceCents
+-- $137: minPriceCents
+-- $138: maxPriceCents
+-- $139: maxPriceCents
+-- $140: deliveryDays
+-- $141: deliveryDays
+-- $142: levels
+-- $143: levels
+-- $144: deliveryDays
+-- $145: deliveryDays
+-- $146: levels
+-- $147: levels
+-- $148: minPriceCents
+-- $149: minPriceCents
+-- $150: maxPriceCents
+-- $151: maxPriceCents
+-- $152: levels
+-- $153: levels
+-- $154: minPriceCents
+-- $155: minPriceCents
+-- $156: maxPriceCents
+-- $157: maxPriceCents
+-- $158: deliveryDays
+-- $159: deliveryDays
+-- $160: minPriceCents
+-- $161: maxPriceCents
+-- $162: deliveryDays
+-- $163: minRating
+-- $164: levels
+-- $165: online
+-- $166: sellerId
+-- $167: tags
+-- $168: search
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
-    fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_price_cents >= $7::int) and ($8::int is null or s.starting_price_cents <= $9::int) and ($10::int is null or s.starting_delivery_days <= $11::int) and ($12::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($13::text, ','))::text[]))) and ($14::float8 is null or s.rating_average >= $15::float8) and ($16::text is null or s.seller_id in (select unnest(string_to_array($17::text, ',')::uuid[]))), false) and ($18::uuid is null or s.seller_id = $19::uuid) and ($20::text is null or s.tags && string_to_array($21::text, ',')) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
+    fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_price_cents >= $7::int) and ($8::int is null or s.starting_price_cents <= $9::int) and ($10::int is null or s.starting_delivery_days <= $11::int) and ($12::text is null or (case when 'new' = any((select string_to_array($13::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($14::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($15::text, ','))::text[])) end)) and ($16::float8 is null or s.rating_average >= $17::float8) and ($18::text is null or s.seller_id in (select unnest(string_to_array($19::text, ',')::uuid[]))), false) and ($20::uuid is null or s.seller_id = $21::uuid) and ($22::text is null or s.tags && string_to_array($23::text, ',')) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),
-    start as (select coalesce((select s.created_at from "services" s where s.id = $22::uuid), 'infinity'::timestamptz) as value,
-      coalesce($23::uuid, '00000000-0000-0000-0000-000000000000'::uuid) as id),
+    start as (select coalesce((select s.created_at from "services" s where s.id = $24::uuid), 'infinity'::timestamptz) as value,
+      coalesce($25::uuid, '00000000-0000-0000-0000-000000000000'::uuid) as id),
     
-    page as (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($24::text is null or $25::text <> '') and coalesce(($26::int is null or s.starting_price_cents >= $27::int) and ($28::int is null or s.starting_price_cents <= $29::int) and ($30::int is null or s.starting_delivery_days <= $31::int) and ($32::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($33::text, ','))::text[]))) and ($34::float8 is null or s.rating_average >= $35::float8) and ($36::text is null or s.seller_id in (select unnest(string_to_array($37::text, ',')::uuid[]))), false) and ($38::uuid is null or s.seller_id = $39::uuid) and ($40::text is null or s.tags && string_to_array($41::text, ',')) and ($42::text is null or s.search_vector @@ (select q from query)) and (s.created_at, s.id) < ((select value from start), (select id from start)) order by s.created_at desc, s.id desc limit 101 offset (select $43::int)),
-    pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($44::text is null or $45::text <> '') and coalesce(($46::float8 is null or s.rating_average >= $47::float8) and ($48::text is null or s.seller_id in (select unnest(string_to_array($49::text, ',')::uuid[]))), false) and ($50::uuid is null or s.seller_id = $51::uuid) and ($52::text is null or s.tags && string_to_array($53::text, ',')) and ($54::text is null or s.search_vector @@ (select q from query)) order by s.created_at desc, s.id desc limit 1001) as s),
+    page as (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($26::text is null or $27::text <> '') and coalesce(($28::int is null or s.starting_price_cents >= $29::int) and ($30::int is null or s.starting_price_cents <= $31::int) and ($32::int is null or s.starting_delivery_days <= $33::int) and ($34::text is null or (case when 'new' = any((select string_to_array($35::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($36::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($37::text, ','))::text[])) end)) and ($38::float8 is null or s.rating_average >= $39::float8) and ($40::text is null or s.seller_id in (select unnest(string_to_array($41::text, ',')::uuid[]))), false) and ($42::uuid is null or s.seller_id = $43::uuid) and ($44::text is null or s.tags && string_to_array($45::text, ',')) and ($46::text is null or s.search_vector @@ (select q from query)) and (s.created_at, s.id) < ((select value from start), (select id from start)) order by s.created_at desc, s.id desc limit 101 offset (select $47::int)),
+    pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($48::text is null or $49::text <> '') and coalesce(($50::float8 is null or s.rating_average >= $51::float8) and ($52::text is null or s.seller_id in (select unnest(string_to_array($53::text, ',')::uuid[]))), false) and ($54::uuid is null or s.seller_id = $55::uuid) and ($56::text is null or s.tags && string_to_array($57::text, ',')) and ($58::text is null or s.search_vector @@ (select q from query)) order by s.created_at desc, s.id desc limit 1001) as s),
     
-    counted as (select case when ($55::int is null and $56::int is null and $57::int is null and $58::float8 is null and $59::text is null and $60::text is null and $61::uuid is null and $62::text is null and $63::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when ($64::int is null and $65::int is null and $66::int is null and $67::text is null) then (select count(*)::int from pool) else case when $68::float8 is not null and $69::int is null and $70::int is null
-      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($71::text is null or $72::text <> '') and coalesce(($73::int is null or s.starting_delivery_days <= $74::int) and ($75::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($76::text, ','))::text[]))) and ($77::float8 is null or s.rating_average >= $78::float8) and ($79::text is null or s.seller_id in (select unnest(string_to_array($80::text, ',')::uuid[]))), false) and ($81::uuid is null or s.seller_id = $82::uuid) and ($83::text is null or s.tags && string_to_array($84::text, ',')) and s.rating_average >= $85::float8 and ($86::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
-      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($87::text is null or $88::text <> '') and coalesce(($89::int is null or s.starting_delivery_days <= $90::int) and ($91::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($92::text, ','))::text[]))) and ($93::float8 is null or s.rating_average >= $94::float8) and ($95::text is null or s.seller_id in (select unnest(string_to_array($96::text, ',')::uuid[]))), false) and ($97::uuid is null or s.seller_id = $98::uuid) and ($99::text is null or s.tags && string_to_array($100::text, ',')) and s.starting_price_cents >= coalesce($101::int, -1) and s.starting_price_cents <= coalesce($102::int, 2147483647) and ($103::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end end as total)
-    select null::int as categories, (select total from counted) as total, (($104::int is null and $105::int is null and $106::int is null and $107::float8 is null and $108::text is null and $109::text is null and $110::uuid is null and $111::text is null and $112::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $113::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $114 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $115 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $116::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $117 and "uploads"."object_id" = s.id and "uploads"."tag" = $118 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($119::int is null and $120::int is null and $121::int is null and $122::float8 is null and $123::text is null and $124::text is null and $125::uuid is null and $126::text is null and $127::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+    counted as (select case when ($59::int is null and $60::int is null and $61::int is null and $62::float8 is null and $63::text is null and $64::text is null and $65::uuid is null and $66::text is null and $67::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when ($68::int is null and $69::int is null and $70::int is null and $71::text is null) then (select count(*)::int from pool) else case when $72::float8 is not null and $73::int is null and $74::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($75::text is null or $76::text <> '') and coalesce(($77::int is null or s.starting_delivery_days <= $78::int) and ($79::text is null or (case when 'new' = any((select string_to_array($80::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($81::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($82::text, ','))::text[])) end)) and ($83::float8 is null or s.rating_average >= $84::float8) and ($85::text is null or s.seller_id in (select unnest(string_to_array($86::text, ',')::uuid[]))), false) and ($87::uuid is null or s.seller_id = $88::uuid) and ($89::text is null or s.tags && string_to_array($90::text, ',')) and s.rating_average >= $91::float8 and ($92::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($93::text is null or $94::text <> '') and coalesce(($95::int is null or s.starting_delivery_days <= $96::int) and ($97::text is null or (case when 'new' = any((select string_to_array($98::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($99::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($100::text, ','))::text[])) end)) and ($101::float8 is null or s.rating_average >= $102::float8) and ($103::text is null or s.seller_id in (select unnest(string_to_array($104::text, ',')::uuid[]))), false) and ($105::uuid is null or s.seller_id = $106::uuid) and ($107::text is null or s.tags && string_to_array($108::text, ',')) and s.starting_price_cents >= coalesce($109::int, -1) and s.starting_price_cents <= coalesce($110::int, 2147483647) and ($111::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end end as total)
+    select null::int as categories, (select total from counted) as total, (($112::int is null and $113::int is null and $114::int is null and $115::float8 is null and $116::text is null and $117::text is null and $118::uuid is null and $119::text is null and $120::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $121::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $122 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $123 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $124::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $125 and "uploads"."object_id" = s.id and "uploads"."tag" = $126 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($127::int is null and $128::int is null and $129::int is null and $130::float8 is null and $131::text is null and $132::text is null and $133::uuid is null and $134::text is null and $135::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -181,7 +197,7 @@ with
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($128::int is null or x.starting_price_cents >= $129::int) and ($130::int is null or x.starting_price_cents <= $131::int) and ($132::int is null or x.starting_delivery_days <= $133::int) and ($134::text is null or x.level = any((select string_to_array($135::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($136::int is null or x.starting_price_cents >= $137::int) and ($138::int is null or x.starting_price_cents <= $139::int) and ($140::int is null or x.starting_delivery_days <= $141::int) and ($142::text is null or x.level = any((select string_to_array($143::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -190,12 +206,12 @@ with
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($136::int is null or x.starting_delivery_days <= $137::int) and ($138::text is null or x.level = any((select string_to_array($139::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($144::int is null or x.starting_delivery_days <= $145::int) and ($146::text is null or x.level = any((select string_to_array($147::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($140::int is null or x.starting_price_cents >= $141::int) and ($142::int is null or x.starting_price_cents <= $143::int) and ($144::text is null or x.level = any((select string_to_array($145::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($148::int is null or x.starting_price_cents >= $149::int) and ($150::int is null or x.starting_price_cents <= $151::int) and ($152::text is null or x.level = any((select string_to_array($153::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
       select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($146::int is null or x.starting_price_cents >= $147::int) and ($148::int is null or x.starting_price_cents <= $149::int) and ($150::int is null or x.starting_delivery_days <= $151::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($152::int is null and $153::int is null and $154::int is null and $155::float8 is null and $156::text is null and $157::text is null and $158::uuid is null and $159::text is null and $160::text is null) and (select count(*) from "pool") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($154::int is null or x.starting_price_cents >= $155::int) and ($156::int is null or x.starting_price_cents <= $157::int) and ($158::int is null or x.starting_delivery_days <= $159::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($160::int is null and $161::int is null and $162::int is null and $163::float8 is null and $164::text is null and $165::text is null and $166::uuid is null and $167::text is null and $168::text is null) and (select count(*) from "pool") > 1000))) as facets

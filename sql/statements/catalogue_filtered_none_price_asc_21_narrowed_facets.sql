@@ -8,169 +8,185 @@
 -- $7: deliveryDays
 -- $8: levels
 -- $9: levels
--- $10: minRating
--- $11: minRating
--- $12: online
--- $13: online
--- $14: sellerId
--- $15: sellerId
--- $16: tags
--- $17: tags
--- $18: minPriceCents
--- $19: maxPriceCents
--- $20: after
--- $21: minPriceCents
+-- $10: levels
+-- $11: levels
+-- $12: minRating
+-- $13: minRating
+-- $14: online
+-- $15: online
+-- $16: sellerId
+-- $17: sellerId
+-- $18: tags
+-- $19: tags
+-- $20: minPriceCents
+-- $21: maxPriceCents
 -- $22: after
--- $23: online
--- $24: online
--- $25: deliveryDays
--- $26: deliveryDays
--- $27: levels
--- $28: levels
--- $29: minRating
--- $30: minRating
--- $31: online
--- $32: online
--- $33: sellerId
--- $34: sellerId
--- $35: tags
--- $36: tags
--- $37: minPriceCents
--- $38: maxPriceCents
--- $39: search
--- $40: offset
--- $41: online
--- $42: online
--- $43: minRating
--- $44: minRating
+-- $23: minPriceCents
+-- $24: after
+-- $25: online
+-- $26: online
+-- $27: deliveryDays
+-- $28: deliveryDays
+-- $29: levels
+-- $30: levels
+-- $31: levels
+-- $32: levels
+-- $33: minRating
+-- $34: minRating
+-- $35: online
+-- $36: online
+-- $37: sellerId
+-- $38: sellerId
+-- $39: tags
+-- $40: tags
+-- $41: minPriceCents
+-- $42: maxPriceCents
+-- $43: search
+-- $44: offset
 -- $45: online
 -- $46: online
--- $47: sellerId
--- $48: sellerId
--- $49: tags
--- $50: tags
--- $51: search
--- $52: minPriceCents
--- $53: maxPriceCents
--- $54: deliveryDays
--- $55: minRating
--- $56: levels
--- $57: online
--- $58: sellerId
--- $59: tags
--- $60: search
--- $61: minPriceCents
--- $62: maxPriceCents
--- $63: deliveryDays
--- $64: levels
--- $65: minRating
--- $66: minPriceCents
--- $67: maxPriceCents
--- $68: online
--- $69: online
--- $70: deliveryDays
--- $71: deliveryDays
--- $72: levels
--- $73: levels
--- $74: minRating
--- $75: minRating
--- $76: online
--- $77: online
--- $78: sellerId
--- $79: sellerId
--- $80: tags
--- $81: tags
--- $82: minRating
--- $83: search
--- $84: online
--- $85: online
--- $86: deliveryDays
--- $87: deliveryDays
--- $88: levels
--- $89: levels
--- $90: minRating
--- $91: minRating
--- $92: online
--- $93: online
--- $94: sellerId
--- $95: sellerId
--- $96: tags
--- $97: tags
--- $98: minPriceCents
--- $99: maxPriceCents
--- $100: search
--- $101: minPriceCents
--- $102: maxPriceCents
--- $103: deliveryDays
--- $104: minRating
--- $105: levels
--- $106: online
--- $107: sellerId
--- $108: tags
--- $109: search
--- $110: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $111: 'user' (bound when built)
--- $112: 'avatar' (bound when built)
--- $113: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $114: 'service' (bound when built)
--- $115: 'service_banner' (bound when built)
--- $116: minPriceCents
--- $117: maxPriceCents
--- $118: deliveryDays
--- $119: minRating
--- $120: levels
--- $121: online
--- $122: sellerId
--- $123: tags
--- $124: search
--- $125: minPriceCents
--- $126: minPriceCents
--- $127: maxPriceCents
--- $128: maxPriceCents
--- $129: deliveryDays
--- $130: deliveryDays
--- $131: levels
--- $132: levels
--- $133: deliveryDays
--- $134: deliveryDays
--- $135: levels
--- $136: levels
--- $137: minPriceCents
--- $138: minPriceCents
--- $139: maxPriceCents
--- $140: maxPriceCents
--- $141: levels
--- $142: levels
--- $143: minPriceCents
--- $144: minPriceCents
--- $145: maxPriceCents
--- $146: maxPriceCents
--- $147: deliveryDays
--- $148: deliveryDays
--- $149: minPriceCents
--- $150: maxPriceCents
--- $151: deliveryDays
--- $152: minRating
--- $153: levels
--- $154: online
--- $155: sellerId
--- $156: tags
--- $157: search
+-- $47: minRating
+-- $48: minRating
+-- $49: online
+-- $50: online
+-- $51: sellerId
+-- $52: sellerId
+-- $53: tags
+-- $54: tags
+-- $55: search
+-- $56: minPriceCents
+-- $57: maxPriceCents
+-- $58: deliveryDays
+-- $59: minRating
+-- $60: levels
+-- $61: online
+-- $62: sellerId
+-- $63: tags
+-- $64: search
+-- $65: minPriceCents
+-- $66: maxPriceCents
+-- $67: deliveryDays
+-- $68: levels
+-- $69: minRating
+-- $70: minPriceCents
+-- $71: maxPriceCents
+-- $72: online
+-- $73: online
+-- $74: deliveryDays
+-- $75: deliveryDays
+-- $76: levels
+-- $77: levels
+-- $78: levels
+-- $79: levels
+-- $80: minRating
+-- $81: minRating
+-- $82: online
+-- $83: online
+-- $84: sellerId
+-- $85: sellerId
+-- $86: tags
+-- $87: tags
+-- $88: minRating
+-- $89: search
+-- $90: online
+-- $91: online
+-- $92: deliveryDays
+-- $93: deliveryDays
+-- $94: levels
+-- $95: levels
+-- $96: levels
+-- $97: levels
+-- $98: minRating
+-- $99: minRating
+-- $100: online
+-- $101: online
+-- $102: sellerId
+-- $103: sellerId
+-- $104: tags
+-- $105: tags
+-- $106: minPriceCents
+-- $107: maxPriceCents
+-- $108: search
+-- $109: minPriceCents
+-- $110: maxPriceCents
+-- $111: deliveryDays
+-- $112: minRating
+-- $113: levels
+-- $114: online
+-- $115: sellerId
+-- $116: tags
+-- $117: search
+-- $118: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $119: 'user' (bound when built)
+-- $120: 'avatar' (bound when built)
+-- $121: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $122: 'service' (bound when built)
+-- $123: 'service_banner' (bound when built)
+-- $124: minPriceCents
+-- $125: maxPriceCents
+-- $126: deliveryDays
+-- $127: minRating
+-- $128: levels
+-- $129: online
+-- $130: sellerId
+-- $131: tags
+-- $132: search
+-- $133: minPriceCents
+-- $134: minPriceCents
+-- $135: maxPriceCents
+-- $136: maxPriceCents
+-- $137: deliveryDays
+-- $138: deliveryDays
+-- $139: levels
+-- $140: levels
+-- $141: deliveryDays
+-- $142: deliveryDays
+-- $143: levels
+-- $144: levels
+-- $145: minPriceCents
+-- $146: minPriceCents
+-- $147: maxPriceCents
+-- $148: maxPriceCents
+-- $149: levels
+-- $150: levels
+-- $151: minPriceCents
+-- $152: minPriceCents
+-- $153: maxPriceCents
+-- $154: maxPriceCents
+-- $155: deliveryDays
+-- $156: deliveryDays
+-- $157: minPriceCents
+-- $158: maxPriceCents
+-- $159: deliveryDays
+-- $160: minRating
+-- $161: levels
+-- $162: online
+-- $163: sellerId
+-- $164: tags
+-- $165: search
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
-    fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_delivery_days <= $7::int) and ($8::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($9::text, ','))::text[]))) and ($10::float8 is null or s.rating_average >= $11::float8) and ($12::text is null or s.seller_id in (select unnest(string_to_array($13::text, ',')::uuid[]))), false) and ($14::uuid is null or s.seller_id = $15::uuid) and ($16::text is null or s.tags && string_to_array($17::text, ',')) and s.starting_price_cents >= coalesce($18::int, -1) and s.starting_price_cents <= coalesce($19::int, 2147483647) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
+    fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_delivery_days <= $7::int) and ($8::text is null or (case when 'new' = any((select string_to_array($9::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($10::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($11::text, ','))::text[])) end)) and ($12::float8 is null or s.rating_average >= $13::float8) and ($14::text is null or s.seller_id in (select unnest(string_to_array($15::text, ',')::uuid[]))), false) and ($16::uuid is null or s.seller_id = $17::uuid) and ($18::text is null or s.tags && string_to_array($19::text, ',')) and s.starting_price_cents >= coalesce($20::int, -1) and s.starting_price_cents <= coalesce($21::int, 2147483647) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),
-    start as (select coalesce((select s.starting_price_cents from "services" s where s.id = $20::uuid), coalesce($21::int, 0) - 1) as value,
-      coalesce($22::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id),
+    start as (select coalesce((select s.starting_price_cents from "services" s where s.id = $22::uuid), coalesce($23::int, 0) - 1) as value,
+      coalesce($24::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id),
     
-    page as (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($23::text is null or $24::text <> '') and coalesce(($25::int is null or s.starting_delivery_days <= $26::int) and ($27::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($28::text, ','))::text[]))) and ($29::float8 is null or s.rating_average >= $30::float8) and ($31::text is null or s.seller_id in (select unnest(string_to_array($32::text, ',')::uuid[]))), false) and ($33::uuid is null or s.seller_id = $34::uuid) and ($35::text is null or s.tags && string_to_array($36::text, ',')) and s.starting_price_cents >= coalesce($37::int, -1) and s.starting_price_cents <= coalesce($38::int, 2147483647) and ($39::text is null or s.search_vector @@ (select q from query)) and (s.starting_price_cents, s.id) > ((select value from start), (select id from start)) order by s.starting_price_cents asc, s.id asc limit 21 offset (select $40::int)),
-    pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($41::text is null or $42::text <> '') and coalesce(($43::float8 is null or s.rating_average >= $44::float8) and ($45::text is null or s.seller_id in (select unnest(string_to_array($46::text, ',')::uuid[]))), false) and ($47::uuid is null or s.seller_id = $48::uuid) and ($49::text is null or s.tags && string_to_array($50::text, ',')) and ($51::text is null or s.search_vector @@ (select q from query)) order by s.starting_price_cents asc, s.id asc limit 1001) as s),
+    page as (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($25::text is null or $26::text <> '') and coalesce(($27::int is null or s.starting_delivery_days <= $28::int) and ($29::text is null or (case when 'new' = any((select string_to_array($30::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($31::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($32::text, ','))::text[])) end)) and ($33::float8 is null or s.rating_average >= $34::float8) and ($35::text is null or s.seller_id in (select unnest(string_to_array($36::text, ',')::uuid[]))), false) and ($37::uuid is null or s.seller_id = $38::uuid) and ($39::text is null or s.tags && string_to_array($40::text, ',')) and s.starting_price_cents >= coalesce($41::int, -1) and s.starting_price_cents <= coalesce($42::int, 2147483647) and ($43::text is null or s.search_vector @@ (select q from query)) and (s.starting_price_cents, s.id) > ((select value from start), (select id from start)) order by s.starting_price_cents asc, s.id asc limit 21 offset (select $44::int)),
+    pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($45::text is null or $46::text <> '') and coalesce(($47::float8 is null or s.rating_average >= $48::float8) and ($49::text is null or s.seller_id in (select unnest(string_to_array($50::text, ',')::uuid[]))), false) and ($51::uuid is null or s.seller_id = $52::uuid) and ($53::text is null or s.tags && string_to_array($54::text, ',')) and ($55::text is null or s.search_vector @@ (select q from query)) order by s.starting_price_cents asc, s.id asc limit 1001) as s),
     
-    counted as (select case when ($52::int is null and $53::int is null and $54::int is null and $55::float8 is null and $56::text is null and $57::text is null and $58::uuid is null and $59::text is null and $60::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when ($61::int is null and $62::int is null and $63::int is null and $64::text is null) then (select count(*)::int from pool) else case when $65::float8 is not null and $66::int is null and $67::int is null
-      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($68::text is null or $69::text <> '') and coalesce(($70::int is null or s.starting_delivery_days <= $71::int) and ($72::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($73::text, ','))::text[]))) and ($74::float8 is null or s.rating_average >= $75::float8) and ($76::text is null or s.seller_id in (select unnest(string_to_array($77::text, ',')::uuid[]))), false) and ($78::uuid is null or s.seller_id = $79::uuid) and ($80::text is null or s.tags && string_to_array($81::text, ',')) and s.rating_average >= $82::float8 and ($83::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
-      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($84::text is null or $85::text <> '') and coalesce(($86::int is null or s.starting_delivery_days <= $87::int) and ($88::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($89::text, ','))::text[]))) and ($90::float8 is null or s.rating_average >= $91::float8) and ($92::text is null or s.seller_id in (select unnest(string_to_array($93::text, ',')::uuid[]))), false) and ($94::uuid is null or s.seller_id = $95::uuid) and ($96::text is null or s.tags && string_to_array($97::text, ',')) and s.starting_price_cents >= coalesce($98::int, -1) and s.starting_price_cents <= coalesce($99::int, 2147483647) and ($100::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end end as total)
-    select null::int as categories, (select total from counted) as total, (($101::int is null and $102::int is null and $103::int is null and $104::float8 is null and $105::text is null and $106::text is null and $107::uuid is null and $108::text is null and $109::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $110::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $111 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $112 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $113::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $114 and "uploads"."object_id" = s.id and "uploads"."tag" = $115 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($116::int is null and $117::int is null and $118::int is null and $119::float8 is null and $120::text is null and $121::text is null and $122::uuid is null and $123::text is null and $124::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+    counted as (select case when ($56::int is null and $57::int is null and $58::int is null and $59::float8 is null and $60::text is null and $61::text is null and $62::uuid is null and $63::text is null and $64::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when ($65::int is null and $66::int is null and $67::int is null and $68::text is null) then (select count(*)::int from pool) else case when $69::float8 is not null and $70::int is null and $71::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($72::text is null or $73::text <> '') and coalesce(($74::int is null or s.starting_delivery_days <= $75::int) and ($76::text is null or (case when 'new' = any((select string_to_array($77::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($78::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($79::text, ','))::text[])) end)) and ($80::float8 is null or s.rating_average >= $81::float8) and ($82::text is null or s.seller_id in (select unnest(string_to_array($83::text, ',')::uuid[]))), false) and ($84::uuid is null or s.seller_id = $85::uuid) and ($86::text is null or s.tags && string_to_array($87::text, ',')) and s.rating_average >= $88::float8 and ($89::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($90::text is null or $91::text <> '') and coalesce(($92::int is null or s.starting_delivery_days <= $93::int) and ($94::text is null or (case when 'new' = any((select string_to_array($95::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($96::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($97::text, ','))::text[])) end)) and ($98::float8 is null or s.rating_average >= $99::float8) and ($100::text is null or s.seller_id in (select unnest(string_to_array($101::text, ',')::uuid[]))), false) and ($102::uuid is null or s.seller_id = $103::uuid) and ($104::text is null or s.tags && string_to_array($105::text, ',')) and s.starting_price_cents >= coalesce($106::int, -1) and s.starting_price_cents <= coalesce($107::int, 2147483647) and ($108::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end end as total)
+    select null::int as categories, (select total from counted) as total, (($109::int is null and $110::int is null and $111::int is null and $112::float8 is null and $113::text is null and $114::text is null and $115::uuid is null and $116::text is null and $117::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $118::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $119 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $120 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $121::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $122 and "uploads"."object_id" = s.id and "uploads"."tag" = $123 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($124::int is null and $125::int is null and $126::int is null and $127::float8 is null and $128::text is null and $129::text is null and $130::uuid is null and $131::text is null and $132::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -178,7 +194,7 @@ with
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($125::int is null or x.starting_price_cents >= $126::int) and ($127::int is null or x.starting_price_cents <= $128::int) and ($129::int is null or x.starting_delivery_days <= $130::int) and ($131::text is null or x.level = any((select string_to_array($132::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($133::int is null or x.starting_price_cents >= $134::int) and ($135::int is null or x.starting_price_cents <= $136::int) and ($137::int is null or x.starting_delivery_days <= $138::int) and ($139::text is null or x.level = any((select string_to_array($140::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -187,12 +203,12 @@ with
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($133::int is null or x.starting_delivery_days <= $134::int) and ($135::text is null or x.level = any((select string_to_array($136::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($141::int is null or x.starting_delivery_days <= $142::int) and ($143::text is null or x.level = any((select string_to_array($144::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($137::int is null or x.starting_price_cents >= $138::int) and ($139::int is null or x.starting_price_cents <= $140::int) and ($141::text is null or x.level = any((select string_to_array($142::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($145::int is null or x.starting_price_cents >= $146::int) and ($147::int is null or x.starting_price_cents <= $148::int) and ($149::text is null or x.level = any((select string_to_array($150::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
       select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($143::int is null or x.starting_price_cents >= $144::int) and ($145::int is null or x.starting_price_cents <= $146::int) and ($147::int is null or x.starting_delivery_days <= $148::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($149::int is null and $150::int is null and $151::int is null and $152::float8 is null and $153::text is null and $154::text is null and $155::uuid is null and $156::text is null and $157::text is null) and (select count(*) from "pool") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($151::int is null or x.starting_price_cents >= $152::int) and ($153::int is null or x.starting_price_cents <= $154::int) and ($155::int is null or x.starting_delivery_days <= $156::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($157::int is null and $158::int is null and $159::int is null and $160::float8 is null and $161::text is null and $162::text is null and $163::uuid is null and $164::text is null and $165::text is null) and (select count(*) from "pool") > 1000))) as facets

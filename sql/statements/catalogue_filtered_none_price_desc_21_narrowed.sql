@@ -8,108 +8,124 @@
 -- $7: deliveryDays
 -- $8: levels
 -- $9: levels
--- $10: minRating
--- $11: minRating
--- $12: online
--- $13: online
--- $14: sellerId
--- $15: sellerId
--- $16: tags
--- $17: tags
--- $18: minPriceCents
--- $19: maxPriceCents
--- $20: after
+-- $10: levels
+-- $11: levels
+-- $12: minRating
+-- $13: minRating
+-- $14: online
+-- $15: online
+-- $16: sellerId
+-- $17: sellerId
+-- $18: tags
+-- $19: tags
+-- $20: minPriceCents
 -- $21: maxPriceCents
 -- $22: after
--- $23: online
--- $24: online
--- $25: deliveryDays
--- $26: deliveryDays
--- $27: levels
--- $28: levels
--- $29: minRating
--- $30: minRating
--- $31: online
--- $32: online
--- $33: sellerId
--- $34: sellerId
--- $35: tags
--- $36: tags
--- $37: minPriceCents
--- $38: maxPriceCents
--- $39: search
--- $40: offset
+-- $23: maxPriceCents
+-- $24: after
+-- $25: online
+-- $26: online
+-- $27: deliveryDays
+-- $28: deliveryDays
+-- $29: levels
+-- $30: levels
+-- $31: levels
+-- $32: levels
+-- $33: minRating
+-- $34: minRating
+-- $35: online
+-- $36: online
+-- $37: sellerId
+-- $38: sellerId
+-- $39: tags
+-- $40: tags
 -- $41: minPriceCents
 -- $42: maxPriceCents
--- $43: deliveryDays
--- $44: minRating
--- $45: levels
--- $46: online
--- $47: sellerId
--- $48: tags
--- $49: search
--- $50: minRating
--- $51: minPriceCents
--- $52: maxPriceCents
--- $53: online
--- $54: online
--- $55: deliveryDays
--- $56: deliveryDays
--- $57: levels
--- $58: levels
--- $59: minRating
--- $60: minRating
--- $61: online
--- $62: online
--- $63: sellerId
--- $64: sellerId
--- $65: tags
--- $66: tags
--- $67: minRating
--- $68: search
--- $69: online
--- $70: online
--- $71: deliveryDays
--- $72: deliveryDays
--- $73: levels
--- $74: levels
--- $75: minRating
--- $76: minRating
--- $77: online
--- $78: online
--- $79: sellerId
--- $80: sellerId
--- $81: tags
--- $82: tags
--- $83: minPriceCents
--- $84: maxPriceCents
--- $85: search
--- $86: minPriceCents
--- $87: maxPriceCents
--- $88: deliveryDays
--- $89: minRating
--- $90: levels
--- $91: online
--- $92: sellerId
--- $93: tags
--- $94: search
--- $95: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $96: 'user' (bound when built)
--- $97: 'avatar' (bound when built)
--- $98: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $99: 'service' (bound when built)
--- $100: 'service_banner' (bound when built)
+-- $43: search
+-- $44: offset
+-- $45: minPriceCents
+-- $46: maxPriceCents
+-- $47: deliveryDays
+-- $48: minRating
+-- $49: levels
+-- $50: online
+-- $51: sellerId
+-- $52: tags
+-- $53: search
+-- $54: minRating
+-- $55: minPriceCents
+-- $56: maxPriceCents
+-- $57: online
+-- $58: online
+-- $59: deliveryDays
+-- $60: deliveryDays
+-- $61: levels
+-- $62: levels
+-- $63: levels
+-- $64: levels
+-- $65: minRating
+-- $66: minRating
+-- $67: online
+-- $68: online
+-- $69: sellerId
+-- $70: sellerId
+-- $71: tags
+-- $72: tags
+-- $73: minRating
+-- $74: search
+-- $75: online
+-- $76: online
+-- $77: deliveryDays
+-- $78: deliveryDays
+-- $79: levels
+-- $80: levels
+-- $81: levels
+-- $82: levels
+-- $83: minRating
+-- $84: minRating
+-- $85: online
+-- $86: online
+-- $87: sellerId
+-- $88: sellerId
+-- $89: tags
+-- $90: tags
+-- $91: minPriceCents
+-- $92: maxPriceCents
+-- $93: search
+-- $94: minPriceCents
+-- $95: maxPriceCents
+-- $96: deliveryDays
+-- $97: minRating
+-- $98: levels
+-- $99: online
+-- $100: sellerId
+-- $101: tags
+-- $102: search
+-- $103: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $104: 'user' (bound when built)
+-- $105: 'avatar' (bound when built)
+-- $106: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $107: 'service' (bound when built)
+-- $108: 'service_banner' (bound when built)
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
-    fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_delivery_days <= $7::int) and ($8::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($9::text, ','))::text[]))) and ($10::float8 is null or s.rating_average >= $11::float8) and ($12::text is null or s.seller_id in (select unnest(string_to_array($13::text, ',')::uuid[]))), false) and ($14::uuid is null or s.seller_id = $15::uuid) and ($16::text is null or s.tags && string_to_array($17::text, ',')) and s.starting_price_cents >= coalesce($18::int, -1) and s.starting_price_cents <= coalesce($19::int, 2147483647) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
+    fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_delivery_days <= $7::int) and ($8::text is null or (case when 'new' = any((select string_to_array($9::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($10::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($11::text, ','))::text[])) end)) and ($12::float8 is null or s.rating_average >= $13::float8) and ($14::text is null or s.seller_id in (select unnest(string_to_array($15::text, ',')::uuid[]))), false) and ($16::uuid is null or s.seller_id = $17::uuid) and ($18::text is null or s.tags && string_to_array($19::text, ',')) and s.starting_price_cents >= coalesce($20::int, -1) and s.starting_price_cents <= coalesce($21::int, 2147483647) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),
-    start as (select coalesce((select s.starting_price_cents from "services" s where s.id = $20::uuid), coalesce($21::int, 2147483646) + 1) as value,
-      coalesce($22::uuid, '00000000-0000-0000-0000-000000000000'::uuid) as id),
+    start as (select coalesce((select s.starting_price_cents from "services" s where s.id = $22::uuid), coalesce($23::int, 2147483646) + 1) as value,
+      coalesce($24::uuid, '00000000-0000-0000-0000-000000000000'::uuid) as id),
     
-    page as (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($23::text is null or $24::text <> '') and coalesce(($25::int is null or s.starting_delivery_days <= $26::int) and ($27::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($28::text, ','))::text[]))) and ($29::float8 is null or s.rating_average >= $30::float8) and ($31::text is null or s.seller_id in (select unnest(string_to_array($32::text, ',')::uuid[]))), false) and ($33::uuid is null or s.seller_id = $34::uuid) and ($35::text is null or s.tags && string_to_array($36::text, ',')) and s.starting_price_cents >= coalesce($37::int, -1) and s.starting_price_cents <= coalesce($38::int, 2147483647) and ($39::text is null or s.search_vector @@ (select q from query)) and (s.starting_price_cents, s.id) < ((select value from start), (select id from start)) order by s.starting_price_cents desc, s.id desc limit 21 offset (select $40::int)),
+    page as (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($25::text is null or $26::text <> '') and coalesce(($27::int is null or s.starting_delivery_days <= $28::int) and ($29::text is null or (case when 'new' = any((select string_to_array($30::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($31::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($32::text, ','))::text[])) end)) and ($33::float8 is null or s.rating_average >= $34::float8) and ($35::text is null or s.seller_id in (select unnest(string_to_array($36::text, ',')::uuid[]))), false) and ($37::uuid is null or s.seller_id = $38::uuid) and ($39::text is null or s.tags && string_to_array($40::text, ',')) and s.starting_price_cents >= coalesce($41::int, -1) and s.starting_price_cents <= coalesce($42::int, 2147483647) and ($43::text is null or s.search_vector @@ (select q from query)) and (s.starting_price_cents, s.id) < ((select value from start), (select id from start)) order by s.starting_price_cents desc, s.id desc limit 21 offset (select $44::int)),
     
-    counted as (select case when ($41::int is null and $42::int is null and $43::int is null and $44::float8 is null and $45::text is null and $46::text is null and $47::uuid is null and $48::text is null and $49::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when $50::float8 is not null and $51::int is null and $52::int is null
-      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($53::text is null or $54::text <> '') and coalesce(($55::int is null or s.starting_delivery_days <= $56::int) and ($57::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($58::text, ','))::text[]))) and ($59::float8 is null or s.rating_average >= $60::float8) and ($61::text is null or s.seller_id in (select unnest(string_to_array($62::text, ',')::uuid[]))), false) and ($63::uuid is null or s.seller_id = $64::uuid) and ($65::text is null or s.tags && string_to_array($66::text, ',')) and s.rating_average >= $67::float8 and ($68::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
-      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($69::text is null or $70::text <> '') and coalesce(($71::int is null or s.starting_delivery_days <= $72::int) and ($73::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($74::text, ','))::text[]))) and ($75::float8 is null or s.rating_average >= $76::float8) and ($77::text is null or s.seller_id in (select unnest(string_to_array($78::text, ',')::uuid[]))), false) and ($79::uuid is null or s.seller_id = $80::uuid) and ($81::text is null or s.tags && string_to_array($82::text, ',')) and s.starting_price_cents >= coalesce($83::int, -1) and s.starting_price_cents <= coalesce($84::int, 2147483647) and ($85::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end as total)
-    select null::int as categories, (select total from counted) as total, (($86::int is null and $87::int is null and $88::int is null and $89::float8 is null and $90::text is null and $91::text is null and $92::uuid is null and $93::text is null and $94::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $95::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $96 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $97 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $98::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $99 and "uploads"."object_id" = s.id and "uploads"."tag" = $100 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets
+    counted as (select case when ($45::int is null and $46::int is null and $47::int is null and $48::float8 is null and $49::text is null and $50::text is null and $51::uuid is null and $52::text is null and $53::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when $54::float8 is not null and $55::int is null and $56::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($57::text is null or $58::text <> '') and coalesce(($59::int is null or s.starting_delivery_days <= $60::int) and ($61::text is null or (case when 'new' = any((select string_to_array($62::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($63::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($64::text, ','))::text[])) end)) and ($65::float8 is null or s.rating_average >= $66::float8) and ($67::text is null or s.seller_id in (select unnest(string_to_array($68::text, ',')::uuid[]))), false) and ($69::uuid is null or s.seller_id = $70::uuid) and ($71::text is null or s.tags && string_to_array($72::text, ',')) and s.rating_average >= $73::float8 and ($74::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($75::text is null or $76::text <> '') and coalesce(($77::int is null or s.starting_delivery_days <= $78::int) and ($79::text is null or (case when 'new' = any((select string_to_array($80::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($81::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($82::text, ','))::text[])) end)) and ($83::float8 is null or s.rating_average >= $84::float8) and ($85::text is null or s.seller_id in (select unnest(string_to_array($86::text, ',')::uuid[]))), false) and ($87::uuid is null or s.seller_id = $88::uuid) and ($89::text is null or s.tags && string_to_array($90::text, ',')) and s.starting_price_cents >= coalesce($91::int, -1) and s.starting_price_cents <= coalesce($92::int, 2147483647) and ($93::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end as total)
+    select null::int as categories, (select total from counted) as total, (($94::int is null and $95::int is null and $96::int is null and $97::float8 is null and $98::text is null and $99::text is null and $100::uuid is null and $101::text is null and $102::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $103::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $104 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $105 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $106::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $107 and "uploads"."object_id" = s.id and "uploads"."tag" = $108 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets

@@ -12,107 +12,123 @@
 -- $11: deliveryDays
 -- $12: levels
 -- $13: levels
--- $14: minRating
--- $15: minRating
--- $16: online
--- $17: online
--- $18: sellerId
--- $19: sellerId
--- $20: tags
--- $21: tags
--- $22: after
--- $23: after
--- $24: online
--- $25: online
--- $26: minPriceCents
--- $27: minPriceCents
--- $28: maxPriceCents
--- $29: maxPriceCents
--- $30: deliveryDays
--- $31: deliveryDays
--- $32: levels
--- $33: levels
--- $34: minRating
--- $35: minRating
--- $36: online
--- $37: online
--- $38: sellerId
--- $39: sellerId
--- $40: tags
--- $41: tags
--- $42: search
--- $43: offset
--- $44: minPriceCents
--- $45: maxPriceCents
--- $46: deliveryDays
--- $47: minRating
--- $48: levels
--- $49: online
--- $50: sellerId
--- $51: tags
--- $52: search
--- $53: minRating
--- $54: minPriceCents
--- $55: maxPriceCents
--- $56: online
--- $57: online
--- $58: deliveryDays
--- $59: deliveryDays
--- $60: levels
--- $61: levels
--- $62: minRating
--- $63: minRating
--- $64: online
--- $65: online
--- $66: sellerId
--- $67: sellerId
--- $68: tags
--- $69: tags
--- $70: minRating
--- $71: search
--- $72: online
--- $73: online
--- $74: deliveryDays
--- $75: deliveryDays
--- $76: levels
--- $77: levels
--- $78: minRating
--- $79: minRating
--- $80: online
--- $81: online
--- $82: sellerId
--- $83: sellerId
--- $84: tags
--- $85: tags
--- $86: minPriceCents
--- $87: maxPriceCents
--- $88: search
--- $89: minPriceCents
--- $90: maxPriceCents
--- $91: deliveryDays
--- $92: minRating
--- $93: levels
--- $94: online
--- $95: sellerId
--- $96: tags
--- $97: search
--- $98: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $99: 'user' (bound when built)
--- $100: 'avatar' (bound when built)
--- $101: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $102: 'service' (bound when built)
--- $103: 'service_banner' (bound when built)
+-- $14: levels
+-- $15: levels
+-- $16: minRating
+-- $17: minRating
+-- $18: online
+-- $19: online
+-- $20: sellerId
+-- $21: sellerId
+-- $22: tags
+-- $23: tags
+-- $24: after
+-- $25: after
+-- $26: online
+-- $27: online
+-- $28: minPriceCents
+-- $29: minPriceCents
+-- $30: maxPriceCents
+-- $31: maxPriceCents
+-- $32: deliveryDays
+-- $33: deliveryDays
+-- $34: levels
+-- $35: levels
+-- $36: levels
+-- $37: levels
+-- $38: minRating
+-- $39: minRating
+-- $40: online
+-- $41: online
+-- $42: sellerId
+-- $43: sellerId
+-- $44: tags
+-- $45: tags
+-- $46: search
+-- $47: offset
+-- $48: minPriceCents
+-- $49: maxPriceCents
+-- $50: deliveryDays
+-- $51: minRating
+-- $52: levels
+-- $53: online
+-- $54: sellerId
+-- $55: tags
+-- $56: search
+-- $57: minRating
+-- $58: minPriceCents
+-- $59: maxPriceCents
+-- $60: online
+-- $61: online
+-- $62: deliveryDays
+-- $63: deliveryDays
+-- $64: levels
+-- $65: levels
+-- $66: levels
+-- $67: levels
+-- $68: minRating
+-- $69: minRating
+-- $70: online
+-- $71: online
+-- $72: sellerId
+-- $73: sellerId
+-- $74: tags
+-- $75: tags
+-- $76: minRating
+-- $77: search
+-- $78: online
+-- $79: online
+-- $80: deliveryDays
+-- $81: deliveryDays
+-- $82: levels
+-- $83: levels
+-- $84: levels
+-- $85: levels
+-- $86: minRating
+-- $87: minRating
+-- $88: online
+-- $89: online
+-- $90: sellerId
+-- $91: sellerId
+-- $92: tags
+-- $93: tags
+-- $94: minPriceCents
+-- $95: maxPriceCents
+-- $96: search
+-- $97: minPriceCents
+-- $98: maxPriceCents
+-- $99: deliveryDays
+-- $100: minRating
+-- $101: levels
+-- $102: online
+-- $103: sellerId
+-- $104: tags
+-- $105: search
+-- $106: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $107: 'user' (bound when built)
+-- $108: 'avatar' (bound when built)
+-- $109: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $110: 'service' (bound when built)
+-- $111: 'service_banner' (bound when built)
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
-    fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_price_cents >= $7::int) and ($8::int is null or s.starting_price_cents <= $9::int) and ($10::int is null or s.starting_delivery_days <= $11::int) and ($12::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($13::text, ','))::text[]))) and ($14::float8 is null or s.rating_average >= $15::float8) and ($16::text is null or s.seller_id in (select unnest(string_to_array($17::text, ',')::uuid[]))), false) and ($18::uuid is null or s.seller_id = $19::uuid) and ($20::text is null or s.tags && string_to_array($21::text, ',')) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
+    fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_price_cents >= $7::int) and ($8::int is null or s.starting_price_cents <= $9::int) and ($10::int is null or s.starting_delivery_days <= $11::int) and ($12::text is null or (case when 'new' = any((select string_to_array($13::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($14::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($15::text, ','))::text[])) end)) and ($16::float8 is null or s.rating_average >= $17::float8) and ($18::text is null or s.seller_id in (select unnest(string_to_array($19::text, ',')::uuid[]))), false) and ($20::uuid is null or s.seller_id = $21::uuid) and ($22::text is null or s.tags && string_to_array($23::text, ',')) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),
-    start as (select coalesce((select s.rating_average from "services" s where s.id = $22::uuid), '-Infinity'::float8) as value,
-      coalesce($23::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id),
+    start as (select coalesce((select s.rating_average from "services" s where s.id = $24::uuid), '-Infinity'::float8) as value,
+      coalesce($25::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id),
     
-    page as (select s.id, s.rating_average as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($24::text is null or $25::text <> '') and coalesce(($26::int is null or s.starting_price_cents >= $27::int) and ($28::int is null or s.starting_price_cents <= $29::int) and ($30::int is null or s.starting_delivery_days <= $31::int) and ($32::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($33::text, ','))::text[]))) and ($34::float8 is null or s.rating_average >= $35::float8) and ($36::text is null or s.seller_id in (select unnest(string_to_array($37::text, ',')::uuid[]))), false) and ($38::uuid is null or s.seller_id = $39::uuid) and ($40::text is null or s.tags && string_to_array($41::text, ',')) and ($42::text is null or s.search_vector @@ (select q from query)) and (s.rating_average, s.id) > ((select value from start), (select id from start)) order by s.rating_average asc, s.id asc limit 101 offset (select $43::int)),
+    page as (select s.id, s.rating_average as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($26::text is null or $27::text <> '') and coalesce(($28::int is null or s.starting_price_cents >= $29::int) and ($30::int is null or s.starting_price_cents <= $31::int) and ($32::int is null or s.starting_delivery_days <= $33::int) and ($34::text is null or (case when 'new' = any((select string_to_array($35::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($36::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($37::text, ','))::text[])) end)) and ($38::float8 is null or s.rating_average >= $39::float8) and ($40::text is null or s.seller_id in (select unnest(string_to_array($41::text, ',')::uuid[]))), false) and ($42::uuid is null or s.seller_id = $43::uuid) and ($44::text is null or s.tags && string_to_array($45::text, ',')) and ($46::text is null or s.search_vector @@ (select q from query)) and (s.rating_average, s.id) > ((select value from start), (select id from start)) order by s.rating_average asc, s.id asc limit 101 offset (select $47::int)),
     
-    counted as (select case when ($44::int is null and $45::int is null and $46::int is null and $47::float8 is null and $48::text is null and $49::text is null and $50::uuid is null and $51::text is null and $52::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when $53::float8 is not null and $54::int is null and $55::int is null
-      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($56::text is null or $57::text <> '') and coalesce(($58::int is null or s.starting_delivery_days <= $59::int) and ($60::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($61::text, ','))::text[]))) and ($62::float8 is null or s.rating_average >= $63::float8) and ($64::text is null or s.seller_id in (select unnest(string_to_array($65::text, ',')::uuid[]))), false) and ($66::uuid is null or s.seller_id = $67::uuid) and ($68::text is null or s.tags && string_to_array($69::text, ',')) and s.rating_average >= $70::float8 and ($71::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
-      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($72::text is null or $73::text <> '') and coalesce(($74::int is null or s.starting_delivery_days <= $75::int) and ($76::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($77::text, ','))::text[]))) and ($78::float8 is null or s.rating_average >= $79::float8) and ($80::text is null or s.seller_id in (select unnest(string_to_array($81::text, ',')::uuid[]))), false) and ($82::uuid is null or s.seller_id = $83::uuid) and ($84::text is null or s.tags && string_to_array($85::text, ',')) and s.starting_price_cents >= coalesce($86::int, -1) and s.starting_price_cents <= coalesce($87::int, 2147483647) and ($88::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end as total)
-    select null::int as categories, (select total from counted) as total, (($89::int is null and $90::int is null and $91::int is null and $92::float8 is null and $93::text is null and $94::text is null and $95::uuid is null and $96::text is null and $97::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $98::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $99 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $100 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $101::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $102 and "uploads"."object_id" = s.id and "uploads"."tag" = $103 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets
+    counted as (select case when ($48::int is null and $49::int is null and $50::int is null and $51::float8 is null and $52::text is null and $53::text is null and $54::uuid is null and $55::text is null and $56::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) else case when $57::float8 is not null and $58::int is null and $59::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($60::text is null or $61::text <> '') and coalesce(($62::int is null or s.starting_delivery_days <= $63::int) and ($64::text is null or (case when 'new' = any((select string_to_array($65::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($66::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($67::text, ','))::text[])) end)) and ($68::float8 is null or s.rating_average >= $69::float8) and ($70::text is null or s.seller_id in (select unnest(string_to_array($71::text, ',')::uuid[]))), false) and ($72::uuid is null or s.seller_id = $73::uuid) and ($74::text is null or s.tags && string_to_array($75::text, ',')) and s.rating_average >= $76::float8 and ($77::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($78::text is null or $79::text <> '') and coalesce(($80::int is null or s.starting_delivery_days <= $81::int) and ($82::text is null or (case when 'new' = any((select string_to_array($83::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($84::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($85::text, ','))::text[])) end)) and ($86::float8 is null or s.rating_average >= $87::float8) and ($88::text is null or s.seller_id in (select unnest(string_to_array($89::text, ',')::uuid[]))), false) and ($90::uuid is null or s.seller_id = $91::uuid) and ($92::text is null or s.tags && string_to_array($93::text, ',')) and s.starting_price_cents >= coalesce($94::int, -1) and s.starting_price_cents <= coalesce($95::int, 2147483647) and ($96::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end as total)
+    select null::int as categories, (select total from counted) as total, (($97::int is null and $98::int is null and $99::int is null and $100::float8 is null and $101::text is null and $102::text is null and $103::uuid is null and $104::text is null and $105::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $106::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $107 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $108 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $109::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $110 and "uploads"."object_id" = s.id and "uploads"."tag" = $111 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets

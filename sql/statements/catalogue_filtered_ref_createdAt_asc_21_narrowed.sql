@@ -14,110 +14,126 @@
 -- $13: deliveryDays
 -- $14: levels
 -- $15: levels
--- $16: minRating
--- $17: minRating
--- $18: online
--- $19: online
--- $20: sellerId
--- $21: sellerId
--- $22: tags
--- $23: tags
--- $24: after
--- $25: after
--- $26: online
--- $27: online
--- $28: minPriceCents
--- $29: minPriceCents
--- $30: maxPriceCents
--- $31: maxPriceCents
--- $32: deliveryDays
--- $33: deliveryDays
--- $34: levels
--- $35: levels
--- $36: minRating
--- $37: minRating
--- $38: online
--- $39: online
--- $40: sellerId
--- $41: sellerId
--- $42: tags
--- $43: tags
--- $44: search
--- $45: offset
--- $46: offset
--- $47: minPriceCents
--- $48: maxPriceCents
--- $49: deliveryDays
--- $50: minRating
--- $51: levels
--- $52: online
--- $53: sellerId
--- $54: tags
--- $55: search
--- $56: minRating
--- $57: minPriceCents
--- $58: maxPriceCents
--- $59: online
--- $60: online
--- $61: deliveryDays
--- $62: deliveryDays
--- $63: levels
--- $64: levels
--- $65: minRating
--- $66: minRating
--- $67: online
--- $68: online
--- $69: sellerId
--- $70: sellerId
--- $71: tags
--- $72: tags
--- $73: minRating
--- $74: search
--- $75: online
--- $76: online
--- $77: deliveryDays
--- $78: deliveryDays
--- $79: levels
--- $80: levels
--- $81: minRating
--- $82: minRating
--- $83: online
--- $84: online
--- $85: sellerId
--- $86: sellerId
--- $87: tags
--- $88: tags
--- $89: minPriceCents
--- $90: maxPriceCents
--- $91: search
--- $92: minPriceCents
--- $93: maxPriceCents
--- $94: deliveryDays
--- $95: minRating
--- $96: levels
--- $97: online
--- $98: sellerId
--- $99: tags
--- $100: search
--- $101: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $102: 'user' (bound when built)
--- $103: 'avatar' (bound when built)
--- $104: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $105: 'service' (bound when built)
--- $106: 'service_banner' (bound when built)
+-- $16: levels
+-- $17: levels
+-- $18: minRating
+-- $19: minRating
+-- $20: online
+-- $21: online
+-- $22: sellerId
+-- $23: sellerId
+-- $24: tags
+-- $25: tags
+-- $26: after
+-- $27: after
+-- $28: online
+-- $29: online
+-- $30: minPriceCents
+-- $31: minPriceCents
+-- $32: maxPriceCents
+-- $33: maxPriceCents
+-- $34: deliveryDays
+-- $35: deliveryDays
+-- $36: levels
+-- $37: levels
+-- $38: levels
+-- $39: levels
+-- $40: minRating
+-- $41: minRating
+-- $42: online
+-- $43: online
+-- $44: sellerId
+-- $45: sellerId
+-- $46: tags
+-- $47: tags
+-- $48: search
+-- $49: offset
+-- $50: offset
+-- $51: minPriceCents
+-- $52: maxPriceCents
+-- $53: deliveryDays
+-- $54: minRating
+-- $55: levels
+-- $56: online
+-- $57: sellerId
+-- $58: tags
+-- $59: search
+-- $60: minRating
+-- $61: minPriceCents
+-- $62: maxPriceCents
+-- $63: online
+-- $64: online
+-- $65: deliveryDays
+-- $66: deliveryDays
+-- $67: levels
+-- $68: levels
+-- $69: levels
+-- $70: levels
+-- $71: minRating
+-- $72: minRating
+-- $73: online
+-- $74: online
+-- $75: sellerId
+-- $76: sellerId
+-- $77: tags
+-- $78: tags
+-- $79: minRating
+-- $80: search
+-- $81: online
+-- $82: online
+-- $83: deliveryDays
+-- $84: deliveryDays
+-- $85: levels
+-- $86: levels
+-- $87: levels
+-- $88: levels
+-- $89: minRating
+-- $90: minRating
+-- $91: online
+-- $92: online
+-- $93: sellerId
+-- $94: sellerId
+-- $95: tags
+-- $96: tags
+-- $97: minPriceCents
+-- $98: maxPriceCents
+-- $99: search
+-- $100: minPriceCents
+-- $101: maxPriceCents
+-- $102: deliveryDays
+-- $103: minRating
+-- $104: levels
+-- $105: online
+-- $106: sellerId
+-- $107: tags
+-- $108: search
+-- $109: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $110: 'user' (bound when built)
+-- $111: 'avatar' (bound when built)
+-- $112: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $113: 'service' (bound when built)
+-- $114: 'service_banner' (bound when built)
 with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
-    fix as (select catalogue_search_correction($4::text) as q where (case when $5::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($6::text is null or $7::text <> '') and coalesce(($8::int is null or s.starting_price_cents >= $9::int) and ($10::int is null or s.starting_price_cents <= $11::int) and ($12::int is null or s.starting_delivery_days <= $13::int) and ($14::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($15::text, ','))::text[]))) and ($16::float8 is null or s.rating_average >= $17::float8) and ($18::text is null or s.seller_id in (select unnest(string_to_array($19::text, ',')::uuid[]))), false) and ($20::uuid is null or s.seller_id = $21::uuid) and ($22::text is null or s.tags && string_to_array($23::text, ',')) and s.category_id = any((select ids from wanted)::uuid[]) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
+    fix as (select catalogue_search_correction($4::text) as q where (case when $5::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($6::text is null or $7::text <> '') and coalesce(($8::int is null or s.starting_price_cents >= $9::int) and ($10::int is null or s.starting_price_cents <= $11::int) and ($12::int is null or s.starting_delivery_days <= $13::int) and ($14::text is null or (case when 'new' = any((select string_to_array($15::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($16::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($17::text, ','))::text[])) end)) and ($18::float8 is null or s.rating_average >= $19::float8) and ($20::text is null or s.seller_id in (select unnest(string_to_array($21::text, ',')::uuid[]))), false) and ($22::uuid is null or s.seller_id = $23::uuid) and ($24::text is null or s.tags && string_to_array($25::text, ',')) and s.category_id = any((select ids from wanted)::uuid[]) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),
-    start as (select coalesce((select s.created_at from "services" s where s.id = $24::uuid), '-infinity'::timestamptz) as value,
-      coalesce($25::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id),
+    start as (select coalesce((select s.created_at from "services" s where s.id = $26::uuid), '-infinity'::timestamptz) as value,
+      coalesce($27::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id),
     
     page as (select x.* from unnest((select ids from wanted)::uuid[]) as category(id)
-      cross join lateral (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($26::text is null or $27::text <> '') and coalesce(($28::int is null or s.starting_price_cents >= $29::int) and ($30::int is null or s.starting_price_cents <= $31::int) and ($32::int is null or s.starting_delivery_days <= $33::int) and ($34::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($35::text, ','))::text[]))) and ($36::float8 is null or s.rating_average >= $37::float8) and ($38::text is null or s.seller_id in (select unnest(string_to_array($39::text, ',')::uuid[]))), false) and ($40::uuid is null or s.seller_id = $41::uuid) and ($42::text is null or s.tags && string_to_array($43::text, ',')) and ($44::text is null or s.search_vector @@ (select q from query)) and (s.created_at, s.id) > ((select value from start), (select id from start)) and s.category_id = category.id order by s.created_at asc, s.id asc limit (select $45::int + 21)) as x order by x.sort_value asc, x.id asc offset (select $46::int) limit 21),
+      cross join lateral (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($28::text is null or $29::text <> '') and coalesce(($30::int is null or s.starting_price_cents >= $31::int) and ($32::int is null or s.starting_price_cents <= $33::int) and ($34::int is null or s.starting_delivery_days <= $35::int) and ($36::text is null or (case when 'new' = any((select string_to_array($37::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($38::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($39::text, ','))::text[])) end)) and ($40::float8 is null or s.rating_average >= $41::float8) and ($42::text is null or s.seller_id in (select unnest(string_to_array($43::text, ',')::uuid[]))), false) and ($44::uuid is null or s.seller_id = $45::uuid) and ($46::text is null or s.tags && string_to_array($47::text, ',')) and ($48::text is null or s.search_vector @@ (select q from query)) and (s.created_at, s.id) > ((select value from start), (select id from start)) and s.category_id = category.id order by s.created_at asc, s.id asc limit (select $49::int + 21)) as x order by x.sort_value asc, x.id asc offset (select $50::int) limit 21),
     
-    counted as (select case when ($47::int is null and $48::int is null and $49::int is null and $50::float8 is null and $51::text is null and $52::text is null and $53::uuid is null and $54::text is null and $55::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when $56::float8 is not null and $57::int is null and $58::int is null
-      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($59::text is null or $60::text <> '') and coalesce(($61::int is null or s.starting_delivery_days <= $62::int) and ($63::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($64::text, ','))::text[]))) and ($65::float8 is null or s.rating_average >= $66::float8) and ($67::text is null or s.seller_id in (select unnest(string_to_array($68::text, ',')::uuid[]))), false) and ($69::uuid is null or s.seller_id = $70::uuid) and ($71::text is null or s.tags && string_to_array($72::text, ',')) and s.rating_average >= $73::float8 and ($74::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped)
-      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($75::text is null or $76::text <> '') and coalesce(($77::int is null or s.starting_delivery_days <= $78::int) and ($79::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($80::text, ','))::text[]))) and ($81::float8 is null or s.rating_average >= $82::float8) and ($83::text is null or s.seller_id in (select unnest(string_to_array($84::text, ',')::uuid[]))), false) and ($85::uuid is null or s.seller_id = $86::uuid) and ($87::text is null or s.tags && string_to_array($88::text, ',')) and s.starting_price_cents >= coalesce($89::int, -1) and s.starting_price_cents <= coalesce($90::int, 2147483647) and ($91::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end as total)
-    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($92::int is null and $93::int is null and $94::int is null and $95::float8 is null and $96::text is null and $97::text is null and $98::uuid is null and $99::text is null and $100::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $101::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $102 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $103 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $104::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $105 and "uploads"."object_id" = s.id and "uploads"."tag" = $106 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets
+    counted as (select case when ($51::int is null and $52::int is null and $53::int is null and $54::float8 is null and $55::text is null and $56::text is null and $57::uuid is null and $58::text is null and $59::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when $60::float8 is not null and $61::int is null and $62::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($63::text is null or $64::text <> '') and coalesce(($65::int is null or s.starting_delivery_days <= $66::int) and ($67::text is null or (case when 'new' = any((select string_to_array($68::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($69::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($70::text, ','))::text[])) end)) and ($71::float8 is null or s.rating_average >= $72::float8) and ($73::text is null or s.seller_id in (select unnest(string_to_array($74::text, ',')::uuid[]))), false) and ($75::uuid is null or s.seller_id = $76::uuid) and ($77::text is null or s.tags && string_to_array($78::text, ',')) and s.rating_average >= $79::float8 and ($80::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($81::text is null or $82::text <> '') and coalesce(($83::int is null or s.starting_delivery_days <= $84::int) and ($85::text is null or (case when 'new' = any((select string_to_array($86::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($87::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($88::text, ','))::text[])) end)) and ($89::float8 is null or s.rating_average >= $90::float8) and ($91::text is null or s.seller_id in (select unnest(string_to_array($92::text, ',')::uuid[]))), false) and ($93::uuid is null or s.seller_id = $94::uuid) and ($95::text is null or s.tags && string_to_array($96::text, ',')) and s.starting_price_cents >= coalesce($97::int, -1) and s.starting_price_cents <= coalesce($98::int, 2147483647) and ($99::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end as total)
+    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($100::int is null and $101::int is null and $102::int is null and $103::float8 is null and $104::text is null and $105::text is null and $106::uuid is null and $107::text is null and $108::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $109::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $110 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $111 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $112::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $113 and "uploads"."object_id" = s.id and "uploads"."tag" = $114 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets

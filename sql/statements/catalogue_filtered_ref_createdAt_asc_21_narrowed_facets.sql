@@ -14,182 +14,198 @@
 -- $13: deliveryDays
 -- $14: levels
 -- $15: levels
--- $16: minRating
--- $17: minRating
--- $18: online
--- $19: online
--- $20: sellerId
--- $21: sellerId
--- $22: tags
--- $23: tags
--- $24: after
--- $25: after
--- $26: online
--- $27: online
--- $28: minPriceCents
--- $29: minPriceCents
--- $30: maxPriceCents
--- $31: maxPriceCents
--- $32: deliveryDays
--- $33: deliveryDays
--- $34: levels
--- $35: levels
--- $36: minRating
--- $37: minRating
--- $38: online
--- $39: online
--- $40: sellerId
--- $41: sellerId
--- $42: tags
--- $43: tags
--- $44: search
--- $45: offset
--- $46: offset
--- $47: online
--- $48: online
--- $49: minRating
--- $50: minRating
+-- $16: levels
+-- $17: levels
+-- $18: minRating
+-- $19: minRating
+-- $20: online
+-- $21: online
+-- $22: sellerId
+-- $23: sellerId
+-- $24: tags
+-- $25: tags
+-- $26: after
+-- $27: after
+-- $28: online
+-- $29: online
+-- $30: minPriceCents
+-- $31: minPriceCents
+-- $32: maxPriceCents
+-- $33: maxPriceCents
+-- $34: deliveryDays
+-- $35: deliveryDays
+-- $36: levels
+-- $37: levels
+-- $38: levels
+-- $39: levels
+-- $40: minRating
+-- $41: minRating
+-- $42: online
+-- $43: online
+-- $44: sellerId
+-- $45: sellerId
+-- $46: tags
+-- $47: tags
+-- $48: search
+-- $49: offset
+-- $50: offset
 -- $51: online
 -- $52: online
--- $53: sellerId
--- $54: sellerId
--- $55: tags
--- $56: tags
--- $57: search
--- $58: online
--- $59: online
--- $60: minRating
--- $61: minRating
+-- $53: minRating
+-- $54: minRating
+-- $55: online
+-- $56: online
+-- $57: sellerId
+-- $58: sellerId
+-- $59: tags
+-- $60: tags
+-- $61: search
 -- $62: online
 -- $63: online
--- $64: sellerId
--- $65: sellerId
--- $66: tags
--- $67: tags
--- $68: search
--- $69: minPriceCents
--- $70: maxPriceCents
--- $71: deliveryDays
--- $72: minRating
--- $73: levels
--- $74: online
--- $75: sellerId
--- $76: tags
--- $77: search
--- $78: minPriceCents
--- $79: maxPriceCents
--- $80: deliveryDays
--- $81: levels
--- $82: minRating
--- $83: minPriceCents
--- $84: maxPriceCents
--- $85: online
--- $86: online
--- $87: deliveryDays
--- $88: deliveryDays
--- $89: levels
--- $90: levels
--- $91: minRating
--- $92: minRating
--- $93: online
--- $94: online
--- $95: sellerId
--- $96: sellerId
--- $97: tags
--- $98: tags
--- $99: minRating
--- $100: search
--- $101: online
--- $102: online
--- $103: deliveryDays
--- $104: deliveryDays
--- $105: levels
--- $106: levels
--- $107: minRating
--- $108: minRating
--- $109: online
--- $110: online
--- $111: sellerId
--- $112: sellerId
--- $113: tags
--- $114: tags
--- $115: minPriceCents
--- $116: maxPriceCents
--- $117: search
--- $118: minPriceCents
--- $119: maxPriceCents
--- $120: deliveryDays
--- $121: minRating
--- $122: levels
--- $123: online
--- $124: sellerId
--- $125: tags
--- $126: search
--- $127: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $128: 'user' (bound when built)
--- $129: 'avatar' (bound when built)
--- $130: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $131: 'service' (bound when built)
--- $132: 'service_banner' (bound when built)
--- $133: minPriceCents
--- $134: maxPriceCents
--- $135: deliveryDays
--- $136: minRating
--- $137: levels
--- $138: online
--- $139: sellerId
--- $140: tags
--- $141: search
--- $142: minPriceCents
--- $143: minPriceCents
--- $144: maxPriceCents
--- $145: maxPriceCents
--- $146: deliveryDays
--- $147: deliveryDays
--- $148: levels
--- $149: levels
--- $150: deliveryDays
--- $151: deliveryDays
--- $152: levels
--- $153: levels
--- $154: minPriceCents
--- $155: minPriceCents
--- $156: maxPriceCents
--- $157: maxPriceCents
--- $158: levels
--- $159: levels
--- $160: minPriceCents
--- $161: minPriceCents
--- $162: maxPriceCents
--- $163: maxPriceCents
--- $164: deliveryDays
--- $165: deliveryDays
--- $166: minPriceCents
--- $167: maxPriceCents
--- $168: deliveryDays
--- $169: minRating
--- $170: levels
--- $171: online
--- $172: sellerId
--- $173: tags
--- $174: search
+-- $64: minRating
+-- $65: minRating
+-- $66: online
+-- $67: online
+-- $68: sellerId
+-- $69: sellerId
+-- $70: tags
+-- $71: tags
+-- $72: search
+-- $73: minPriceCents
+-- $74: maxPriceCents
+-- $75: deliveryDays
+-- $76: minRating
+-- $77: levels
+-- $78: online
+-- $79: sellerId
+-- $80: tags
+-- $81: search
+-- $82: minPriceCents
+-- $83: maxPriceCents
+-- $84: deliveryDays
+-- $85: levels
+-- $86: minRating
+-- $87: minPriceCents
+-- $88: maxPriceCents
+-- $89: online
+-- $90: online
+-- $91: deliveryDays
+-- $92: deliveryDays
+-- $93: levels
+-- $94: levels
+-- $95: levels
+-- $96: levels
+-- $97: minRating
+-- $98: minRating
+-- $99: online
+-- $100: online
+-- $101: sellerId
+-- $102: sellerId
+-- $103: tags
+-- $104: tags
+-- $105: minRating
+-- $106: search
+-- $107: online
+-- $108: online
+-- $109: deliveryDays
+-- $110: deliveryDays
+-- $111: levels
+-- $112: levels
+-- $113: levels
+-- $114: levels
+-- $115: minRating
+-- $116: minRating
+-- $117: online
+-- $118: online
+-- $119: sellerId
+-- $120: sellerId
+-- $121: tags
+-- $122: tags
+-- $123: minPriceCents
+-- $124: maxPriceCents
+-- $125: search
+-- $126: minPriceCents
+-- $127: maxPriceCents
+-- $128: deliveryDays
+-- $129: minRating
+-- $130: levels
+-- $131: online
+-- $132: sellerId
+-- $133: tags
+-- $134: search
+-- $135: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $136: 'user' (bound when built)
+-- $137: 'avatar' (bound when built)
+-- $138: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $139: 'service' (bound when built)
+-- $140: 'service_banner' (bound when built)
+-- $141: minPriceCents
+-- $142: maxPriceCents
+-- $143: deliveryDays
+-- $144: minRating
+-- $145: levels
+-- $146: online
+-- $147: sellerId
+-- $148: tags
+-- $149: search
+-- $150: minPriceCents
+-- $151: minPriceCents
+-- $152: maxPriceCents
+-- $153: maxPriceCents
+-- $154: deliveryDays
+-- $155: deliveryDays
+-- $156: levels
+-- $157: levels
+-- $158: deliveryDays
+-- $159: deliveryDays
+-- $160: levels
+-- $161: levels
+-- $162: minPriceCents
+-- $163: minPriceCents
+-- $164: maxPriceCents
+-- $165: maxPriceCents
+-- $166: levels
+-- $167: levels
+-- $168: minPriceCents
+-- $169: minPriceCents
+-- $170: maxPriceCents
+-- $171: maxPriceCents
+-- $172: deliveryDays
+-- $173: deliveryDays
+-- $174: minPriceCents
+-- $175: maxPriceCents
+-- $176: deliveryDays
+-- $177: minRating
+-- $178: levels
+-- $179: online
+-- $180: sellerId
+-- $181: tags
+-- $182: search
 with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
-    fix as (select catalogue_search_correction($4::text) as q where (case when $5::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($6::text is null or $7::text <> '') and coalesce(($8::int is null or s.starting_price_cents >= $9::int) and ($10::int is null or s.starting_price_cents <= $11::int) and ($12::int is null or s.starting_delivery_days <= $13::int) and ($14::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($15::text, ','))::text[]))) and ($16::float8 is null or s.rating_average >= $17::float8) and ($18::text is null or s.seller_id in (select unnest(string_to_array($19::text, ',')::uuid[]))), false) and ($20::uuid is null or s.seller_id = $21::uuid) and ($22::text is null or s.tags && string_to_array($23::text, ',')) and s.category_id = any((select ids from wanted)::uuid[]) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
+    fix as (select catalogue_search_correction($4::text) as q where (case when $5::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($6::text is null or $7::text <> '') and coalesce(($8::int is null or s.starting_price_cents >= $9::int) and ($10::int is null or s.starting_price_cents <= $11::int) and ($12::int is null or s.starting_delivery_days <= $13::int) and ($14::text is null or (case when 'new' = any((select string_to_array($15::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($16::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($17::text, ','))::text[])) end)) and ($18::float8 is null or s.rating_average >= $19::float8) and ($20::text is null or s.seller_id in (select unnest(string_to_array($21::text, ',')::uuid[]))), false) and ($22::uuid is null or s.seller_id = $23::uuid) and ($24::text is null or s.tags && string_to_array($25::text, ',')) and s.category_id = any((select ids from wanted)::uuid[]) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),
-    start as (select coalesce((select s.created_at from "services" s where s.id = $24::uuid), '-infinity'::timestamptz) as value,
-      coalesce($25::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id),
+    start as (select coalesce((select s.created_at from "services" s where s.id = $26::uuid), '-infinity'::timestamptz) as value,
+      coalesce($27::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id),
     
     page as (select x.* from unnest((select ids from wanted)::uuid[]) as category(id)
-      cross join lateral (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($26::text is null or $27::text <> '') and coalesce(($28::int is null or s.starting_price_cents >= $29::int) and ($30::int is null or s.starting_price_cents <= $31::int) and ($32::int is null or s.starting_delivery_days <= $33::int) and ($34::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($35::text, ','))::text[]))) and ($36::float8 is null or s.rating_average >= $37::float8) and ($38::text is null or s.seller_id in (select unnest(string_to_array($39::text, ',')::uuid[]))), false) and ($40::uuid is null or s.seller_id = $41::uuid) and ($42::text is null or s.tags && string_to_array($43::text, ',')) and ($44::text is null or s.search_vector @@ (select q from query)) and (s.created_at, s.id) > ((select value from start), (select id from start)) and s.category_id = category.id order by s.created_at asc, s.id asc limit (select $45::int + 21)) as x order by x.sort_value asc, x.id asc offset (select $46::int) limit 21),
-    pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($47::text is null or $48::text <> '') and coalesce(($49::float8 is null or s.rating_average >= $50::float8) and ($51::text is null or s.seller_id in (select unnest(string_to_array($52::text, ',')::uuid[]))), false) and ($53::uuid is null or s.seller_id = $54::uuid) and ($55::text is null or s.tags && string_to_array($56::text, ',')) and ($57::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) order by s.category_id asc, s.created_at asc, s.id asc limit 1001) as s),
-    pool_all as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($58::text is null or $59::text <> '') and coalesce(($60::float8 is null or s.rating_average >= $61::float8) and ($62::text is null or s.seller_id in (select unnest(string_to_array($63::text, ',')::uuid[]))), false) and ($64::uuid is null or s.seller_id = $65::uuid) and ($66::text is null or s.tags && string_to_array($67::text, ',')) and ($68::text is null or s.search_vector @@ (select q from query)) order by s.created_at asc, s.id asc limit 1001) as s),
-    counted as (select case when ($69::int is null and $70::int is null and $71::int is null and $72::float8 is null and $73::text is null and $74::text is null and $75::uuid is null and $76::text is null and $77::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when ($78::int is null and $79::int is null and $80::int is null and $81::text is null) then (select count(*)::int from pool) else case when $82::float8 is not null and $83::int is null and $84::int is null
-      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($85::text is null or $86::text <> '') and coalesce(($87::int is null or s.starting_delivery_days <= $88::int) and ($89::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($90::text, ','))::text[]))) and ($91::float8 is null or s.rating_average >= $92::float8) and ($93::text is null or s.seller_id in (select unnest(string_to_array($94::text, ',')::uuid[]))), false) and ($95::uuid is null or s.seller_id = $96::uuid) and ($97::text is null or s.tags && string_to_array($98::text, ',')) and s.rating_average >= $99::float8 and ($100::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped)
-      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($101::text is null or $102::text <> '') and coalesce(($103::int is null or s.starting_delivery_days <= $104::int) and ($105::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($106::text, ','))::text[]))) and ($107::float8 is null or s.rating_average >= $108::float8) and ($109::text is null or s.seller_id in (select unnest(string_to_array($110::text, ',')::uuid[]))), false) and ($111::uuid is null or s.seller_id = $112::uuid) and ($113::text is null or s.tags && string_to_array($114::text, ',')) and s.starting_price_cents >= coalesce($115::int, -1) and s.starting_price_cents <= coalesce($116::int, 2147483647) and ($117::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end end as total)
-    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($118::int is null and $119::int is null and $120::int is null and $121::float8 is null and $122::text is null and $123::text is null and $124::uuid is null and $125::text is null and $126::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $127::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $128 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $129 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $130::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $131 and "uploads"."object_id" = s.id and "uploads"."tag" = $132 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($133::int is null and $134::int is null and $135::int is null and $136::float8 is null and $137::text is null and $138::text is null and $139::uuid is null and $140::text is null and $141::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+      cross join lateral (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($28::text is null or $29::text <> '') and coalesce(($30::int is null or s.starting_price_cents >= $31::int) and ($32::int is null or s.starting_price_cents <= $33::int) and ($34::int is null or s.starting_delivery_days <= $35::int) and ($36::text is null or (case when 'new' = any((select string_to_array($37::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($38::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($39::text, ','))::text[])) end)) and ($40::float8 is null or s.rating_average >= $41::float8) and ($42::text is null or s.seller_id in (select unnest(string_to_array($43::text, ',')::uuid[]))), false) and ($44::uuid is null or s.seller_id = $45::uuid) and ($46::text is null or s.tags && string_to_array($47::text, ',')) and ($48::text is null or s.search_vector @@ (select q from query)) and (s.created_at, s.id) > ((select value from start), (select id from start)) and s.category_id = category.id order by s.created_at asc, s.id asc limit (select $49::int + 21)) as x order by x.sort_value asc, x.id asc offset (select $50::int) limit 21),
+    pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($51::text is null or $52::text <> '') and coalesce(($53::float8 is null or s.rating_average >= $54::float8) and ($55::text is null or s.seller_id in (select unnest(string_to_array($56::text, ',')::uuid[]))), false) and ($57::uuid is null or s.seller_id = $58::uuid) and ($59::text is null or s.tags && string_to_array($60::text, ',')) and ($61::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) order by s.category_id asc, s.created_at asc, s.id asc limit 1001) as s),
+    pool_all as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.created_at as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($62::text is null or $63::text <> '') and coalesce(($64::float8 is null or s.rating_average >= $65::float8) and ($66::text is null or s.seller_id in (select unnest(string_to_array($67::text, ',')::uuid[]))), false) and ($68::uuid is null or s.seller_id = $69::uuid) and ($70::text is null or s.tags && string_to_array($71::text, ',')) and ($72::text is null or s.search_vector @@ (select q from query)) order by s.created_at asc, s.id asc limit 1001) as s),
+    counted as (select case when ($73::int is null and $74::int is null and $75::int is null and $76::float8 is null and $77::text is null and $78::text is null and $79::uuid is null and $80::text is null and $81::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when ($82::int is null and $83::int is null and $84::int is null and $85::text is null) then (select count(*)::int from pool) else case when $86::float8 is not null and $87::int is null and $88::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($89::text is null or $90::text <> '') and coalesce(($91::int is null or s.starting_delivery_days <= $92::int) and ($93::text is null or (case when 'new' = any((select string_to_array($94::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($95::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($96::text, ','))::text[])) end)) and ($97::float8 is null or s.rating_average >= $98::float8) and ($99::text is null or s.seller_id in (select unnest(string_to_array($100::text, ',')::uuid[]))), false) and ($101::uuid is null or s.seller_id = $102::uuid) and ($103::text is null or s.tags && string_to_array($104::text, ',')) and s.rating_average >= $105::float8 and ($106::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($107::text is null or $108::text <> '') and coalesce(($109::int is null or s.starting_delivery_days <= $110::int) and ($111::text is null or (case when 'new' = any((select string_to_array($112::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($113::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($114::text, ','))::text[])) end)) and ($115::float8 is null or s.rating_average >= $116::float8) and ($117::text is null or s.seller_id in (select unnest(string_to_array($118::text, ',')::uuid[]))), false) and ($119::uuid is null or s.seller_id = $120::uuid) and ($121::text is null or s.tags && string_to_array($122::text, ',')) and s.starting_price_cents >= coalesce($123::int, -1) and s.starting_price_cents <= coalesce($124::int, 2147483647) and ($125::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end end as total)
+    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($126::int is null and $127::int is null and $128::int is null and $129::float8 is null and $130::text is null and $131::text is null and $132::uuid is null and $133::text is null and $134::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $135::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $136 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $137 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $138::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $139 and "uploads"."object_id" = s.id and "uploads"."tag" = $140 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($141::int is null and $142::int is null and $143::int is null and $144::float8 is null and $145::text is null and $146::text is null and $147::uuid is null and $148::text is null and $149::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -197,7 +213,7 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from (select * from "pool_all" limit 1000) as x where ($142::int is null or x.starting_price_cents >= $143::int) and ($144::int is null or x.starting_price_cents <= $145::int) and ($146::int is null or x.starting_delivery_days <= $147::int) and ($148::text is null or x.level = any((select string_to_array($149::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool_all" limit 1000) as x where ($150::int is null or x.starting_price_cents >= $151::int) and ($152::int is null or x.starting_price_cents <= $153::int) and ($154::int is null or x.starting_delivery_days <= $155::int) and ($156::text is null or x.level = any((select string_to_array($157::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -206,12 +222,12 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($150::int is null or x.starting_delivery_days <= $151::int) and ($152::text is null or x.level = any((select string_to_array($153::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($158::int is null or x.starting_delivery_days <= $159::int) and ($160::text is null or x.level = any((select string_to_array($161::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($154::int is null or x.starting_price_cents >= $155::int) and ($156::int is null or x.starting_price_cents <= $157::int) and ($158::text is null or x.level = any((select string_to_array($159::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($162::int is null or x.starting_price_cents >= $163::int) and ($164::int is null or x.starting_price_cents <= $165::int) and ($166::text is null or x.level = any((select string_to_array($167::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
       select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($160::int is null or x.starting_price_cents >= $161::int) and ($162::int is null or x.starting_price_cents <= $163::int) and ($164::int is null or x.starting_delivery_days <= $165::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($166::int is null and $167::int is null and $168::int is null and $169::float8 is null and $170::text is null and $171::text is null and $172::uuid is null and $173::text is null and $174::text is null) and (select count(*) from "pool_all") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($168::int is null or x.starting_price_cents >= $169::int) and ($170::int is null or x.starting_price_cents <= $171::int) and ($172::int is null or x.starting_delivery_days <= $173::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($174::int is null and $175::int is null and $176::int is null and $177::float8 is null and $178::text is null and $179::text is null and $180::uuid is null and $181::text is null and $182::text is null) and (select count(*) from "pool_all") > 1000))) as facets

@@ -10,111 +10,127 @@
 -- $9: deliveryDays
 -- $10: levels
 -- $11: levels
--- $12: minRating
--- $13: minRating
--- $14: online
--- $15: online
--- $16: sellerId
--- $17: sellerId
--- $18: tags
--- $19: tags
--- $20: minPriceCents
--- $21: maxPriceCents
--- $22: after
--- $23: minPriceCents
+-- $12: levels
+-- $13: levels
+-- $14: minRating
+-- $15: minRating
+-- $16: online
+-- $17: online
+-- $18: sellerId
+-- $19: sellerId
+-- $20: tags
+-- $21: tags
+-- $22: minPriceCents
+-- $23: maxPriceCents
 -- $24: after
--- $25: online
--- $26: online
--- $27: deliveryDays
--- $28: deliveryDays
--- $29: levels
--- $30: levels
--- $31: minRating
--- $32: minRating
--- $33: online
--- $34: online
--- $35: sellerId
--- $36: sellerId
--- $37: tags
--- $38: tags
--- $39: minPriceCents
--- $40: maxPriceCents
--- $41: search
--- $42: offset
--- $43: offset
--- $44: minPriceCents
--- $45: maxPriceCents
--- $46: deliveryDays
--- $47: minRating
--- $48: levels
--- $49: online
--- $50: sellerId
--- $51: tags
--- $52: search
--- $53: minRating
--- $54: minPriceCents
--- $55: maxPriceCents
--- $56: online
--- $57: online
--- $58: deliveryDays
--- $59: deliveryDays
--- $60: levels
--- $61: levels
--- $62: minRating
--- $63: minRating
--- $64: online
--- $65: online
--- $66: sellerId
--- $67: sellerId
--- $68: tags
--- $69: tags
--- $70: minRating
--- $71: search
--- $72: online
--- $73: online
--- $74: deliveryDays
--- $75: deliveryDays
--- $76: levels
--- $77: levels
--- $78: minRating
--- $79: minRating
--- $80: online
--- $81: online
--- $82: sellerId
--- $83: sellerId
--- $84: tags
--- $85: tags
--- $86: minPriceCents
--- $87: maxPriceCents
--- $88: search
--- $89: minPriceCents
--- $90: maxPriceCents
--- $91: deliveryDays
--- $92: minRating
--- $93: levels
--- $94: online
--- $95: sellerId
--- $96: tags
--- $97: search
--- $98: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $99: 'user' (bound when built)
--- $100: 'avatar' (bound when built)
--- $101: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $102: 'service' (bound when built)
--- $103: 'service_banner' (bound when built)
+-- $25: minPriceCents
+-- $26: after
+-- $27: online
+-- $28: online
+-- $29: deliveryDays
+-- $30: deliveryDays
+-- $31: levels
+-- $32: levels
+-- $33: levels
+-- $34: levels
+-- $35: minRating
+-- $36: minRating
+-- $37: online
+-- $38: online
+-- $39: sellerId
+-- $40: sellerId
+-- $41: tags
+-- $42: tags
+-- $43: minPriceCents
+-- $44: maxPriceCents
+-- $45: search
+-- $46: offset
+-- $47: offset
+-- $48: minPriceCents
+-- $49: maxPriceCents
+-- $50: deliveryDays
+-- $51: minRating
+-- $52: levels
+-- $53: online
+-- $54: sellerId
+-- $55: tags
+-- $56: search
+-- $57: minRating
+-- $58: minPriceCents
+-- $59: maxPriceCents
+-- $60: online
+-- $61: online
+-- $62: deliveryDays
+-- $63: deliveryDays
+-- $64: levels
+-- $65: levels
+-- $66: levels
+-- $67: levels
+-- $68: minRating
+-- $69: minRating
+-- $70: online
+-- $71: online
+-- $72: sellerId
+-- $73: sellerId
+-- $74: tags
+-- $75: tags
+-- $76: minRating
+-- $77: search
+-- $78: online
+-- $79: online
+-- $80: deliveryDays
+-- $81: deliveryDays
+-- $82: levels
+-- $83: levels
+-- $84: levels
+-- $85: levels
+-- $86: minRating
+-- $87: minRating
+-- $88: online
+-- $89: online
+-- $90: sellerId
+-- $91: sellerId
+-- $92: tags
+-- $93: tags
+-- $94: minPriceCents
+-- $95: maxPriceCents
+-- $96: search
+-- $97: minPriceCents
+-- $98: maxPriceCents
+-- $99: deliveryDays
+-- $100: minRating
+-- $101: levels
+-- $102: online
+-- $103: sellerId
+-- $104: tags
+-- $105: search
+-- $106: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $107: 'user' (bound when built)
+-- $108: 'avatar' (bound when built)
+-- $109: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $110: 'service' (bound when built)
+-- $111: 'service_banner' (bound when built)
 with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
-    fix as (select catalogue_search_correction($4::text) as q where (case when $5::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($6::text is null or $7::text <> '') and coalesce(($8::int is null or s.starting_delivery_days <= $9::int) and ($10::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($11::text, ','))::text[]))) and ($12::float8 is null or s.rating_average >= $13::float8) and ($14::text is null or s.seller_id in (select unnest(string_to_array($15::text, ',')::uuid[]))), false) and ($16::uuid is null or s.seller_id = $17::uuid) and ($18::text is null or s.tags && string_to_array($19::text, ',')) and s.starting_price_cents >= coalesce($20::int, -1) and s.starting_price_cents <= coalesce($21::int, 2147483647) and s.category_id = any((select ids from wanted)::uuid[]) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
+    fix as (select catalogue_search_correction($4::text) as q where (case when $5::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($6::text is null or $7::text <> '') and coalesce(($8::int is null or s.starting_delivery_days <= $9::int) and ($10::text is null or (case when 'new' = any((select string_to_array($11::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($12::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($13::text, ','))::text[])) end)) and ($14::float8 is null or s.rating_average >= $15::float8) and ($16::text is null or s.seller_id in (select unnest(string_to_array($17::text, ',')::uuid[]))), false) and ($18::uuid is null or s.seller_id = $19::uuid) and ($20::text is null or s.tags && string_to_array($21::text, ',')) and s.starting_price_cents >= coalesce($22::int, -1) and s.starting_price_cents <= coalesce($23::int, 2147483647) and s.category_id = any((select ids from wanted)::uuid[]) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),
-    start as (select coalesce((select s.starting_price_cents from "services" s where s.id = $22::uuid), coalesce($23::int, 0) - 1) as value,
-      coalesce($24::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id),
+    start as (select coalesce((select s.starting_price_cents from "services" s where s.id = $24::uuid), coalesce($25::int, 0) - 1) as value,
+      coalesce($26::uuid, 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid) as id),
     
     page as (select x.* from unnest((select ids from wanted)::uuid[]) as category(id)
-      cross join lateral (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($25::text is null or $26::text <> '') and coalesce(($27::int is null or s.starting_delivery_days <= $28::int) and ($29::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($30::text, ','))::text[]))) and ($31::float8 is null or s.rating_average >= $32::float8) and ($33::text is null or s.seller_id in (select unnest(string_to_array($34::text, ',')::uuid[]))), false) and ($35::uuid is null or s.seller_id = $36::uuid) and ($37::text is null or s.tags && string_to_array($38::text, ',')) and s.starting_price_cents >= coalesce($39::int, -1) and s.starting_price_cents <= coalesce($40::int, 2147483647) and ($41::text is null or s.search_vector @@ (select q from query)) and (s.starting_price_cents, s.id) > ((select value from start), (select id from start)) and s.category_id = category.id order by s.starting_price_cents asc, s.id asc limit (select $42::int + 101)) as x order by x.sort_value asc, x.id asc offset (select $43::int) limit 101),
+      cross join lateral (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($27::text is null or $28::text <> '') and coalesce(($29::int is null or s.starting_delivery_days <= $30::int) and ($31::text is null or (case when 'new' = any((select string_to_array($32::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($33::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($34::text, ','))::text[])) end)) and ($35::float8 is null or s.rating_average >= $36::float8) and ($37::text is null or s.seller_id in (select unnest(string_to_array($38::text, ',')::uuid[]))), false) and ($39::uuid is null or s.seller_id = $40::uuid) and ($41::text is null or s.tags && string_to_array($42::text, ',')) and s.starting_price_cents >= coalesce($43::int, -1) and s.starting_price_cents <= coalesce($44::int, 2147483647) and ($45::text is null or s.search_vector @@ (select q from query)) and (s.starting_price_cents, s.id) > ((select value from start), (select id from start)) and s.category_id = category.id order by s.starting_price_cents asc, s.id asc limit (select $46::int + 101)) as x order by x.sort_value asc, x.id asc offset (select $47::int) limit 101),
     
-    counted as (select case when ($44::int is null and $45::int is null and $46::int is null and $47::float8 is null and $48::text is null and $49::text is null and $50::uuid is null and $51::text is null and $52::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when $53::float8 is not null and $54::int is null and $55::int is null
-      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($56::text is null or $57::text <> '') and coalesce(($58::int is null or s.starting_delivery_days <= $59::int) and ($60::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($61::text, ','))::text[]))) and ($62::float8 is null or s.rating_average >= $63::float8) and ($64::text is null or s.seller_id in (select unnest(string_to_array($65::text, ',')::uuid[]))), false) and ($66::uuid is null or s.seller_id = $67::uuid) and ($68::text is null or s.tags && string_to_array($69::text, ',')) and s.rating_average >= $70::float8 and ($71::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped)
-      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($72::text is null or $73::text <> '') and coalesce(($74::int is null or s.starting_delivery_days <= $75::int) and ($76::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($77::text, ','))::text[]))) and ($78::float8 is null or s.rating_average >= $79::float8) and ($80::text is null or s.seller_id in (select unnest(string_to_array($81::text, ',')::uuid[]))), false) and ($82::uuid is null or s.seller_id = $83::uuid) and ($84::text is null or s.tags && string_to_array($85::text, ',')) and s.starting_price_cents >= coalesce($86::int, -1) and s.starting_price_cents <= coalesce($87::int, 2147483647) and ($88::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end as total)
-    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($89::int is null and $90::int is null and $91::int is null and $92::float8 is null and $93::text is null and $94::text is null and $95::uuid is null and $96::text is null and $97::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $98::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $99 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $100 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $101::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $102 and "uploads"."object_id" = s.id and "uploads"."tag" = $103 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets
+    counted as (select case when ($48::int is null and $49::int is null and $50::int is null and $51::float8 is null and $52::text is null and $53::text is null and $54::uuid is null and $55::text is null and $56::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when $57::float8 is not null and $58::int is null and $59::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($60::text is null or $61::text <> '') and coalesce(($62::int is null or s.starting_delivery_days <= $63::int) and ($64::text is null or (case when 'new' = any((select string_to_array($65::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($66::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($67::text, ','))::text[])) end)) and ($68::float8 is null or s.rating_average >= $69::float8) and ($70::text is null or s.seller_id in (select unnest(string_to_array($71::text, ',')::uuid[]))), false) and ($72::uuid is null or s.seller_id = $73::uuid) and ($74::text is null or s.tags && string_to_array($75::text, ',')) and s.rating_average >= $76::float8 and ($77::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($78::text is null or $79::text <> '') and coalesce(($80::int is null or s.starting_delivery_days <= $81::int) and ($82::text is null or (case when 'new' = any((select string_to_array($83::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($84::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($85::text, ','))::text[])) end)) and ($86::float8 is null or s.rating_average >= $87::float8) and ($88::text is null or s.seller_id in (select unnest(string_to_array($89::text, ',')::uuid[]))), false) and ($90::uuid is null or s.seller_id = $91::uuid) and ($92::text is null or s.tags && string_to_array($93::text, ',')) and s.starting_price_cents >= coalesce($94::int, -1) and s.starting_price_cents <= coalesce($95::int, 2147483647) and ($96::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end as total)
+    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($97::int is null and $98::int is null and $99::int is null and $100::float8 is null and $101::text is null and $102::text is null and $103::uuid is null and $104::text is null and $105::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $106::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $107 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $108 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $109::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $110 and "uploads"."object_id" = s.id and "uploads"."tag" = $111 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, null::json as facets

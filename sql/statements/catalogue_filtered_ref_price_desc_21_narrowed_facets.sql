@@ -10,183 +10,199 @@
 -- $9: deliveryDays
 -- $10: levels
 -- $11: levels
--- $12: minRating
--- $13: minRating
--- $14: online
--- $15: online
--- $16: sellerId
--- $17: sellerId
--- $18: tags
--- $19: tags
--- $20: minPriceCents
--- $21: maxPriceCents
--- $22: after
+-- $12: levels
+-- $13: levels
+-- $14: minRating
+-- $15: minRating
+-- $16: online
+-- $17: online
+-- $18: sellerId
+-- $19: sellerId
+-- $20: tags
+-- $21: tags
+-- $22: minPriceCents
 -- $23: maxPriceCents
 -- $24: after
--- $25: online
--- $26: online
--- $27: deliveryDays
--- $28: deliveryDays
--- $29: levels
--- $30: levels
--- $31: minRating
--- $32: minRating
--- $33: online
--- $34: online
--- $35: sellerId
--- $36: sellerId
--- $37: tags
--- $38: tags
--- $39: minPriceCents
--- $40: maxPriceCents
--- $41: search
--- $42: offset
--- $43: offset
--- $44: online
--- $45: online
--- $46: minRating
--- $47: minRating
+-- $25: maxPriceCents
+-- $26: after
+-- $27: online
+-- $28: online
+-- $29: deliveryDays
+-- $30: deliveryDays
+-- $31: levels
+-- $32: levels
+-- $33: levels
+-- $34: levels
+-- $35: minRating
+-- $36: minRating
+-- $37: online
+-- $38: online
+-- $39: sellerId
+-- $40: sellerId
+-- $41: tags
+-- $42: tags
+-- $43: minPriceCents
+-- $44: maxPriceCents
+-- $45: search
+-- $46: offset
+-- $47: offset
 -- $48: online
 -- $49: online
--- $50: sellerId
--- $51: sellerId
--- $52: tags
--- $53: tags
--- $54: search
--- $55: online
--- $56: online
--- $57: minRating
--- $58: minRating
+-- $50: minRating
+-- $51: minRating
+-- $52: online
+-- $53: online
+-- $54: sellerId
+-- $55: sellerId
+-- $56: tags
+-- $57: tags
+-- $58: search
 -- $59: online
 -- $60: online
--- $61: sellerId
--- $62: sellerId
--- $63: tags
--- $64: tags
--- $65: search
--- $66: minPriceCents
--- $67: maxPriceCents
--- $68: deliveryDays
--- $69: minRating
--- $70: levels
--- $71: online
--- $72: sellerId
--- $73: tags
--- $74: search
--- $75: minPriceCents
--- $76: maxPriceCents
--- $77: deliveryDays
--- $78: levels
--- $79: minRating
--- $80: minPriceCents
--- $81: maxPriceCents
--- $82: online
--- $83: online
--- $84: deliveryDays
--- $85: deliveryDays
--- $86: levels
--- $87: levels
--- $88: minRating
--- $89: minRating
--- $90: online
--- $91: online
--- $92: sellerId
--- $93: sellerId
--- $94: tags
--- $95: tags
--- $96: minRating
--- $97: search
--- $98: online
--- $99: online
--- $100: deliveryDays
--- $101: deliveryDays
--- $102: levels
--- $103: levels
--- $104: minRating
--- $105: minRating
--- $106: online
--- $107: online
--- $108: sellerId
--- $109: sellerId
--- $110: tags
--- $111: tags
--- $112: minPriceCents
--- $113: maxPriceCents
--- $114: search
--- $115: minPriceCents
--- $116: maxPriceCents
--- $117: deliveryDays
--- $118: minRating
--- $119: levels
--- $120: online
--- $121: sellerId
--- $122: tags
--- $123: search
--- $124: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $125: 'user' (bound when built)
--- $126: 'avatar' (bound when built)
--- $127: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $128: 'service' (bound when built)
--- $129: 'service_banner' (bound when built)
--- $130: minPriceCents
--- $131: maxPriceCents
--- $132: deliveryDays
--- $133: minRating
--- $134: levels
--- $135: online
--- $136: sellerId
--- $137: tags
--- $138: search
--- $139: minPriceCents
--- $140: minPriceCents
--- $141: maxPriceCents
--- $142: maxPriceCents
--- $143: deliveryDays
--- $144: deliveryDays
--- $145: levels
--- $146: levels
--- $147: deliveryDays
--- $148: deliveryDays
--- $149: levels
--- $150: levels
--- $151: minPriceCents
--- $152: minPriceCents
--- $153: maxPriceCents
--- $154: maxPriceCents
--- $155: levels
--- $156: levels
--- $157: minPriceCents
--- $158: minPriceCents
--- $159: maxPriceCents
--- $160: maxPriceCents
--- $161: deliveryDays
--- $162: deliveryDays
--- $163: minPriceCents
--- $164: maxPriceCents
--- $165: deliveryDays
--- $166: minRating
--- $167: levels
--- $168: online
--- $169: sellerId
--- $170: tags
--- $171: search
+-- $61: minRating
+-- $62: minRating
+-- $63: online
+-- $64: online
+-- $65: sellerId
+-- $66: sellerId
+-- $67: tags
+-- $68: tags
+-- $69: search
+-- $70: minPriceCents
+-- $71: maxPriceCents
+-- $72: deliveryDays
+-- $73: minRating
+-- $74: levels
+-- $75: online
+-- $76: sellerId
+-- $77: tags
+-- $78: search
+-- $79: minPriceCents
+-- $80: maxPriceCents
+-- $81: deliveryDays
+-- $82: levels
+-- $83: minRating
+-- $84: minPriceCents
+-- $85: maxPriceCents
+-- $86: online
+-- $87: online
+-- $88: deliveryDays
+-- $89: deliveryDays
+-- $90: levels
+-- $91: levels
+-- $92: levels
+-- $93: levels
+-- $94: minRating
+-- $95: minRating
+-- $96: online
+-- $97: online
+-- $98: sellerId
+-- $99: sellerId
+-- $100: tags
+-- $101: tags
+-- $102: minRating
+-- $103: search
+-- $104: online
+-- $105: online
+-- $106: deliveryDays
+-- $107: deliveryDays
+-- $108: levels
+-- $109: levels
+-- $110: levels
+-- $111: levels
+-- $112: minRating
+-- $113: minRating
+-- $114: online
+-- $115: online
+-- $116: sellerId
+-- $117: sellerId
+-- $118: tags
+-- $119: tags
+-- $120: minPriceCents
+-- $121: maxPriceCents
+-- $122: search
+-- $123: minPriceCents
+-- $124: maxPriceCents
+-- $125: deliveryDays
+-- $126: minRating
+-- $127: levels
+-- $128: online
+-- $129: sellerId
+-- $130: tags
+-- $131: search
+-- $132: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $133: 'user' (bound when built)
+-- $134: 'avatar' (bound when built)
+-- $135: 'http://localhost:8000/api/v1/uploads/' (bound when built)
+-- $136: 'service' (bound when built)
+-- $137: 'service_banner' (bound when built)
+-- $138: minPriceCents
+-- $139: maxPriceCents
+-- $140: deliveryDays
+-- $141: minRating
+-- $142: levels
+-- $143: online
+-- $144: sellerId
+-- $145: tags
+-- $146: search
+-- $147: minPriceCents
+-- $148: minPriceCents
+-- $149: maxPriceCents
+-- $150: maxPriceCents
+-- $151: deliveryDays
+-- $152: deliveryDays
+-- $153: levels
+-- $154: levels
+-- $155: deliveryDays
+-- $156: deliveryDays
+-- $157: levels
+-- $158: levels
+-- $159: minPriceCents
+-- $160: minPriceCents
+-- $161: maxPriceCents
+-- $162: maxPriceCents
+-- $163: levels
+-- $164: levels
+-- $165: minPriceCents
+-- $166: minPriceCents
+-- $167: maxPriceCents
+-- $168: maxPriceCents
+-- $169: deliveryDays
+-- $170: deliveryDays
+-- $171: minPriceCents
+-- $172: maxPriceCents
+-- $173: deliveryDays
+-- $174: minRating
+-- $175: levels
+-- $176: online
+-- $177: sellerId
+-- $178: tags
+-- $179: search
 with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
-    fix as (select catalogue_search_correction($4::text) as q where (case when $5::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($6::text is null or $7::text <> '') and coalesce(($8::int is null or s.starting_delivery_days <= $9::int) and ($10::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($11::text, ','))::text[]))) and ($12::float8 is null or s.rating_average >= $13::float8) and ($14::text is null or s.seller_id in (select unnest(string_to_array($15::text, ',')::uuid[]))), false) and ($16::uuid is null or s.seller_id = $17::uuid) and ($18::text is null or s.tags && string_to_array($19::text, ',')) and s.starting_price_cents >= coalesce($20::int, -1) and s.starting_price_cents <= coalesce($21::int, 2147483647) and s.category_id = any((select ids from wanted)::uuid[]) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
+    fix as (select catalogue_search_correction($4::text) as q where (case when $5::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($6::text is null or $7::text <> '') and coalesce(($8::int is null or s.starting_delivery_days <= $9::int) and ($10::text is null or (case when 'new' = any((select string_to_array($11::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($12::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($13::text, ','))::text[])) end)) and ($14::float8 is null or s.rating_average >= $15::float8) and ($16::text is null or s.seller_id in (select unnest(string_to_array($17::text, ',')::uuid[]))), false) and ($18::uuid is null or s.seller_id = $19::uuid) and ($20::text is null or s.tags && string_to_array($21::text, ',')) and s.starting_price_cents >= coalesce($22::int, -1) and s.starting_price_cents <= coalesce($23::int, 2147483647) and s.category_id = any((select ids from wanted)::uuid[]) and s.search_vector @@ (select q from typed) limit 3) as probe) end) < 3),
     query as (select coalesce((select q from typed) || (select q from fix), (select q from typed)) as q),
-    start as (select coalesce((select s.starting_price_cents from "services" s where s.id = $22::uuid), coalesce($23::int, 2147483646) + 1) as value,
-      coalesce($24::uuid, '00000000-0000-0000-0000-000000000000'::uuid) as id),
+    start as (select coalesce((select s.starting_price_cents from "services" s where s.id = $24::uuid), coalesce($25::int, 2147483646) + 1) as value,
+      coalesce($26::uuid, '00000000-0000-0000-0000-000000000000'::uuid) as id),
     
     page as (select x.* from unnest((select ids from wanted)::uuid[]) as category(id)
-      cross join lateral (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($25::text is null or $26::text <> '') and coalesce(($27::int is null or s.starting_delivery_days <= $28::int) and ($29::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($30::text, ','))::text[]))) and ($31::float8 is null or s.rating_average >= $32::float8) and ($33::text is null or s.seller_id in (select unnest(string_to_array($34::text, ',')::uuid[]))), false) and ($35::uuid is null or s.seller_id = $36::uuid) and ($37::text is null or s.tags && string_to_array($38::text, ',')) and s.starting_price_cents >= coalesce($39::int, -1) and s.starting_price_cents <= coalesce($40::int, 2147483647) and ($41::text is null or s.search_vector @@ (select q from query)) and (s.starting_price_cents, s.id) < ((select value from start), (select id from start)) and s.category_id = category.id order by s.starting_price_cents desc, s.id desc limit (select $42::int + 21)) as x order by x.sort_value desc, x.id desc offset (select $43::int) limit 21),
-    pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($44::text is null or $45::text <> '') and coalesce(($46::float8 is null or s.rating_average >= $47::float8) and ($48::text is null or s.seller_id in (select unnest(string_to_array($49::text, ',')::uuid[]))), false) and ($50::uuid is null or s.seller_id = $51::uuid) and ($52::text is null or s.tags && string_to_array($53::text, ',')) and ($54::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) order by s.category_id desc, s.starting_price_cents desc, s.id desc limit 1001) as s),
-    pool_all as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($55::text is null or $56::text <> '') and coalesce(($57::float8 is null or s.rating_average >= $58::float8) and ($59::text is null or s.seller_id in (select unnest(string_to_array($60::text, ',')::uuid[]))), false) and ($61::uuid is null or s.seller_id = $62::uuid) and ($63::text is null or s.tags && string_to_array($64::text, ',')) and ($65::text is null or s.search_vector @@ (select q from query)) order by s.starting_price_cents desc, s.id desc limit 1001) as s),
-    counted as (select case when ($66::int is null and $67::int is null and $68::int is null and $69::float8 is null and $70::text is null and $71::text is null and $72::uuid is null and $73::text is null and $74::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when ($75::int is null and $76::int is null and $77::int is null and $78::text is null) then (select count(*)::int from pool) else case when $79::float8 is not null and $80::int is null and $81::int is null
-      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($82::text is null or $83::text <> '') and coalesce(($84::int is null or s.starting_delivery_days <= $85::int) and ($86::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($87::text, ','))::text[]))) and ($88::float8 is null or s.rating_average >= $89::float8) and ($90::text is null or s.seller_id in (select unnest(string_to_array($91::text, ',')::uuid[]))), false) and ($92::uuid is null or s.seller_id = $93::uuid) and ($94::text is null or s.tags && string_to_array($95::text, ',')) and s.rating_average >= $96::float8 and ($97::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped)
-      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($98::text is null or $99::text <> '') and coalesce(($100::int is null or s.starting_delivery_days <= $101::int) and ($102::text is null or exists (select 1 from "users" where "users"."id" = s.seller_id and "users"."seller_level" = any((select string_to_array($103::text, ','))::text[]))) and ($104::float8 is null or s.rating_average >= $105::float8) and ($106::text is null or s.seller_id in (select unnest(string_to_array($107::text, ',')::uuid[]))), false) and ($108::uuid is null or s.seller_id = $109::uuid) and ($110::text is null or s.tags && string_to_array($111::text, ',')) and s.starting_price_cents >= coalesce($112::int, -1) and s.starting_price_cents <= coalesce($113::int, 2147483647) and ($114::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end end as total)
-    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($115::int is null and $116::int is null and $117::int is null and $118::float8 is null and $119::text is null and $120::text is null and $121::uuid is null and $122::text is null and $123::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $124::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $125 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $126 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $127::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $128 and "uploads"."object_id" = s.id and "uploads"."tag" = $129 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($130::int is null and $131::int is null and $132::int is null and $133::float8 is null and $134::text is null and $135::text is null and $136::uuid is null and $137::text is null and $138::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+      cross join lateral (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($27::text is null or $28::text <> '') and coalesce(($29::int is null or s.starting_delivery_days <= $30::int) and ($31::text is null or (case when 'new' = any((select string_to_array($32::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($33::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($34::text, ','))::text[])) end)) and ($35::float8 is null or s.rating_average >= $36::float8) and ($37::text is null or s.seller_id in (select unnest(string_to_array($38::text, ',')::uuid[]))), false) and ($39::uuid is null or s.seller_id = $40::uuid) and ($41::text is null or s.tags && string_to_array($42::text, ',')) and s.starting_price_cents >= coalesce($43::int, -1) and s.starting_price_cents <= coalesce($44::int, 2147483647) and ($45::text is null or s.search_vector @@ (select q from query)) and (s.starting_price_cents, s.id) < ((select value from start), (select id from start)) and s.category_id = category.id order by s.starting_price_cents desc, s.id desc limit (select $46::int + 21)) as x order by x.sort_value desc, x.id desc offset (select $47::int) limit 21),
+    pool as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($48::text is null or $49::text <> '') and coalesce(($50::float8 is null or s.rating_average >= $51::float8) and ($52::text is null or s.seller_id in (select unnest(string_to_array($53::text, ',')::uuid[]))), false) and ($54::uuid is null or s.seller_id = $55::uuid) and ($56::text is null or s.tags && string_to_array($57::text, ',')) and ($58::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) order by s.category_id desc, s.starting_price_cents desc, s.id desc limit 1001) as s),
+    pool_all as (select s.category_id, s.starting_price_cents, s.starting_delivery_days, (select "users"."seller_level" from "users" where "users"."id" = s.seller_id) as level from  (select s.id, s.starting_price_cents as sort_value, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and ($59::text is null or $60::text <> '') and coalesce(($61::float8 is null or s.rating_average >= $62::float8) and ($63::text is null or s.seller_id in (select unnest(string_to_array($64::text, ',')::uuid[]))), false) and ($65::uuid is null or s.seller_id = $66::uuid) and ($67::text is null or s.tags && string_to_array($68::text, ',')) and ($69::text is null or s.search_vector @@ (select q from query)) order by s.starting_price_cents desc, s.id desc limit 1001) as s),
+    counted as (select case when ($70::int is null and $71::int is null and $72::int is null and $73::float8 is null and $74::text is null and $75::text is null and $76::uuid is null and $77::text is null and $78::text is null) then (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) else case when ($79::int is null and $80::int is null and $81::int is null and $82::text is null) then (select count(*)::int from pool) else case when $83::float8 is not null and $84::int is null and $85::int is null
+      then (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($86::text is null or $87::text <> '') and coalesce(($88::int is null or s.starting_delivery_days <= $89::int) and ($90::text is null or (case when 'new' = any((select string_to_array($91::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($92::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($93::text, ','))::text[])) end)) and ($94::float8 is null or s.rating_average >= $95::float8) and ($96::text is null or s.seller_id in (select unnest(string_to_array($97::text, ',')::uuid[]))), false) and ($98::uuid is null or s.seller_id = $99::uuid) and ($100::text is null or s.tags && string_to_array($101::text, ',')) and s.rating_average >= $102::float8 and ($103::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped)
+      else (select count(*)::int from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($104::text is null or $105::text <> '') and coalesce(($106::int is null or s.starting_delivery_days <= $107::int) and ($108::text is null or (case when 'new' = any((select string_to_array($109::text, ','))::text[])
+    then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($110::text, ','))::text[]))
+    else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($111::text, ','))::text[])) end)) and ($112::float8 is null or s.rating_average >= $113::float8) and ($114::text is null or s.seller_id in (select unnest(string_to_array($115::text, ',')::uuid[]))), false) and ($116::uuid is null or s.seller_id = $117::uuid) and ($118::text is null or s.tags && string_to_array($119::text, ',')) and s.starting_price_cents >= coalesce($120::int, -1) and s.starting_price_cents <= coalesce($121::int, 2147483647) and ($122::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end end as total)
+    select (select count(*) from ref)::int as categories, (select total from counted) as total, (($123::int is null and $124::int is null and $125::int is null and $126::float8 is null and $127::text is null and $128::text is null and $129::uuid is null and $130::text is null and $131::text is null) or (select total from counted) <= 1000) as exact,
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $132::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $133 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $134 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $135::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $136 and "uploads"."object_id" = s.id and "uploads"."tag" = $137 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($138::int is null and $139::int is null and $140::int is null and $141::float8 is null and $142::text is null and $143::text is null and $144::uuid is null and $145::text is null and $146::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -194,7 +210,7 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from (select * from "pool_all" limit 1000) as x where ($139::int is null or x.starting_price_cents >= $140::int) and ($141::int is null or x.starting_price_cents <= $142::int) and ($143::int is null or x.starting_delivery_days <= $144::int) and ($145::text is null or x.level = any((select string_to_array($146::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool_all" limit 1000) as x where ($147::int is null or x.starting_price_cents >= $148::int) and ($149::int is null or x.starting_price_cents <= $150::int) and ($151::int is null or x.starting_delivery_days <= $152::int) and ($153::text is null or x.level = any((select string_to_array($154::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -203,12 +219,12 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($147::int is null or x.starting_delivery_days <= $148::int) and ($149::text is null or x.level = any((select string_to_array($150::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($155::int is null or x.starting_delivery_days <= $156::int) and ($157::text is null or x.level = any((select string_to_array($158::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($151::int is null or x.starting_price_cents >= $152::int) and ($153::int is null or x.starting_price_cents <= $154::int) and ($155::text is null or x.level = any((select string_to_array($156::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($159::int is null or x.starting_price_cents >= $160::int) and ($161::int is null or x.starting_price_cents <= $162::int) and ($163::text is null or x.level = any((select string_to_array($164::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
       select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($157::int is null or x.starting_price_cents >= $158::int) and ($159::int is null or x.starting_price_cents <= $160::int) and ($161::int is null or x.starting_delivery_days <= $162::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($163::int is null and $164::int is null and $165::int is null and $166::float8 is null and $167::text is null and $168::text is null and $169::uuid is null and $170::text is null and $171::text is null) and (select count(*) from "pool_all") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($165::int is null or x.starting_price_cents >= $166::int) and ($167::int is null or x.starting_price_cents <= $168::int) and ($169::int is null or x.starting_delivery_days <= $170::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($171::int is null and $172::int is null and $173::int is null and $174::float8 is null and $175::text is null and $176::text is null and $177::uuid is null and $178::text is null and $179::text is null) and (select count(*) from "pool_all") > 1000))) as facets

@@ -183,6 +183,14 @@ export const sellerLevelSql = (userId: AnyColumn | SQL) => sql<SellerLevel>`(sel
 export const sellersAboveNewSql = (levels: SQL) =>
   sql`select ${users.id} as id from ${users} where ${users.sellerLevel} = any(${levels}) and ${users.sellerLevel} <> 'new'`
 
-/** For another module's statements: whether the user in `userId` is at one of `levels` (a `text[]` expression). */
+/**
+ * For another module's statements: whether the user in `userId` is at one of `levels` (a `text[]`
+ * expression). Written against the users above `new` alone, the few the partial index holds: in
+ * them when `new` is not asked for, not among those at the other levels when it is. A statement
+ * that checks many rows then hashes those few once, where "the users at these levels" would hash
+ * every buyer (they are all `new`) or look each row's seller up in the table.
+ */
 export const atSellerLevelSql = (userId: AnyColumn | SQL, levels: SQL) =>
-  sql<boolean>`exists (select 1 from ${users} where ${users.id} = ${userId} and ${users.sellerLevel} = any(${levels}))`
+  sql<boolean>`(case when 'new' = any(${levels})
+    then ${userId} not in (select ${users.id} from ${users} where ${users.sellerLevel} <> 'new' and ${users.sellerLevel} <> all(${levels}))
+    else ${userId} in (select ${users.id} from ${users} where ${users.sellerLevel} <> 'new' and ${users.sellerLevel} = any(${levels})) end)`
