@@ -39,6 +39,7 @@ const none: FilteredListValues = {
   tags: null,
   after: null,
   offset: 0,
+  limit: 20,
 }
 const list = (shape: Partial<FilteredListShape>): FilteredListShape => ({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false, reads: 'walk', ...shape })
 const common = (shape: Partial<CommonListShape>): CommonListShape => ({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', paging: 'first', rows: 21, ...shape })
@@ -130,7 +131,7 @@ try {
   await explain('category tree counts', false, () => createCategoriesRepository(db).countActiveServices())
 
   for (const path of HOT_PATHS) {
-    if ('common' in path) await explain(path.name, true, () => prepareCommonList(path.common, views)(db, path.values))
+    if ('common' in path) await explain(path.name, true, () => prepareCommonList(path.common, views)(db, { limit: 20, ...path.values }))
     else await explain(path.name, !path.shape.narrowed, () => prepareFilteredList(path.shape, COUNT_CAP, views).unnamed(db, { ...none, ...path.values }))
   }
 } finally {

@@ -125,48 +125,49 @@
 -- $124: 'http://localhost:8000/api/v1/uploads/' (bound when built)
 -- $125: 'service' (bound when built)
 -- $126: 'service_banner' (bound when built)
--- $127: minPriceCents
--- $128: maxPriceCents
--- $129: deliveryDays
--- $130: minRating
--- $131: levels
--- $132: online
--- $133: sellerId
--- $134: tags
--- $135: search
--- $136: minPriceCents
+-- $127: limit
+-- $128: minPriceCents
+-- $129: maxPriceCents
+-- $130: deliveryDays
+-- $131: minRating
+-- $132: levels
+-- $133: online
+-- $134: sellerId
+-- $135: tags
+-- $136: search
 -- $137: minPriceCents
--- $138: maxPriceCents
+-- $138: minPriceCents
 -- $139: maxPriceCents
--- $140: deliveryDays
+-- $140: maxPriceCents
 -- $141: deliveryDays
--- $142: levels
+-- $142: deliveryDays
 -- $143: levels
--- $144: deliveryDays
+-- $144: levels
 -- $145: deliveryDays
--- $146: levels
+-- $146: deliveryDays
 -- $147: levels
--- $148: minPriceCents
+-- $148: levels
 -- $149: minPriceCents
--- $150: maxPriceCents
+-- $150: minPriceCents
 -- $151: maxPriceCents
--- $152: levels
+-- $152: maxPriceCents
 -- $153: levels
--- $154: minPriceCents
+-- $154: levels
 -- $155: minPriceCents
--- $156: maxPriceCents
+-- $156: minPriceCents
 -- $157: maxPriceCents
--- $158: deliveryDays
+-- $158: maxPriceCents
 -- $159: deliveryDays
--- $160: minPriceCents
--- $161: maxPriceCents
--- $162: deliveryDays
--- $163: minRating
--- $164: levels
--- $165: online
--- $166: sellerId
--- $167: tags
--- $168: search
+-- $160: deliveryDays
+-- $161: minPriceCents
+-- $162: maxPriceCents
+-- $163: deliveryDays
+-- $164: minRating
+-- $165: levels
+-- $166: online
+-- $167: sellerId
+-- $168: tags
+-- $169: search
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
     fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_price_cents >= $7::int) and ($8::int is null or s.starting_price_cents <= $9::int) and ($10::int is null or s.starting_delivery_days <= $11::int) and ($12::text is null or (case when 'new' = any((select string_to_array($13::text, ','))::text[])
@@ -189,7 +190,8 @@ with
     then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($99::text, ','))::text[]))
     else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($100::text, ','))::text[])) end)) and ($101::float8 is null or s.rating_average >= $102::float8) and ($103::text is null or s.seller_id in (select unnest(string_to_array($104::text, ',')::uuid[]))), false) and ($105::uuid is null or s.seller_id = $106::uuid) and ($107::text is null or s.tags && string_to_array($108::text, ',')) and s.starting_price_cents >= coalesce($109::int, -1) and s.starting_price_cents <= coalesce($110::int, 2147483647) and ($111::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end end as total)
     select null::int as categories, (select total from counted) as total, (($112::int is null and $113::int is null and $114::int is null and $115::float8 is null and $116::text is null and $117::text is null and $118::uuid is null and $119::text is null and $120::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $121::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $122 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $123 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $124::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $125 and "uploads"."object_id" = s.id and "uploads"."tag" = $126 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($127::int is null and $128::int is null and $129::int is null and $130::float8 is null and $131::text is null and $132::text is null and $133::uuid is null and $134::text is null and $135::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $121::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $122 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $123 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $124::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $125 and "uploads"."object_id" = s.id and "uploads"."tag" = $126 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from (select * from page order by page.sort_value asc, page.id asc limit (select $127::int)) as page
+      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, (select count(*)::int from page) as read, json_build_object('categories', case when ($128::int is null and $129::int is null and $130::int is null and $131::float8 is null and $132::text is null and $133::text is null and $134::uuid is null and $135::text is null and $136::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -197,7 +199,7 @@ with
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($136::int is null or x.starting_price_cents >= $137::int) and ($138::int is null or x.starting_price_cents <= $139::int) and ($140::int is null or x.starting_delivery_days <= $141::int) and ($142::text is null or x.level = any((select string_to_array($143::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($137::int is null or x.starting_price_cents >= $138::int) and ($139::int is null or x.starting_price_cents <= $140::int) and ($141::int is null or x.starting_delivery_days <= $142::int) and ($143::text is null or x.level = any((select string_to_array($144::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -206,12 +208,12 @@ with
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($144::int is null or x.starting_delivery_days <= $145::int) and ($146::text is null or x.level = any((select string_to_array($147::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($145::int is null or x.starting_delivery_days <= $146::int) and ($147::text is null or x.level = any((select string_to_array($148::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($148::int is null or x.starting_price_cents >= $149::int) and ($150::int is null or x.starting_price_cents <= $151::int) and ($152::text is null or x.level = any((select string_to_array($153::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($149::int is null or x.starting_price_cents >= $150::int) and ($151::int is null or x.starting_price_cents <= $152::int) and ($153::text is null or x.level = any((select string_to_array($154::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
       select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($154::int is null or x.starting_price_cents >= $155::int) and ($156::int is null or x.starting_price_cents <= $157::int) and ($158::int is null or x.starting_delivery_days <= $159::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($160::int is null and $161::int is null and $162::int is null and $163::float8 is null and $164::text is null and $165::text is null and $166::uuid is null and $167::text is null and $168::text is null) and (select count(*) from "pool") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($155::int is null or x.starting_price_cents >= $156::int) and ($157::int is null or x.starting_price_cents <= $158::int) and ($159::int is null or x.starting_delivery_days <= $160::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($161::int is null and $162::int is null and $163::int is null and $164::float8 is null and $165::text is null and $166::text is null and $167::uuid is null and $168::text is null and $169::text is null) and (select count(*) from "pool") > 1000))) as facets

@@ -122,48 +122,49 @@
 -- $121: 'http://localhost:8000/api/v1/uploads/' (bound when built)
 -- $122: 'service' (bound when built)
 -- $123: 'service_banner' (bound when built)
--- $124: minPriceCents
--- $125: maxPriceCents
--- $126: deliveryDays
--- $127: minRating
--- $128: levels
--- $129: online
--- $130: sellerId
--- $131: tags
--- $132: search
--- $133: minPriceCents
+-- $124: limit
+-- $125: minPriceCents
+-- $126: maxPriceCents
+-- $127: deliveryDays
+-- $128: minRating
+-- $129: levels
+-- $130: online
+-- $131: sellerId
+-- $132: tags
+-- $133: search
 -- $134: minPriceCents
--- $135: maxPriceCents
+-- $135: minPriceCents
 -- $136: maxPriceCents
--- $137: deliveryDays
+-- $137: maxPriceCents
 -- $138: deliveryDays
--- $139: levels
+-- $139: deliveryDays
 -- $140: levels
--- $141: deliveryDays
+-- $141: levels
 -- $142: deliveryDays
--- $143: levels
+-- $143: deliveryDays
 -- $144: levels
--- $145: minPriceCents
+-- $145: levels
 -- $146: minPriceCents
--- $147: maxPriceCents
+-- $147: minPriceCents
 -- $148: maxPriceCents
--- $149: levels
+-- $149: maxPriceCents
 -- $150: levels
--- $151: minPriceCents
+-- $151: levels
 -- $152: minPriceCents
--- $153: maxPriceCents
+-- $153: minPriceCents
 -- $154: maxPriceCents
--- $155: deliveryDays
+-- $155: maxPriceCents
 -- $156: deliveryDays
--- $157: minPriceCents
--- $158: maxPriceCents
--- $159: deliveryDays
--- $160: minRating
--- $161: levels
--- $162: online
--- $163: sellerId
--- $164: tags
--- $165: search
+-- $157: deliveryDays
+-- $158: minPriceCents
+-- $159: maxPriceCents
+-- $160: deliveryDays
+-- $161: minRating
+-- $162: levels
+-- $163: online
+-- $164: sellerId
+-- $165: tags
+-- $166: search
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
     fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_delivery_days <= $7::int) and ($8::text is null or (case when 'new' = any((select string_to_array($9::text, ','))::text[])
@@ -186,7 +187,8 @@ with
     then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($96::text, ','))::text[]))
     else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($97::text, ','))::text[])) end)) and ($98::float8 is null or s.rating_average >= $99::float8) and ($100::text is null or s.seller_id in (select unnest(string_to_array($101::text, ',')::uuid[]))), false) and ($102::uuid is null or s.seller_id = $103::uuid) and ($104::text is null or s.tags && string_to_array($105::text, ',')) and s.starting_price_cents >= coalesce($106::int, -1) and s.starting_price_cents <= coalesce($107::int, 2147483647) and ($108::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end end as total)
     select null::int as categories, (select total from counted) as total, (($109::int is null and $110::int is null and $111::int is null and $112::float8 is null and $113::text is null and $114::text is null and $115::uuid is null and $116::text is null and $117::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $118::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $119 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $120 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $121::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $122 and "uploads"."object_id" = s.id and "uploads"."tag" = $123 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($124::int is null and $125::int is null and $126::int is null and $127::float8 is null and $128::text is null and $129::text is null and $130::uuid is null and $131::text is null and $132::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $118::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $119 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $120 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $121::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $122 and "uploads"."object_id" = s.id and "uploads"."tag" = $123 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from (select * from page order by page.sort_value asc, page.id asc limit (select $124::int)) as page
+      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, (select count(*)::int from page) as read, json_build_object('categories', case when ($125::int is null and $126::int is null and $127::int is null and $128::float8 is null and $129::text is null and $130::text is null and $131::uuid is null and $132::text is null and $133::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -194,7 +196,7 @@ with
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($133::int is null or x.starting_price_cents >= $134::int) and ($135::int is null or x.starting_price_cents <= $136::int) and ($137::int is null or x.starting_delivery_days <= $138::int) and ($139::text is null or x.level = any((select string_to_array($140::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($134::int is null or x.starting_price_cents >= $135::int) and ($136::int is null or x.starting_price_cents <= $137::int) and ($138::int is null or x.starting_delivery_days <= $139::int) and ($140::text is null or x.level = any((select string_to_array($141::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -203,12 +205,12 @@ with
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($141::int is null or x.starting_delivery_days <= $142::int) and ($143::text is null or x.level = any((select string_to_array($144::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($142::int is null or x.starting_delivery_days <= $143::int) and ($144::text is null or x.level = any((select string_to_array($145::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($145::int is null or x.starting_price_cents >= $146::int) and ($147::int is null or x.starting_price_cents <= $148::int) and ($149::text is null or x.level = any((select string_to_array($150::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($146::int is null or x.starting_price_cents >= $147::int) and ($148::int is null or x.starting_price_cents <= $149::int) and ($150::text is null or x.level = any((select string_to_array($151::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
       select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($151::int is null or x.starting_price_cents >= $152::int) and ($153::int is null or x.starting_price_cents <= $154::int) and ($155::int is null or x.starting_delivery_days <= $156::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($157::int is null and $158::int is null and $159::int is null and $160::float8 is null and $161::text is null and $162::text is null and $163::uuid is null and $164::text is null and $165::text is null) and (select count(*) from "pool") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($152::int is null or x.starting_price_cents >= $153::int) and ($154::int is null or x.starting_price_cents <= $155::int) and ($156::int is null or x.starting_delivery_days <= $157::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($158::int is null and $159::int is null and $160::int is null and $161::float8 is null and $162::text is null and $163::text is null and $164::uuid is null and $165::text is null and $166::text is null) and (select count(*) from "pool") > 1000))) as facets

@@ -139,48 +139,49 @@
 -- $138: 'http://localhost:8000/api/v1/uploads/' (bound when built)
 -- $139: 'service' (bound when built)
 -- $140: 'service_banner' (bound when built)
--- $141: minPriceCents
--- $142: maxPriceCents
--- $143: deliveryDays
--- $144: minRating
--- $145: levels
--- $146: online
--- $147: sellerId
--- $148: tags
--- $149: search
--- $150: minPriceCents
+-- $141: limit
+-- $142: minPriceCents
+-- $143: maxPriceCents
+-- $144: deliveryDays
+-- $145: minRating
+-- $146: levels
+-- $147: online
+-- $148: sellerId
+-- $149: tags
+-- $150: search
 -- $151: minPriceCents
--- $152: maxPriceCents
+-- $152: minPriceCents
 -- $153: maxPriceCents
--- $154: deliveryDays
+-- $154: maxPriceCents
 -- $155: deliveryDays
--- $156: levels
+-- $156: deliveryDays
 -- $157: levels
--- $158: deliveryDays
+-- $158: levels
 -- $159: deliveryDays
--- $160: levels
+-- $160: deliveryDays
 -- $161: levels
--- $162: minPriceCents
+-- $162: levels
 -- $163: minPriceCents
--- $164: maxPriceCents
+-- $164: minPriceCents
 -- $165: maxPriceCents
--- $166: levels
+-- $166: maxPriceCents
 -- $167: levels
--- $168: minPriceCents
+-- $168: levels
 -- $169: minPriceCents
--- $170: maxPriceCents
+-- $170: minPriceCents
 -- $171: maxPriceCents
--- $172: deliveryDays
+-- $172: maxPriceCents
 -- $173: deliveryDays
--- $174: minPriceCents
--- $175: maxPriceCents
--- $176: deliveryDays
--- $177: minRating
--- $178: levels
--- $179: online
--- $180: sellerId
--- $181: tags
--- $182: search
+-- $174: deliveryDays
+-- $175: minPriceCents
+-- $176: maxPriceCents
+-- $177: deliveryDays
+-- $178: minRating
+-- $179: levels
+-- $180: online
+-- $181: sellerId
+-- $182: tags
+-- $183: search
 with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
@@ -205,7 +206,8 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($113::text, ','))::text[]))
     else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($114::text, ','))::text[])) end)) and ($115::float8 is null or s.rating_average >= $116::float8) and ($117::text is null or s.seller_id in (select unnest(string_to_array($118::text, ',')::uuid[]))), false) and ($119::uuid is null or s.seller_id = $120::uuid) and ($121::text is null or s.tags && string_to_array($122::text, ',')) and s.starting_price_cents >= coalesce($123::int, -1) and s.starting_price_cents <= coalesce($124::int, 2147483647) and ($125::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end end as total)
     select (select count(*) from ref)::int as categories, (select total from counted) as total, (($126::int is null and $127::int is null and $128::int is null and $129::float8 is null and $130::text is null and $131::text is null and $132::uuid is null and $133::text is null and $134::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $135::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $136 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $137 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $138::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $139 and "uploads"."object_id" = s.id and "uploads"."tag" = $140 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($141::int is null and $142::int is null and $143::int is null and $144::float8 is null and $145::text is null and $146::text is null and $147::uuid is null and $148::text is null and $149::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $135::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $136 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $137 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $138::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $139 and "uploads"."object_id" = s.id and "uploads"."tag" = $140 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from (select * from page order by page.sort_value desc, page.id desc limit (select $141::int)) as page
+      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, (select count(*)::int from page) as read, json_build_object('categories', case when ($142::int is null and $143::int is null and $144::int is null and $145::float8 is null and $146::text is null and $147::text is null and $148::uuid is null and $149::text is null and $150::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -213,7 +215,7 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from (select * from "pool_all" limit 1000) as x where ($150::int is null or x.starting_price_cents >= $151::int) and ($152::int is null or x.starting_price_cents <= $153::int) and ($154::int is null or x.starting_delivery_days <= $155::int) and ($156::text is null or x.level = any((select string_to_array($157::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool_all" limit 1000) as x where ($151::int is null or x.starting_price_cents >= $152::int) and ($153::int is null or x.starting_price_cents <= $154::int) and ($155::int is null or x.starting_delivery_days <= $156::int) and ($157::text is null or x.level = any((select string_to_array($158::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -222,12 +224,12 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($158::int is null or x.starting_delivery_days <= $159::int) and ($160::text is null or x.level = any((select string_to_array($161::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($159::int is null or x.starting_delivery_days <= $160::int) and ($161::text is null or x.level = any((select string_to_array($162::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($162::int is null or x.starting_price_cents >= $163::int) and ($164::int is null or x.starting_price_cents <= $165::int) and ($166::text is null or x.level = any((select string_to_array($167::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($163::int is null or x.starting_price_cents >= $164::int) and ($165::int is null or x.starting_price_cents <= $166::int) and ($167::text is null or x.level = any((select string_to_array($168::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
       select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($168::int is null or x.starting_price_cents >= $169::int) and ($170::int is null or x.starting_price_cents <= $171::int) and ($172::int is null or x.starting_delivery_days <= $173::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($174::int is null and $175::int is null and $176::int is null and $177::float8 is null and $178::text is null and $179::text is null and $180::uuid is null and $181::text is null and $182::text is null) and (select count(*) from "pool_all") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($169::int is null or x.starting_price_cents >= $170::int) and ($171::int is null or x.starting_price_cents <= $172::int) and ($173::int is null or x.starting_delivery_days <= $174::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($175::int is null and $176::int is null and $177::int is null and $178::float8 is null and $179::text is null and $180::text is null and $181::uuid is null and $182::text is null and $183::text is null) and (select count(*) from "pool_all") > 1000))) as facets

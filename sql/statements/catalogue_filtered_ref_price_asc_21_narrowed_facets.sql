@@ -136,48 +136,49 @@
 -- $135: 'http://localhost:8000/api/v1/uploads/' (bound when built)
 -- $136: 'service' (bound when built)
 -- $137: 'service_banner' (bound when built)
--- $138: minPriceCents
--- $139: maxPriceCents
--- $140: deliveryDays
--- $141: minRating
--- $142: levels
--- $143: online
--- $144: sellerId
--- $145: tags
--- $146: search
--- $147: minPriceCents
+-- $138: limit
+-- $139: minPriceCents
+-- $140: maxPriceCents
+-- $141: deliveryDays
+-- $142: minRating
+-- $143: levels
+-- $144: online
+-- $145: sellerId
+-- $146: tags
+-- $147: search
 -- $148: minPriceCents
--- $149: maxPriceCents
+-- $149: minPriceCents
 -- $150: maxPriceCents
--- $151: deliveryDays
+-- $151: maxPriceCents
 -- $152: deliveryDays
--- $153: levels
+-- $153: deliveryDays
 -- $154: levels
--- $155: deliveryDays
+-- $155: levels
 -- $156: deliveryDays
--- $157: levels
+-- $157: deliveryDays
 -- $158: levels
--- $159: minPriceCents
+-- $159: levels
 -- $160: minPriceCents
--- $161: maxPriceCents
+-- $161: minPriceCents
 -- $162: maxPriceCents
--- $163: levels
+-- $163: maxPriceCents
 -- $164: levels
--- $165: minPriceCents
+-- $165: levels
 -- $166: minPriceCents
--- $167: maxPriceCents
+-- $167: minPriceCents
 -- $168: maxPriceCents
--- $169: deliveryDays
+-- $169: maxPriceCents
 -- $170: deliveryDays
--- $171: minPriceCents
--- $172: maxPriceCents
--- $173: deliveryDays
--- $174: minRating
--- $175: levels
--- $176: online
--- $177: sellerId
--- $178: tags
--- $179: search
+-- $171: deliveryDays
+-- $172: minPriceCents
+-- $173: maxPriceCents
+-- $174: deliveryDays
+-- $175: minRating
+-- $176: levels
+-- $177: online
+-- $178: sellerId
+-- $179: tags
+-- $180: search
 with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
@@ -202,7 +203,8 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($110::text, ','))::text[]))
     else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($111::text, ','))::text[])) end)) and ($112::float8 is null or s.rating_average >= $113::float8) and ($114::text is null or s.seller_id in (select unnest(string_to_array($115::text, ',')::uuid[]))), false) and ($116::uuid is null or s.seller_id = $117::uuid) and ($118::text is null or s.tags && string_to_array($119::text, ',')) and s.starting_price_cents >= coalesce($120::int, -1) and s.starting_price_cents <= coalesce($121::int, 2147483647) and ($122::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end end as total)
     select (select count(*) from ref)::int as categories, (select total from counted) as total, (($123::int is null and $124::int is null and $125::int is null and $126::float8 is null and $127::text is null and $128::text is null and $129::uuid is null and $130::text is null and $131::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $132::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $133 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $134 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $135::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $136 and "uploads"."object_id" = s.id and "uploads"."tag" = $137 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, json_build_object('categories', case when ($138::int is null and $139::int is null and $140::int is null and $141::float8 is null and $142::text is null and $143::text is null and $144::uuid is null and $145::text is null and $146::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $132::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $133 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $134 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $135::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $136 and "uploads"."object_id" = s.id and "uploads"."tag" = $137 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from (select * from page order by page.sort_value asc, page.id asc limit (select $138::int)) as page
+      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, (select count(*)::int from page) as read, json_build_object('categories', case when ($139::int is null and $140::int is null and $141::int is null and $142::float8 is null and $143::text is null and $144::text is null and $145::uuid is null and $146::text is null and $147::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -210,7 +212,7 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from (select * from "pool_all" limit 1000) as x where ($147::int is null or x.starting_price_cents >= $148::int) and ($149::int is null or x.starting_price_cents <= $150::int) and ($151::int is null or x.starting_delivery_days <= $152::int) and ($153::text is null or x.level = any((select string_to_array($154::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from (select * from "pool_all" limit 1000) as x where ($148::int is null or x.starting_price_cents >= $149::int) and ($150::int is null or x.starting_price_cents <= $151::int) and ($152::int is null or x.starting_delivery_days <= $153::int) and ($154::text is null or x.level = any((select string_to_array($155::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
@@ -219,12 +221,12 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_price_cents")::int as count
       from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($155::int is null or x.starting_delivery_days <= $156::int) and ($157::text is null or x.level = any((select string_to_array($158::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($156::int is null or x.starting_delivery_days <= $157::int) and ($158::text is null or x.level = any((select string_to_array($159::text, ','))::text[]))) as x on x."starting_price_cents" >= b.low and (b.high is null or x."starting_price_cents" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'deliveryBands', coalesce((select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
       select b.position, b.key, b.low, b.high, count(x."starting_delivery_days")::int as count
       from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-      left join (select * from (select * from "pool" limit 1000) as x where ($159::int is null or x.starting_price_cents >= $160::int) and ($161::int is null or x.starting_price_cents <= $162::int) and ($163::text is null or x.level = any((select string_to_array($164::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
+      left join (select * from (select * from "pool" limit 1000) as x where ($160::int is null or x.starting_price_cents >= $161::int) and ($162::int is null or x.starting_price_cents <= $163::int) and ($164::text is null or x.level = any((select string_to_array($165::text, ','))::text[]))) as x on x."starting_delivery_days" >= b.low and (b.high is null or x."starting_delivery_days" <= b.high)
       group by b.position, b.key, b.low, b.high) as b), '[]'::json), 'sellerLevels', coalesce((select json_agg(json_build_object('key', b.key, 'count', b.count) order by b.position) from (
       select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($165::int is null or x.starting_price_cents >= $166::int) and ($167::int is null or x.starting_price_cents <= $168::int) and ($169::int is null or x.starting_delivery_days <= $170::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($171::int is null and $172::int is null and $173::int is null and $174::float8 is null and $175::text is null and $176::text is null and $177::uuid is null and $178::text is null and $179::text is null) and (select count(*) from "pool_all") > 1000))) as facets
+      left join (select level, count(*) as n from (select * from (select * from "pool" limit 1000) as x where ($166::int is null or x.starting_price_cents >= $167::int) and ($168::int is null or x.starting_price_cents <= $169::int) and ($170::int is null or x.starting_delivery_days <= $171::int)) as sample group by level) as x on x.level = l.key) as b), '[]'::json), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($172::int is null and $173::int is null and $174::int is null and $175::float8 is null and $176::text is null and $177::text is null and $178::uuid is null and $179::text is null and $180::text is null) and (select count(*) from "pool_all") > 1000))) as facets

@@ -6,6 +6,7 @@
 -- $5: 'http://localhost:8000/api/v1/uploads/' (bound when built)
 -- $6: 'service' (bound when built)
 -- $7: 'service_banner' (bound when built)
+-- $8: limit
 with ref as (select c.id from "categories" c where c.id = $1::uuid),
       wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     page as (select x.id, x.sort_value from unnest((select ids from wanted)::uuid[]) as category(id)
@@ -17,4 +18,6 @@ with ref as (select c.id from "categories" c where c.id = $1::uuid),
     select (select count(*) from ref)::int as categories,
       (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) as total,
       coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $2::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $3 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $4 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $5::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $6 and "uploads"."object_id" = s.id and "uploads"."tag" = $7 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc)
-        from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items
+        from (select * from page order by page.sort_value desc, page.id desc limit (select $8::int)) as page
+        join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items,
+      (select count(*)::int from page) as read

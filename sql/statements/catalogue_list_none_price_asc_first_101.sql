@@ -5,6 +5,7 @@
 -- $4: 'http://localhost:8000/api/v1/uploads/' (bound when built)
 -- $5: 'service' (bound when built)
 -- $6: 'service_banner' (bound when built)
+-- $7: limit
 with 
     page as (select s.id, s.starting_price_cents as sort_value from "services" s
       where s.status = 'active' and s.deleted_at is null
@@ -12,4 +13,6 @@ with
     select null::int as categories,
       (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n) as total,
       coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $1::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $2 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $3 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $4::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $5 and "uploads"."object_id" = s.id and "uploads"."tag" = $6 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc)
-        from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items
+        from (select * from page order by page.sort_value asc, page.id asc limit (select $7::int)) as page
+        join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items,
+      (select count(*)::int from page) as read

@@ -37,15 +37,15 @@ export function createCommonLists(deps: { db: Db; views: ServiceViews }) {
         paging: window.after !== undefined ? 'keyset' : window.offset > 0 ? 'offset' : 'first',
         rows: rowsFor(window.limit),
       }
-      const [row] = await commonList(shape)(db, { category, after: window.after, offset: window.offset })
+      const [row] = await commonList(shape)(db, { category, after: window.after, offset: window.offset, limit: window.limit })
       if (!row || row.categories === 0) return undefined
-      return answerOf(query, row.items.slice(0, window.limit + 1).map(listItemOf), row.total, true, order, window)
+      return answerOf(query, { items: row.items.map(listItemOf), hasNext: row.read > window.limit }, row.total, true, order, window)
     },
 
     /** An unknown category in `GET /services?category=`: no services (the order and cursor are still checked). */
     emptyAnswer(query: ServiceListQuery) {
       const order = unsearchedOrderOf(query)
-      return answerOf(query, [], 0, true, order, windowOf(query, order.sortBy, order.sortOrder))
+      return answerOf(query, { items: [], hasNext: false }, 0, true, order, windowOf(query, order.sortBy, order.sortOrder))
     },
   }
 }

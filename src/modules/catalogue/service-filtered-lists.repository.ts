@@ -63,6 +63,8 @@ export interface FilteredListValues {
   /** The last service of the previous page (keyset); null on a first page or a page by offset. */
   after: string | null
   offset: number
+  /** The page size: the items built, of the rows read (one more says there is a next page). */
+  limit: number
 }
 
 export interface FilteredListRow {
@@ -71,7 +73,10 @@ export interface FilteredListRow {
   /** Matches, counted up to `cap + 1` unless they are the kept counts. */
   total: number
   exact: boolean
+  /** The page's first `limit` rows. */
   items: ListedJson[]
+  /** How many rows the page read: more than `limit` when there is a next page. */
+  read: number
   facets: FacetsJson | null
 }
 
@@ -261,15 +266,16 @@ function poolsSql(views: ServiceViews, hidden: boolean, hasCategory: boolean, ma
 
 const facetSetsOf = (value: Values, hasCategory: boolean, plain: SQL, cap: number) => ({ pool: 'pool', poolAll: hasCategory ? 'pool_all' : 'pool', plain, cap, accepts: accepts(value) })
 
-/** The items of the page, in its order, as JSON built by PostgreSQL. */
+/** The page's first `limit` items, in its order, as JSON built by PostgreSQL (the row past them only says that a next page exists). */
 const itemsSql = (views: ServiceViews, order: SQL) =>
-  sql`coalesce((select json_agg(${listedJsonSql(views)} order by ${order}) from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json)`
+  sql`coalesce((select json_agg(${listedJsonSql(views)} order by ${order}) from (select * from page order by ${order} limit (select ${p('limit')}::int)) as page
+      join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json)`
 
 /** What every statement of the family selects: the category check, the total, the page, the facets. */
 function selectSql(shape: FilteredListShape, parts: { value: Values; hidden: boolean; exact: SQL; items: SQL; plain: SQL; cap: number }) {
   const facets = shape.facets ? facetsSql(facetSetsOf(parts.value, shape.category === 'ref', parts.plain, parts.cap)) : sql`null::json`
   return sql`select ${shape.category === 'none' ? sql`null::int` : sql`(select count(*) from ref)::int`} as categories, (select total from counted) as total, ${parts.exact} as exact,
-      ${parts.items} as items, ${facets} as facets${fromGiven(parts.hidden)}`
+      ${parts.items} as items, (select count(*)::int from page) as read, ${facets} as facets${fromGiven(parts.hidden)}`
 }
 
 const sortColumnNames = { price: 'starting_price_cents', rating: 'rating_average', createdAt: 'created_at' } as const

@@ -25,7 +25,7 @@ export function createFilteredLists(deps: { db: Db; views: ServiceViews; presenc
     for (const shape of filteredListShapes()) statementOf(shape)
   })
 
-  const valuesOf = async (query: ServiceListQuery, category: string | undefined, search: string | undefined): Promise<Omit<FilteredListValues, 'after' | 'offset'>> => ({
+  const valuesOf = async (query: ServiceListQuery, category: string | undefined, search: string | undefined): Promise<Omit<FilteredListValues, 'after' | 'offset' | 'limit'>> => ({
     category: category ?? null,
     search: search ?? null,
     minPriceCents: query.minPrice === undefined ? null : lowerCents(query.minPrice),
@@ -47,7 +47,7 @@ export function createFilteredLists(deps: { db: Db; views: ServiceViews; presenc
       const search = query.search?.trim() || undefined
       const order = orderOf(query, search)
       const window = windowOf(query, order.sortBy, order.sortOrder)
-      const values: FilteredListValues = { ...(await valuesOf(query, category, search)), after: window.after ?? null, offset: window.offset }
+      const values: FilteredListValues = { ...(await valuesOf(query, category, search)), after: window.after ?? null, offset: window.offset, limit: window.limit }
       const facets = query.facets === true
       const sorted = order.sortBy !== 'relevance'
       const tagged = sorted && values.tags !== null && values.sellerId === null && search === undefined && !facets
@@ -56,7 +56,7 @@ export function createFilteredLists(deps: { db: Db; views: ServiceViews; presenc
       const reads = sorted && !narrowed && !tagged ? pageReadingOf(kind, values) : 'walk'
       const statement = statementOf({ ...kind, sortBy: order.sortBy, sortOrder: order.sortOrder, rows: rowsFor(window.limit), narrowed, tagged, reads })
       const [row] = await (narrowed ? statement.unnamed(db, values) : statement(db, values))
-      const page = answerOf(query, row!.items.map(listItemOf), row!.exact ? row!.total : COUNT_CAP, row!.exact, order, window)
+      const page = answerOf(query, { items: row!.items.map(listItemOf), hasNext: row!.read > window.limit }, row!.exact ? row!.total : COUNT_CAP, row!.exact, order, window)
       return { categoryFound: row!.categories !== 0, answer: row!.facets === null ? page : { ...page, facets: row!.facets } }
     },
   }

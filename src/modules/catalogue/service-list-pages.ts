@@ -110,16 +110,19 @@ export const isCommon = (query: ServiceListQuery) => !query.search?.trim() && !h
 /** The statement's row count for a page: the page size plus one, rounded up to a prepared size. */
 export const rowsFor = (limit: number) => COMMON_LIST_ROWS.find((rows) => rows > limit) ?? COMMON_LIST_ROWS.at(-1)!
 
-/** The answer: `limit` items of the rows (one more says there is a next page), the total, the cursor of the next page. */
-export function answerOf<Item extends { id: string }>(query: ServiceListQuery, items: Item[], total: number, isExact: boolean, order: ListOrder, window: PageWindow) {
-  const hasNext = items.length > window.limit
-  const shown = items.slice(0, window.limit)
+/**
+ * The answer: the page's items (at most `limit`), whether a next page exists (the statement read
+ * a row past them), the total, the cursor of the next page.
+ */
+export function answerOf<Item extends { id: string }>(query: ServiceListQuery, page: { items: Item[]; hasNext: boolean }, total: number, isExact: boolean, order: ListOrder, window: PageWindow) {
+  const { hasNext } = page
+  const shown = page.items.slice(0, window.limit)
   const last = shown.at(-1)
   const nextCursor = !hasNext || !last ? null : encodeCursor(order.sortBy === 'relevance' ? { ...order, offset: window.offset + window.limit } : { ...order, id: last.id })
-  const page = toPage(shown, total, query)
+  const paged = toPage(shown, total, query)
   return {
-    items: page.items,
-    pagination: { ...page.pagination, hasNext, hasPrev: page.pagination.hasPrev || query.cursor !== undefined, totalIsExact: isExact, nextCursor },
+    items: paged.items,
+    pagination: { ...paged.pagination, hasNext, hasPrev: paged.pagination.hasPrev || query.cursor !== undefined, totalIsExact: isExact, nextCursor },
   }
 }
 

@@ -99,6 +99,8 @@ export interface CommonListValues {
   category?: string
   after?: string
   offset?: number
+  /** The page size: the items built, of the rows read (one more says there is a next page). */
+  limit: number
 }
 
 /**
@@ -141,14 +143,17 @@ export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
   const within = shape.category === 'none' ? sql`` : sql` where n.category_id = any((select ids from wanted)::uuid[])`
   const listed = listedJsonSql(views)
   const name = `catalogue_list_${shape.category}_${shape.sortBy}_${shape.sortOrder}_${shape.paging}_${shape.rows}`
-  return preparedSql<CommonListValues, { categories: number | null; total: number; items: ListedJson[] }>(
+  const order = sql`page.sort_value ${direction}, page.id ${direction}`
+  return preparedSql<CommonListValues, { categories: number | null; total: number; items: ListedJson[]; read: number }>(
     name,
     sql`with ${shape.category === 'none' ? sql`` : sql`ref as (${ref}),
       wanted as (select coalesce(array_agg(c.id), '{}') as ids from ${categories} c where c.id in (select id from ref) or c.parent_id in (select id from ref)),`}
     page as (${page})
     select ${shape.category === 'none' ? sql`null::int` : sql`(select count(*) from ref)::int`} as categories,
       (select coalesce(sum(n.active_services), 0)::int from ${categoryServiceCounts} n${within}) as total,
-      coalesce((select json_agg(${listed} order by page.sort_value ${direction}, page.id ${direction})
-        from page join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json) as items`,
+      coalesce((select json_agg(${listed} order by ${order})
+        from (select * from page order by ${order} limit (select ${placeholder('limit')}::int)) as page
+        join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json) as items,
+      (select count(*)::int from page) as read`,
   )
 }

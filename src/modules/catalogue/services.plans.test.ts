@@ -51,14 +51,14 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
   it('plans a category list by page once, generically', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
     const list = prepareCommonList({ category: 'slug', sortBy: 'price', sortOrder: 'asc', paging: 'offset', rows: 21 }, views)
-    for (let page = 2; page <= 11; page++) await list(connection, { category: 'graphics-design', offset: (page - 1) * 20 })
+    for (let page = 2; page <= 11; page++) await list(connection, { category: 'graphics-design', offset: (page - 1) * 20, limit: 20 })
     expect(await plansOf('catalogue_list_slug_price_asc_offset_21')).toEqual({ generic: 5, custom: 5 })
   })
 
   it('plans a whole-catalogue list by page once, generically', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
     const list = prepareCommonList({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', paging: 'offset', rows: 21 }, views)
-    for (let page = 2; page <= 11; page++) await list(connection, { offset: (page - 1) * 20 })
+    for (let page = 2; page <= 11; page++) await list(connection, { offset: (page - 1) * 20, limit: 20 })
     expect(await plansOf('catalogue_list_none_createdAt_desc_offset_21')).toEqual({ generic: 5, custom: 5 })
   })
 
@@ -75,6 +75,7 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
     tags: null,
     after: null,
     offset: 0,
+    limit: 20,
   }
 
   it('plans a search by page once, generically, the correction decided inside it', async (context) => {

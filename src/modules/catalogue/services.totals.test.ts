@@ -313,6 +313,40 @@ describe('catalogue totals, cursors and misspellings', () => {
     })
   })
 
+  describe('pages of any size', () => {
+    let category: string
+    let ids: string[]
+    beforeAll(async () => {
+      category = await createCategory(ctx, 'Sizes')
+      ids = []
+      for (let index = 0; index < 3; index++) ids.push(await publishActive(category, { title: `Size ${index}` }))
+      ids.reverse()
+    })
+
+    // The statements read a fixed number of rows (21 or 101) and build only the page's items; the
+    // row past them says that a next page exists.
+    it.each([
+      ['a category list', ''],
+      ['a filtered list', '&deliveryDays=30'],
+    ])('answers %s with exactly the items asked for and tells whether more follow', async (_name, filter) => {
+      const all = await list(`/services?category=${category}&limit=3${filter}`)
+      expect(all.items.map((item) => item.id)).toEqual(ids)
+      expect(all.pagination).toMatchObject({ total: 3, hasNext: false, nextCursor: null })
+      const wide = await list(`/services?category=${category}&limit=25${filter}`)
+      expect(wide.items.map((item) => item.id)).toEqual(ids)
+      expect(wide.pagination).toMatchObject({ hasNext: false, nextCursor: null })
+      const first = await list(`/services?category=${category}&limit=2${filter}`)
+      expect(first.items.map((item) => item.id)).toEqual(ids.slice(0, 2))
+      expect(first.pagination.hasNext).toBe(true)
+      const next = await list(`/services?category=${category}&limit=2${filter}&cursor=${first.pagination.nextCursor}`)
+      expect(next.items.map((item) => item.id)).toEqual(ids.slice(2))
+      expect(next.pagination).toMatchObject({ hasNext: false, nextCursor: null })
+      const byOffset = await list(`/services?category=${category}&limit=1&page=2${filter}`)
+      expect(byOffset.items.map((item) => item.id)).toEqual([ids[1]])
+      expect(byOffset.pagination).toMatchObject({ hasNext: true, hasPrev: true })
+    })
+  })
+
   describe('misspellings', () => {
     let minimalist: string
     let cards: string
