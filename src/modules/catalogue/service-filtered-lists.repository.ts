@@ -330,8 +330,12 @@ function sellersFirst(value: Values, views: ServiceViews, column: SQL, where: SQ
   const byLevel = sql`${online} is null and ${value.levels()} is not null and not ('new' = any(${levels}))`
   const sellers = sql`select distinct unnest(string_to_array(${online}, ',')::uuid[]) as id where ${online} is not null
       union all select ranked.id from (${views.sellersAbove(levels)}) as ranked where ${byLevel}`
-  const ctes = sql`by_seller as (select q.* from given g cross join lateral (select s.id, s.${column} as sort_value from (${sellers}) as seller
-      join ${services} s on s.seller_id = seller.id where ${where} limit ${capped(cap)}) as q),
+  // Each seller's services in a lateral sub-select with a limit of its own, which PostgreSQL cannot
+  // fold into a join: always through the sellers' index, whatever it estimates of the filters (a
+  // join may hash the sellers and read the catalogue's index, as many rows as it holds).
+  const ctes = sql`by_seller as (select q.* from given g cross join lateral (select x.id, x.sort_value from (${sellers}) as seller
+      cross join lateral (select s.id, s.${column} as sort_value from ${services} s where s.seller_id = seller.id and ${where} limit ${capped(cap)}) as x
+      limit ${capped(cap)}) as q),
     by_seller_count as (select count(*)::int as n from by_seller),`
   return { ctes, all: sql`((select n from by_seller_count) <= ${literal(cap)})` }
 }
