@@ -66,11 +66,11 @@ const HOT_PATHS: HotPath[] = [
   { name: 'whole catalogue with facets', shape: list({ facets: true }), values: {} },
   { name: 'category with a level filter and facets', shape: list({ category: 'ref', facets: true }), values: { category: 'graphics-design', levels: 'top_rated' } },
   { name: 'tags "logo design"', shape: list({ tagged: true }), values: { tags: 'logo design' } },
-  { name: 'search "logo design" (full text), relevance', shape: list({ sortBy: 'relevance' }), values: { search: 'logo design' } },
-  { name: 'search "logo design", relevance, with facets', shape: list({ sortBy: 'relevance', facets: true }), values: { search: 'logo design' } },
+  { name: 'search "logo design" (full text), relevance', shape: list({ sortBy: 'relevance', reads: 'words' }), values: { search: 'logo design' } },
+  { name: 'search "logo design", relevance, with facets', shape: list({ sortBy: 'relevance', facets: true, reads: 'words' }), values: { search: 'logo design' } },
   { name: 'search "logo design", cheapest first (planned for the values)', shape: list({ sortBy: 'price', sortOrder: 'asc', narrowed: true }), values: { search: 'logo design' } },
-  { name: 'search "logo desgin" (typo: corrected in the statement), relevance', shape: list({ sortBy: 'relevance' }), values: { search: 'logo desgin' } },
-  { name: 'search "48213" (a word of one description), relevance', shape: list({ sortBy: 'relevance' }), values: { search: '48213' } },
+  { name: 'search "logo desgin" (typo: corrected in the statement), relevance', shape: list({ sortBy: 'relevance', reads: 'words' }), values: { search: 'logo desgin' } },
+  { name: 'search "48213" (a word of one description), relevance', shape: list({ sortBy: 'relevance', reads: 'words' }), values: { search: '48213' } },
 ]
 
 const url = process.env.DATABASE_URL

@@ -44,8 +44,11 @@ export interface FilteredListShape {
  *   rating alone, the total counts from the rating index (decision 0234);
  * - `sellers`: the list narrows to the sellers online, or to sellers at levels above `new` (no
  *   facets): their services first, seller by seller (decision 0235).
+ * A search by relevance reads its candidates from its words' index: `words` when no filter
+ * narrows it beside a category (`searchReadingOf`), the candidates then checked for nothing else;
+ * `walk` when filters do, each checked on every candidate.
  */
-export type PageReading = 'walk' | 'rating' | 'sellers'
+export type PageReading = 'walk' | 'rating' | 'sellers' | 'words'
 
 /** The values of a filtered list's statement: null where a filter is not used; lists of values comma-separated. */
 export interface FilteredListValues {
@@ -102,6 +105,12 @@ export function pageReadingOf(shape: Pick<FilteredListShape, 'category' | 'facet
   return someSellers && readings.includes('sellers') ? 'sellers' : 'walk'
 }
 
+/** How a search by relevance reads its candidates, from its values: `words` when no filter is used. */
+export function searchReadingOf(value: Pick<FilteredListValues, 'minPriceCents' | 'maxPriceCents' | 'deliveryDays' | 'minRating' | 'levels' | 'online' | 'sellerId' | 'tags'>): PageReading {
+  const { minPriceCents, maxPriceCents, deliveryDays, minRating, levels, online, sellerId, tags } = value
+  return [minPriceCents, maxPriceCents, deliveryDays, minRating, levels, online, sellerId, tags].every((filter) => filter === null) ? 'words' : 'walk'
+}
+
 /** Every shape: one statement each. */
 export const filteredListShapes = (): FilteredListShape[] =>
   (['none', 'ref'] as const).flatMap((category) =>
@@ -114,7 +123,7 @@ export const filteredListShapes = (): FilteredListShape[] =>
             ...(facets ? [] : [{ category, sortBy, sortOrder, rows, narrowed: false, tagged: true, facets, reads: 'walk' as const }]),
           ]),
         ),
-        { category, sortBy: 'relevance', sortOrder: 'desc', rows, narrowed: false, tagged: false, facets, reads: 'walk' } as const,
+        ...(['walk', 'words'] as const).map((reads) => ({ category, sortBy: 'relevance', sortOrder: 'desc', rows, narrowed: false, tagged: false, facets, reads }) as const),
       ]),
     ),
   )
@@ -123,7 +132,7 @@ export function prepareFilteredList(shape: FilteredListShape, cap: number, views
   const { sortBy } = shape
   const name =
     sortBy === 'relevance'
-      ? `catalogue_search_${shape.category}_${shape.rows}${shape.facets ? '_facets' : ''}`
+      ? `catalogue_search_${shape.category}_${shape.rows}${shape.reads === 'words' ? '_words' : ''}${shape.facets ? '_facets' : ''}`
       : `catalogue_filtered_${shape.category}_${sortBy}_${shape.sortOrder}_${shape.rows}${shape.narrowed ? '_narrowed' : ''}${shape.tagged ? '_tagged' : ''}${shape.reads === 'walk' ? '' : `_${shape.reads}`}${shape.facets ? '_facets' : ''}`
   const statement = sortBy === 'relevance' ? searchSql(shape, cap, views) : sortedSql({ ...shape, sortBy }, cap, views)
   return preparedSql<FilteredListValues, FilteredListRow>(name, statement)
@@ -447,7 +456,12 @@ function searchSql(shape: FilteredListShape, cap: number, views: ServiceViews): 
   const hasCategory = shape.category === 'ref'
   const value = valuesOf(true)
   const scope: Scope = { views, value, selective: true, priceApart: false }
-  const conditions = (except: FacetFilter[] = [], withCategory = hasCategory) => sql`${filtersOf(scope, except)}${withCategory ? sql` and ${inCategory}` : sql``}`
+  // Without filters, the candidates are checked for being live alone; the values are checked to
+  // be unused once per execution, so that values with filters find nothing here.
+  const unused = (['minPrice', 'maxPrice', 'deliveryDays', 'minRating', 'levels', 'online', 'sellerId', 'tags'] as const).map((name) => sql`${value[name]()} is null`)
+  const unfiltered = sql`s.status = 'active' and s.deleted_at is null and ${sql.join(unused, sql` and `)}`
+  const live = shape.reads === 'words' ? (_except: FacetFilter[]) => sql`(${unfiltered})` : (except: FacetFilter[]) => filtersOf(scope, except)
+  const conditions = (except: FacetFilter[] = [], withCategory = hasCategory) => sql`${live(except)}${withCategory ? sql` and ${inCategory}` : sql``}`
   const matches = (query: SQL, where: SQL) =>
     sql`select s.id, s.title, ts_rank(s.search_vector, ${query}) as cheap, ${facetColumns} from ${services} s where ${where} and s.search_vector @@ ${query} limit ${capped(cap)}`
   const final = sql`(select q from query)`

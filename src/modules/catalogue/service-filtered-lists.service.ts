@@ -2,7 +2,7 @@ import type { Db } from '../../db/client.ts'
 import { declareLazyStatements } from '../../db/statements.ts'
 import { answerOf, COUNT_CAP, levelsOf, listItemOf, lowerCents, orderOf, rowsFor, tagsOf, upperCents, windowOf, type ServiceListQuery } from './service-list-pages.ts'
 import type { SellerPresence } from './seller-presence.service.ts'
-import { filteredListShapes, pageReadingOf, prepareFilteredList, type FilteredListShape, type FilteredListValues, type ServiceViews } from './services.repository.ts'
+import { filteredListShapes, pageReadingOf, prepareFilteredList, searchReadingOf, type FilteredListShape, type FilteredListValues, type ServiceViews } from './services.repository.ts'
 
 /**
  * Lists with filters or facets, and searches: one prepared statement per shape (decision 0209).
@@ -53,7 +53,7 @@ export function createFilteredLists(deps: { db: Db; views: ServiceViews; presenc
       const tagged = sorted && values.tags !== null && values.sellerId === null && search === undefined && !facets
       const narrowed = sorted && !tagged && (values.sellerId !== null || values.tags !== null || search !== undefined)
       const kind = { category: category === undefined ? ('none' as const) : ('ref' as const), facets }
-      const reads = sorted && !narrowed && !tagged ? pageReadingOf(kind, values) : 'walk'
+      const reads = !sorted ? searchReadingOf(values) : !narrowed && !tagged ? pageReadingOf(kind, values) : 'walk'
       const statement = statementOf({ ...kind, sortBy: order.sortBy, sortOrder: order.sortOrder, rows: rowsFor(window.limit), narrowed, tagged, reads })
       const [row] = await (narrowed ? statement.unnamed(db, values) : statement(db, values))
       const page = answerOf(query, { items: row!.items.map(listItemOf), hasNext: row!.read > window.limit }, row!.exact ? row!.total : COUNT_CAP, row!.exact, order, window)

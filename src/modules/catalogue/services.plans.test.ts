@@ -8,7 +8,7 @@ import { publicFilesJsonSql, publicFileUrlSql } from '../uploads/uploads.reposit
 import { atSellerLevelSql, publicSummarySql, sellerLevelSql, sellersAboveNewSql } from '../users/users.repository.ts'
 import { newId } from '../../lib/ids.ts'
 import { COUNT_CAP } from './service-list-pages.ts'
-import { pageReadingOf, prepareCommonList, prepareFilteredList, type FilteredListValues, type PageReading, type ServiceViews } from './services.repository.ts'
+import { pageReadingOf, prepareCommonList, prepareFilteredList, searchReadingOf, type FilteredListValues, type PageReading, type ServiceViews } from './services.repository.ts'
 
 const filesBase = 'http://localhost:8000/api/v1/uploads/'
 const views: ServiceViews = {
@@ -78,11 +78,16 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
     limit: 20,
   }
 
-  it('plans a search by page once, generically, the correction decided inside it', async (context) => {
+  it('plans a search by page once, generically, the correction decided inside it, with filters or without', async (context) => {
     if (database.kind !== 'postgres') return context.skip()
-    const search = prepareFilteredList({ category: 'none', sortBy: 'relevance', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false, reads: 'walk' }, COUNT_CAP, views)
-    for (let page = 2; page <= 11; page++) await search(connection, { ...none, search: page % 2 ? 'logo design' : 'logo desgin', offset: (page - 1) * 20 })
-    expect(await plansOf('catalogue_search_none_21')).toEqual({ generic: 5, custom: 5 })
+    for (const [reads, filter] of [
+      ['words', {}],
+      ['walk', { minRating: 4 }],
+    ] as const) {
+      const search = prepareFilteredList({ category: 'none', sortBy: 'relevance', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false, reads }, COUNT_CAP, views)
+      for (let page = 2; page <= 11; page++) await search(connection, { ...none, ...filter, search: page % 2 ? 'logo design' : 'logo desgin', offset: (page - 1) * 20 })
+      expect(await plansOf(`catalogue_search_none_21${reads === 'words' ? '_words' : ''}`)).toEqual({ generic: 5, custom: 5 })
+    }
   })
 
   it('plans a filtered list by page once, generically, whichever filters it is given', async (context) => {
@@ -107,10 +112,10 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
       { deliveryDays: 2 },
       { levels: 'level_one,level_two', minRating: 4 },
     ]
-    const readings: Record<PageReading, Partial<FilteredListValues>[]> = { walk: [], rating: [], sellers: [] }
+    const readings: Record<PageReading, Partial<FilteredListValues>[]> = { walk: [], rating: [], sellers: [], words: [] }
     for (const filter of filters) readings[pageReadingOf({ category: 'none', facets: false }, { ...none, ...filter })].push(filter)
-    expect(Object.values(readings).map((values) => values.length)).toEqual([3, 2, 4])
-    for (const [reads, values] of Object.entries(readings) as [PageReading, Partial<FilteredListValues>[]][]) {
+    expect(Object.values(readings).map((values) => values.length)).toEqual([3, 2, 4, 0])
+    for (const [reads, values] of (Object.entries(readings) as [PageReading, Partial<FilteredListValues>[]][]).filter(([, values]) => values.length > 0)) {
       const list = prepareFilteredList({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false, reads }, COUNT_CAP, views)
       for (let call = 0; call < 10; call++) await list(connection, { ...none, ...values[call % values.length], offset: call * 20 })
       expect(await plansOf(`catalogue_filtered_none_createdAt_desc_21${reads === 'walk' ? '' : `_${reads}`}`)).toEqual({ generic: 5, custom: 5 })
@@ -151,6 +156,14 @@ describe('the way a filtered list reads its page', () => {
     expect(pageReadingOf({ ...whole, facets: true }, { ...none, minRating: 4.5 })).toBe('rating')
     expect(pageReadingOf({ category: 'ref', facets: false }, { ...none, minRating: 4.5 })).toBe('walk')
     for (const other of [{ minPriceCents: 100 }, { maxPriceCents: 100 }, { deliveryDays: 3 }]) expect(pageReadingOf(whole, { ...none, minRating: 4.5, ...other })).toBe('walk')
+  })
+
+  it('reads a search’s candidates for its words alone when no filter is used', () => {
+    const unfiltered = { ...none, sellerId: null, tags: null }
+    expect(searchReadingOf(unfiltered)).toBe('words')
+    for (const filter of [{ minPriceCents: 1 }, { maxPriceCents: 1 }, { deliveryDays: 1 }, { minRating: 1 }, { levels: 'new' }, { online: '' }, { sellerId: newId() }, { tags: 'logo' }]) {
+      expect(searchReadingOf({ ...unfiltered, ...filter })).toBe('walk')
+    }
   })
 
   it('reads the sellers’ services first for sellers online or levels above new, without facets', () => {

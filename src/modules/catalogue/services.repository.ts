@@ -20,7 +20,7 @@ export {
   type ServiceSort,
   type ServiceViews,
 } from './service-lists.repository.ts'
-export { filteredListShapes, pageReadingOf, prepareFilteredList, type FilteredListShape, type FilteredListValues, type PageReading } from './service-filtered-lists.repository.ts'
+export { filteredListShapes, pageReadingOf, prepareFilteredList, searchReadingOf, type FilteredListShape, type FilteredListValues, type PageReading } from './service-filtered-lists.repository.ts'
 
 export type NewServiceRow = typeof services.$inferInsert
 
