@@ -214,6 +214,13 @@ function filtersOf(scope: Scope, except: FacetFilter[] = []): SQL {
   return sql`s.status = 'active' and s.deleted_at is null and (${online()} is null or ${online()} <> '') and coalesce(${sql.join(kept, sql` and `)}, false)${selective}`
 }
 
+/** True when every one of `names` is unused (null): a condition on the values alone, decided once per execution. */
+const unusedOf = (value: Values, names: ValueName[]) =>
+  sql`(${sql.join(
+    names.map((name) => sql`${value[name]()} is null`),
+    sql` and `,
+  )})`
+
 /**
  * True when a lowest rating is the list's only filter: what the `rating` statements are chosen
  * for. Their parts check the rating alone: every other filter's "unused or met" check, which a
@@ -221,22 +228,13 @@ function filtersOf(scope: Scope, except: FacetFilter[] = []): SQL {
  * as the rating check itself (decision 0234). Their page is gated by it (a condition on the values
  * alone, decided once per execution), so that values it was not chosen for read no rows.
  */
-const ratingOnlyOf = (value: Values) =>
-  sql`(${value.minRating()} is not null and ${sql.join(
-    (['minPrice', 'maxPrice', 'deliveryDays', 'levels', 'online'] as const).map((name) => sql`${value[name]()} is null`),
-    sql` and `,
-  )})`
+const ratingOnlyOf = (value: Values) => sql`(${value.minRating()} is not null and ${unusedOf(value, ['minPrice', 'maxPrice', 'deliveryDays', 'levels', 'online'])})`
 /** The conditions of a list filtered by a lowest rating alone. */
 const ratedOnly = (value: Values) => sql`s.status = 'active' and s.deleted_at is null and s.rating_average >= ${value.minRating()}`
 
 /** True when no filter and no search narrows the list (a category may): the values of a shape's statement. */
-const plainOf = (value: Values, selective: boolean) => {
-  const names: ValueName[] = ['minPrice', 'maxPrice', 'deliveryDays', 'minRating', 'levels', 'online', ...(selective ? (['sellerId', 'tags', 'search'] as const) : [])]
-  return sql`(${sql.join(
-    names.map((name) => sql`${value[name]()} is null`),
-    sql` and `,
-  )})`
-}
+const plainOf = (value: Values, selective: boolean) =>
+  unusedOf(value, ['minPrice', 'maxPrice', 'deliveryDays', 'minRating', 'levels', 'online', ...(selective ? (['sellerId', 'tags', 'search'] as const) : [])])
 
 const inCategory = sql`s.category_id = any((select ids from wanted)::uuid[])`
 /** The columns the facets count, beside the id. */
@@ -249,7 +247,7 @@ const categoryCtes = (value: Values, hidden: boolean) => sql`ref as (${onGiven(h
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from ${categories} c where c.id in (select id from ref) or c.parent_id in (select id from ref)),`
 
 /** Whether the list uses none of the facets' filters. */
-const facetFiltersUnused = (value: Values) => sql`(${value.minPrice()} is null and ${value.maxPrice()} is null and ${value.deliveryDays()} is null and ${value.levels()} is null)`
+const facetFiltersUnused = (value: Values) => unusedOf(value, ['minPrice', 'maxPrice', 'deliveryDays', 'levels'])
 
 /** Each facet filter on a pool's row `x`, true when the list does not use it. */
 const accepts = (value: Values): Record<FacetFilter, SQL> => ({
@@ -458,8 +456,7 @@ function searchSql(shape: FilteredListShape, cap: number, views: ServiceViews): 
   const scope: Scope = { views, value, selective: true, priceApart: false }
   // Without filters, the candidates are checked for being live alone; the values are checked to
   // be unused once per execution, so that values with filters find nothing here.
-  const unused = (['minPrice', 'maxPrice', 'deliveryDays', 'minRating', 'levels', 'online', 'sellerId', 'tags'] as const).map((name) => sql`${value[name]()} is null`)
-  const unfiltered = sql`s.status = 'active' and s.deleted_at is null and ${sql.join(unused, sql` and `)}`
+  const unfiltered = sql`s.status = 'active' and s.deleted_at is null and ${unusedOf(value, ['minPrice', 'maxPrice', 'deliveryDays', 'minRating', 'levels', 'online', 'sellerId', 'tags'])}`
   const live = shape.reads === 'words' ? (_except: FacetFilter[]) => sql`(${unfiltered})` : (except: FacetFilter[]) => filtersOf(scope, except)
   const conditions = (except: FacetFilter[] = [], withCategory = hasCategory) => sql`${live(except)}${withCategory ? sql` and ${inCategory}` : sql``}`
   const matches = (query: SQL, where: SQL) =>

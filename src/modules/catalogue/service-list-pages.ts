@@ -115,8 +115,7 @@ export const rowsFor = (limit: number) => COMMON_LIST_ROWS.find((rows) => rows >
  * a row past them), the total, the cursor of the next page.
  */
 export function answerOf<Item extends { id: string }>(query: ServiceListQuery, page: { items: Item[]; hasNext: boolean }, total: number, isExact: boolean, order: ListOrder, window: PageWindow) {
-  const { hasNext } = page
-  const shown = page.items.slice(0, window.limit)
+  const { items: shown, hasNext } = page
   const last = shown.at(-1)
   const nextCursor = !hasNext || !last ? null : encodeCursor(order.sortBy === 'relevance' ? { ...order, offset: window.offset + window.limit } : { ...order, id: last.id })
   const paged = toPage(shown, total, query)
