@@ -24,7 +24,7 @@ import {
   type ServiceViews,
 } from '../src/modules/catalogue/services.repository.ts'
 import { publicFilesJsonSql, publicFileUrlSql } from '../src/modules/uploads/uploads.repository.ts'
-import { atSellerLevelSql, publicSummarySql, sellerLevelSql, sellersAboveNewSql } from '../src/modules/users/users.repository.ts'
+import { atSellerLevelSql, levelsAboveNewSql, publicSummarySql, sellerLevelSql, sellersAboveNewSql } from '../src/modules/users/users.repository.ts'
 
 const none: FilteredListValues = {
   category: null,
@@ -89,6 +89,7 @@ const views: ServiceViews = {
   levelOf: sellerLevelSql,
   atLevels: atSellerLevelSql,
   sellersAbove: sellersAboveNewSql,
+  levelsAboveNew: levelsAboveNewSql,
   bannerOf: (serviceId) => publicFileUrlSql(filesBase, 'service', serviceId, 'service_banner'),
   galleryOf: (serviceId) => publicFilesJsonSql(filesBase, 'service', serviceId, 'service_gallery'),
 }

@@ -28,7 +28,7 @@ export interface CatalogueDeps {
     UploadsService,
     'bindUpload' | 'storeFiles' | 'recordFiles' | 'discardFiles' | 'detachFile' | 'reorderFiles' | 'filesOf' | 'publicFileUrlSql' | 'publicFilesJsonSql'
   >
-  users: Pick<UsersService, 'publicSummarySql' | 'sellerLevelSql' | 'atSellerLevelSql' | 'sellersAboveNewSql'>
+  users: Pick<UsersService, 'publicSummarySql' | 'sellerLevelSql' | 'atSellerLevelSql' | 'sellersAboveNewSql' | 'levelsAboveNewSql'>
 }
 
 /**

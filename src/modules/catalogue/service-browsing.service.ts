@@ -16,7 +16,7 @@ export interface BrowsingDeps {
   clock: Clock
   realtime: Pick<RealtimeHub, 'onlineUsers'>
   uploads: Pick<UploadsService, 'publicFileUrlSql' | 'publicFilesJsonSql'>
-  users: Pick<UsersService, 'publicSummarySql' | 'sellerLevelSql' | 'atSellerLevelSql' | 'sellersAboveNewSql'>
+  users: Pick<UsersService, 'publicSummarySql' | 'sellerLevelSql' | 'atSellerLevelSql' | 'sellersAboveNewSql' | 'levelsAboveNewSql'>
 }
 
 /**
@@ -31,6 +31,7 @@ export function createServiceBrowsing(deps: BrowsingDeps) {
     levelOf: (userId) => users.sellerLevelSql(userId),
     atLevels: (userId, levels) => users.atSellerLevelSql(userId, levels),
     sellersAbove: (levels) => users.sellersAboveNewSql(levels),
+    levelsAboveNew: () => users.levelsAboveNewSql(),
     bannerOf: (serviceId) => uploads.publicFileUrlSql('service', serviceId, 'service_banner'),
     galleryOf: (serviceId) => uploads.publicFilesJsonSql('service', serviceId, 'service_gallery'),
   }

@@ -17,16 +17,19 @@ export type FacetFilter = 'price' | 'delivery' | 'level'
 
 /**
  * What the facets count. Each pool is a relation (a CTE) of at most `cap + 1` services with the
- * columns `category_id`, `starting_price_cents`, `starting_delivery_days` and `level` (the
- * seller's), the first of the list's matches without its price, delivery and level filters;
- * each facet counts the first `cap` rows of its pool that pass the other two (`accepts`, on the
- * row `x`), so that none counts its own. `pool` keeps the list's category, `poolAll` (the
- * category facet's) does not. `plain` is true when nothing but a category narrows the list: the
- * category facet then reads the kept counts (exact).
+ * columns `category_id`, `starting_price_cents`, `starting_delivery_days` and `seller_id`, the
+ * first of the list's matches without its price, delivery and level filters; its sample
+ * (`sampleCteSql`) is its first `cap` rows with the seller's `level`. Each facet counts the rows
+ * of its sample that pass the other two filters (`accepts`, on the row `x`), so that none counts
+ * its own. `pool` and `sample` keep the list's category, `poolAll` and `sampleAll` (the category
+ * facet's) do not. `plain` is true when nothing but a category narrows the list: the category
+ * facet then reads the kept counts (exact).
  */
 export interface FacetSets {
   pool: string
   poolAll: string
+  sample: string
+  sampleAll: string
   plain: SQL
   cap: number
   accepts: Record<FacetFilter, SQL>
@@ -34,10 +37,20 @@ export interface FacetSets {
 
 const { categories: categoryFacet, priceBands: priceFacet, deliveryBands: deliveryFacet, sellerLevels: levelFacet } = Facets.properties
 
-/** The rows a facet counts: the first `cap` of the pool, those the other facets' filters accept. */
-function sampleOf(sets: FacetSets, pool: string, own: FacetFilter | 'none'): SQL {
+/**
+ * A pool's sample, as a CTE named `sample`: the pool's first `cap` rows, with the seller's level.
+ * The level is joined after the cut, so which rows are counted does not depend on how PostgreSQL
+ * joins; the sellers above `new` (`levelsAboveNew`, the users module's few) are hashed once
+ * rather than each row's seller looked up.
+ */
+export const sampleCteSql = (pool: string, sample: string, cap: number, levelsAboveNew: SQL) =>
+  sql`${sql.identifier(sample)} as (select x.category_id, x.starting_price_cents, x.starting_delivery_days, coalesce(r.level, 'new') as level
+    from (select * from ${sql.identifier(pool)} limit ${sql.raw(String(cap))}) as x left join (${levelsAboveNew}) as r on r.id = x.seller_id)`
+
+/** The rows a facet counts: those of the sample the other facets' filters accept. */
+function sampleOf(sets: FacetSets, sample: string, own: FacetFilter | 'none'): SQL {
   const others = (['price', 'delivery', 'level'] as const).filter((filter) => filter !== own).map((filter) => sets.accepts[filter])
-  return sql`(select * from (select * from ${sql.identifier(pool)} limit ${sql.raw(String(sets.cap))}) as x where ${sql.join(others, sql` and `)})`
+  return sql`(select * from ${sql.identifier(sample)} as x where ${sql.join(others, sql` and `)})`
 }
 
 /** A fixed list of keys as a VALUES relation `(position, key, low, high)`; every value is a constant of this file. */
@@ -61,7 +74,7 @@ function categoriesJson(sets: FacetSets): SQL {
   const item = jsonObjectSql(categoryFacet.items, { key: sql`f.key`, parent: sql`f.parent`, count: sql`f.count` })
   const listOf = (counted: SQL) => sql`coalesce((select json_agg(${item} order by f.count desc, f.key) from (${counted}) as f), '[]'::json)`
   // Counted per category first: a few dozen rows to name, not a thousand.
-  const sampled = perCategory(sql`select category_id, count(*) as n from ${sampleOf(sets, sets.poolAll, 'none')} as sample group by category_id`)
+  const sampled = perCategory(sql`select category_id, count(*) as n from ${sampleOf(sets, sets.sampleAll, 'none')} as sample group by category_id`)
   const kept = perCategory(sql`select category_id, active_services as n from ${categoryServiceCounts}`)
   return sql`case when ${sets.plain} then ${listOf(kept)} else ${listOf(sampled)} end`
 }
@@ -81,7 +94,7 @@ function levelsJson(sets: FacetSets): SQL {
   return sql`coalesce((select json_agg(${item} order by b.position) from (
       select l.position, l.key, coalesce(x.n, 0)::int as count
       from (values ${levels}) as l(position, key)
-      left join (select level, count(*) as n from ${sampleOf(sets, sets.pool, 'level')} as sample group by level) as x on x.level = l.key) as b), '[]'::json)`
+      left join (select level, count(*) as n from ${sampleOf(sets, sets.sample, 'level')} as sample group by level) as x on x.level = l.key) as b), '[]'::json)`
 }
 
 /** Whether a pool was cut: it holds more rows than a facet counts. */
@@ -92,13 +105,13 @@ export function facetsSql(sets: FacetSets): SQL<FacetsJson> {
   return jsonObjectSql(Facets, {
     categories: categoriesJson(sets),
     priceBands: bandsJson(
-      sampleOf(sets, sets.pool, 'price'),
+      sampleOf(sets, sets.sample, 'price'),
       'starting_price_cents',
       valuesOf(priceBands.map((band) => [band.key, band.fromCents, band.toCents] as const)),
       jsonObjectSql(priceFacet.items, { key: sql`b.key`, from: sql`round(b.low / 100.0, 2)`, to: sql`round(b.high / 100.0, 2)`, count: sql`b.count` }),
     ),
     deliveryBands: bandsJson(
-      sampleOf(sets, sets.pool, 'delivery'),
+      sampleOf(sets, sets.sample, 'delivery'),
       'starting_delivery_days',
       valuesOf(deliveryBands.map((band) => [band.key, band.from, band.to] as const)),
       jsonObjectSql(deliveryFacet.items, { key: sql`b.key`, from: sql`b.low`, to: sql`b.high`, count: sql`b.count` }),

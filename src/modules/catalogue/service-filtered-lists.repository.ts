@@ -2,7 +2,7 @@ import { sql, type SQL } from 'drizzle-orm'
 import { placeholdersOf } from '../../db/fragments.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
-import { facetsSql, type FacetFilter, type FacetsJson } from './service-facets.repository.ts'
+import { facetsSql, sampleCteSql, type FacetFilter, type FacetSets, type FacetsJson } from './service-facets.repository.ts'
 import { COMMON_LIST_ROWS, listedJsonSql, RERANKED, type ListedJson, type ServiceViews } from './service-lists.repository.ts'
 import { services } from './services.table.ts'
 
@@ -256,22 +256,27 @@ const accepts = (value: Values): Record<FacetFilter, SQL> => ({
   level: sql`(${value.levels()} is null or x.level = any((select string_to_array(${value.levels()}, ','))::text[]))`,
 })
 
-/** A pool's columns (`FacetSets`), of the services in `from` (as `s`). */
-const poolColumns = (views: ServiceViews) => sql`s.category_id, s.starting_price_cents, s.starting_delivery_days, ${views.levelOf(sql`s.seller_id`)} as level`
-
 /**
  * The facets' pools (decision 0207): `pool`, the list's first matches without the facets'
  * filters, and `pool_all`, the same without the category (a list without one counts `pool`
  * twice). `matching` builds the matches without the facets' filters, with or without the category.
  */
-function poolsSql(views: ServiceViews, hidden: boolean, hasCategory: boolean, matching: (withCategory: boolean) => SQL) {
-  const columns = poolColumns(views)
+function poolsSql(views: ServiceViews, hidden: boolean, hasCategory: boolean, matching: (withCategory: boolean) => SQL, cap: number) {
   const from = hidden ? sql`given g cross join lateral` : sql``
-  return sql`pool as (select ${columns} from ${from} (${matching(hasCategory)}) as s),
-    ${hasCategory ? sql`pool_all as (select ${columns} from ${from} (${matching(false)}) as s),` : sql``}`
+  return sql`pool as (select ${facetColumns} from ${from} (${matching(hasCategory)}) as s),
+    ${sampleCteSql('pool', 'sample', cap, views.levelsAboveNew())},
+    ${hasCategory ? sql`pool_all as (select ${facetColumns} from ${from} (${matching(false)}) as s), ${sampleCteSql('pool_all', 'sample_all', cap, views.levelsAboveNew())},` : sql``}`
 }
 
-const facetSetsOf = (value: Values, hasCategory: boolean, plain: SQL, cap: number) => ({ pool: 'pool', poolAll: hasCategory ? 'pool_all' : 'pool', plain, cap, accepts: accepts(value) })
+const facetSetsOf = (value: Values, hasCategory: boolean, plain: SQL, cap: number): FacetSets => ({
+  pool: 'pool',
+  poolAll: hasCategory ? 'pool_all' : 'pool',
+  sample: 'sample',
+  sampleAll: hasCategory ? 'sample_all' : 'sample',
+  plain,
+  cap,
+  accepts: accepts(value),
+})
 
 /** The page's first `limit` items, in its order, as JSON built by PostgreSQL (the row past them only says that a next page exists). */
 const itemsSql = (views: ServiceViews, order: SQL) =>
@@ -431,7 +436,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
     ${startSql(value, hidden, shape.sortBy, shape.sortOrder)}
     ${shape.tagged ? taggedCte : (bySeller?.ctes ?? sql``)}
     page as (${pageOf}),
-    ${shape.facets ? poolsSql(views, hidden, hasCategory, matching) : sql``}
+    ${shape.facets ? poolsSql(views, hidden, hasCategory, matching, cap) : sql``}
     counted as (select ${total} as total${fromGiven(hidden)})
     ${selectSql(shape, {
       value,
@@ -485,7 +490,7 @@ function searchSql(shape: FilteredListShape, cap: number, views: ServiceViews): 
       from main left join best on best.id = main.id
       order by reranked desc, rank desc, main.id desc
       offset (select ${p('offset')}::int) limit ${literal(shape.rows)}),
-    ${shape.facets ? poolsSql(views, true, hasCategory, matching) : sql``}
+    ${shape.facets ? poolsSql(views, true, hasCategory, matching, cap) : sql``}
     counted as (select count(*)::int as total from main)
     ${selectSql(shape, {
       value,

@@ -38,6 +38,8 @@ export interface ServiceViews {
   atLevels(userId: AnyColumn | SQL, levels: SQL): SQL<boolean>
   /** A select of the ids (`id`) of the users above `new` at one of `levels` (a `text[]` expression): sellers all. */
   sellersAbove(levels: SQL): SQL
+  /** A select of every user above `new` (`id`, `level`); anyone not in it is at `new`. */
+  levelsAboveNew(): SQL
   bannerOf(serviceId: AnyColumn | SQL): SQL<string | null>
   galleryOf(serviceId: AnyColumn | SQL): SQL<PublicFile[]>
 }

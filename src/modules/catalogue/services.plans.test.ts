@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openTestDatabase } from '../../../test/setup/test-app.ts'
 import { rowsOf, type Database, type Db } from '../../db/client.ts'
 import { publicFilesJsonSql, publicFileUrlSql } from '../uploads/uploads.repository.ts'
-import { atSellerLevelSql, publicSummarySql, sellerLevelSql, sellersAboveNewSql } from '../users/users.repository.ts'
+import { atSellerLevelSql, levelsAboveNewSql, publicSummarySql, sellerLevelSql, sellersAboveNewSql } from '../users/users.repository.ts'
 import { newId } from '../../lib/ids.ts'
 import { COUNT_CAP } from './service-list-pages.ts'
 import { pageReadingOf, prepareCommonList, prepareFilteredList, searchReadingOf, type FilteredListValues, type PageReading, type ServiceViews } from './services.repository.ts'
@@ -16,6 +16,7 @@ const views: ServiceViews = {
   levelOf: sellerLevelSql,
   atLevels: atSellerLevelSql,
   sellersAbove: sellersAboveNewSql,
+  levelsAboveNew: levelsAboveNewSql,
   bannerOf: (serviceId) => publicFileUrlSql(filesBase, 'service', serviceId, 'service_banner'),
   galleryOf: (serviceId) => publicFilesJsonSql(filesBase, 'service', serviceId, 'service_gallery'),
 }

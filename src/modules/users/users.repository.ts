@@ -184,6 +184,14 @@ export const sellersAboveNewSql = (levels: SQL) =>
   sql`select ${users.id} as id from ${users} where ${users.sellerLevel} = any(${levels}) and ${users.sellerLevel} <> 'new'`
 
 /**
+ * For another module's statements: a select of every user above `new`, by `id` with their
+ * `level`; anyone not in it is at `new`. The partial index on the level holds these few (sellers
+ * who rose), so a statement that needs the level of many rows hashes them once, however many
+ * buyers there are, instead of looking each row's user up.
+ */
+export const levelsAboveNewSql = () => sql`select ${users.id} as id, ${users.sellerLevel} as level from ${users} where ${users.sellerLevel} <> 'new'`
+
+/**
  * For another module's statements: whether the user in `userId` is at one of `levels` (a `text[]`
  * expression). Written against the users above `new` alone, the few the partial index holds: in
  * them when `new` is not asked for, not among those at the other levels when it is. A statement

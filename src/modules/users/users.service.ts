@@ -17,6 +17,7 @@ import {
   publicSummarySql,
   sellerLevelSql,
   sellersAboveNewSql,
+  levelsAboveNewSql,
   usableAccountSql,
   type UserListFilter,
 } from './users.repository.ts'
@@ -102,6 +103,7 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
     sellerLevelSql,
     atSellerLevelSql,
     sellersAboveNewSql,
+    levelsAboveNewSql,
 
     /** For another module's one-statement writes: whether the user in `userId` passed seller KYC (decision 0043). */
     kycVerifiedSql,
