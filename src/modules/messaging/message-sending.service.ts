@@ -12,7 +12,7 @@ import type { UsersService } from '../users/users.module.ts'
 import type { ConversationAccess } from './conversation-access.service.ts'
 import { EMAIL_EVERY, MESSAGING_JOBS } from './message-emails.service.ts'
 import { invalidRecipient, recipientUnavailable } from './messaging.errors.ts'
-import { createMessagingRepository, orderConversationCtes, orderConversationValues, sendMessageAtOnce } from './messaging.repository.ts'
+import { createMessagingRepository, orderConversationCtes, orderConversationValues, prepareSendDirectAtOnce, sendMessageAtOnce } from './messaging.repository.ts'
 import type { MessageRow } from './messaging.table.ts'
 
 export interface SendMessage {
@@ -33,7 +33,7 @@ interface MessageSendingDeps {
   clock: Clock
   outbox: Outbox
   realtime: Pick<RealtimeHub, 'publish' | 'isOnline'>
-  users: Pick<UsersService, 'findAccountById'>
+  users: Pick<UsersService, 'findAccountById' | 'accountStandingSql'>
   uploads: Pick<UploadsService, 'storeFiles' | 'recordFiles' | 'discardFiles'>
   access: ConversationAccess
   notifications: Pick<NotificationsService, 'notify'>
@@ -81,6 +81,7 @@ async function writeMessage(deps: Pick<MessageSendingDeps, 'clock' | 'outbox' | 
 export function createMessageSending(deps: MessageSendingDeps) {
   const { db, clock, realtime, uploads } = deps
   const { toMessages } = deps.access
+  const sendDirectAtOnce = prepareSendDirectAtOnce(deps.users.accountStandingSql)
 
   async function deliver(row: MessageRow, recipientId: string) {
     const [message] = await toMessages(db, [row], () => 0)
@@ -136,9 +137,18 @@ export function createMessageSending(deps: MessageSendingDeps) {
 
     /** `POST /messages`. */
     async sendMessage(actor: Actor, request: SendMessage) {
+      const direct = request.conversationId === undefined && request.recipientId !== undefined && request.recipientId !== actor.id ? request.recipientId : undefined
+      const directOnline = direct !== undefined ? await realtime.isOnline(direct) : undefined
+      // A message to a user online, in a direct conversation already open: checked and written in one statement.
+      if (direct !== undefined && directOnline) {
+        const sent = await sendDirectAtOnce(db, { id: newId(), directKey: directKeyOf(actor.id, direct), recipientId: direct, senderId: actor.id, content: request.content, at: clock.now() })
+        if (sent.standing === 'unknown') throw notFound('User')
+        if (sent.standing === 'unavailable') throw recipientUnavailable()
+        if (sent.row) return deliver(sent.row, direct)
+      }
       const target = await resolveTarget(deps, actor, request)
-      const online = await realtime.isOnline(target.recipientId)
-      // The usual case, a reply in an open conversation to someone online: one statement.
+      const online = directOnline ?? (await realtime.isOnline(target.recipientId))
+      // A reply in an open conversation to someone online: one statement.
       if (target.conversationId !== undefined && online) {
         const row = await sendMessageAtOnce(db, { id: newId(), conversationId: target.conversationId, senderId: actor.id, content: request.content, at: clock.now() })
         if (!row) throw notFound('Conversation')

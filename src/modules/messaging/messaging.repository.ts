@@ -7,6 +7,7 @@ import { rowFromJson } from '../../db/json-rows.ts'
 import { prepared, preparedSql } from '../../db/statements.ts'
 import { newId } from '../../lib/ids.ts'
 import type { SessionParams } from '../auth/auth.module.ts'
+import type { AccountStanding } from '../users/users.module.ts'
 import { Message } from './messaging.schemas.ts'
 import { conversationParticipants, conversations, messages, type ConversationRow, type MessageRow, type ParticipantRow } from './messaging.table.ts'
 
@@ -166,17 +167,16 @@ export function prepareConversationWithParticipants(available: (userId: AnyColum
 }
 
 /**
- * A text message to a conversation whose recipient is online (no e-mail to weigh), written in one
- * statement: the next number under the conversation's row lock, the message, and both
- * participants' lists and counters, as `advanceSeq`, `insertMessage` and `recordMessage` do in a
- * transaction. Each part computes from the row version its lock waited for, so concurrent
- * messages of one conversation are numbered one after another.
+ * The CTEs that write a text message to the conversation `conversationId` (an expression; no row
+ * is written when it is null): the next number under the conversation's row lock (`seq`), the
+ * message (`inserted`), and both participants' lists and counters, as `advanceSeq`,
+ * `insertMessage` and `recordMessage` do in a transaction. Each part computes from the row
+ * version its lock waited for, so concurrent messages of one conversation are numbered one after
+ * another. For a recipient who is online: there is no e-mail to weigh.
  */
-const sendAtOnce = preparedSql<{ id: string; conversationId: string; senderId: string; content: string; at: Date }, { message: Record<string, unknown> }>(
-  'messaging_send_at_once',
-  sql`with seq as (
+const writeMessageCtes = (conversationId: SQL) => sql`seq as (
       update ${conversations} set last_seq = last_seq + 1, last_message_at = ${sql.placeholder('at')}::timestamptz
-      where id = ${sql.placeholder('conversationId')}::uuid returning id, last_seq),
+      where id = ${conversationId} returning id, last_seq),
     inserted as (
       insert into ${messages} (id, conversation_id, seq, sender_id, content, attachment_id, created_at)
       select ${sql.placeholder('id')}::uuid, seq.id, seq.last_seq, ${sql.placeholder('senderId')}::uuid, ${sql.placeholder('content')}::text, null, ${sql.placeholder('at')}::timestamptz from seq
@@ -186,14 +186,53 @@ const sendAtOnce = preparedSql<{ id: string; conversationId: string; senderId: s
         unread_count = case when p.user_id = ${sql.placeholder('senderId')}::uuid then 0 else p.unread_count + 1 end,
         last_read_seq = case when p.user_id = ${sql.placeholder('senderId')}::uuid then seq.last_seq else p.last_read_seq end
       from seq where p.conversation_id = seq.id
-      returning p.user_id)
+      returning p.user_id)`
+
+interface MessageToWrite {
+  id: string
+  senderId: string
+  content: string
+  at: Date
+}
+
+/** A text message to a conversation whose recipient is online, written in one statement. */
+const sendAtOnce = preparedSql<MessageToWrite & { conversationId: string }, { message: Record<string, unknown> }>(
+  'messaging_send_at_once',
+  sql`with ${writeMessageCtes(sql`${sql.placeholder('conversationId')}::uuid`)}
     select row_to_json(inserted) as message from inserted`,
 )
 
 /** `sendAtOnce`: the new message's row, or `undefined` when the conversation is gone. */
-export async function sendMessageAtOnce(executor: Executor, message: { id: string; conversationId: string; senderId: string; content: string; at: Date }): Promise<MessageRow | undefined> {
+export async function sendMessageAtOnce(executor: Executor, message: MessageToWrite & { conversationId: string }): Promise<MessageRow | undefined> {
   const [row] = await sendAtOnce(executor, message)
   return row ? rowFromJson(messages, row.message) : undefined
+}
+
+/** What a message to a user sent at once found: the recipient's standing, and the message when it was written. */
+export interface DirectSend {
+  standing: AccountStanding
+  row?: MessageRow
+}
+
+/**
+ * A text message to a user who is online, in the direct conversation of the two (`directKey`),
+ * checked and written in one statement: the recipient's standing (the users module's fragment)
+ * and, when they can be written to and the conversation exists, the message as `sendAtOnce`
+ * writes it. Without the conversation nothing is written: the caller opens it in a transaction.
+ */
+export function prepareSendDirectAtOnce(standingOf: (userId: SQL) => SQL<AccountStanding>) {
+  const statement = preparedSql<MessageToWrite & { recipientId: string; directKey: string }, { standing: AccountStanding; message: Record<string, unknown> | null }>(
+    'messaging_send_direct_at_once',
+    sql`with recipient as (select ${standingOf(sql`${sql.placeholder('recipientId')}::uuid`)} as standing),
+      direct as (select c.id from ${conversations} c, recipient
+        where c.direct_key = ${sql.placeholder('directKey')}::text and recipient.standing = 'available'),
+      ${writeMessageCtes(sql`(select id from direct)`)}
+      select recipient.standing, (select row_to_json(inserted) from inserted) as message from recipient`,
+  )
+  return async (executor: Executor, message: MessageToWrite & { recipientId: string; directKey: string }): Promise<DirectSend> => {
+    const [row] = await statement(executor, message)
+    return { standing: row!.standing, row: row!.message ? rowFromJson(messages, row!.message) : undefined }
+  }
 }
 
 /** Conversations and their participants: opening them, finding them, and a user's list. */

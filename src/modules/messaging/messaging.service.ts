@@ -31,7 +31,7 @@ export function createMessagingService(deps: {
   mailer: Mailer
   appUrl: string
   realtime: Pick<RealtimeHub, 'publish' | 'isOnline'>
-  users: Pick<UsersService, 'findAccountById' | 'publicSummariesOf' | 'availableAccountSql'>
+  users: Pick<UsersService, 'findAccountById' | 'publicSummariesOf' | 'availableAccountSql' | 'accountStandingSql'>
   uploads: Pick<UploadsService, 'storeFiles' | 'recordFiles' | 'discardFiles' | 'filesByIds' | 'urlOf'>
   sessions: SessionCheck
   notifications: Pick<NotificationsService, 'notify' | 'emailWanted'>

@@ -7,8 +7,9 @@ import { sendMessage } from '../../../test/factories/messages.ts'
 import { createUser, type TestUser } from '../../../test/factories/users.ts'
 import { listen, openSocket, refusedUpgrade, type SocketAuth, type TestSocket } from '../../../test/setup/sockets.ts'
 import { twoInstances } from '../../../test/setup/instances.ts'
-import { createTestApp, request, TEST_REDIS_URL, type TestContext } from '../../../test/setup/test-app.ts'
+import { createTestApp, expectError, request, TEST_REDIS_URL, type TestContext } from '../../../test/setup/test-app.ts'
 import { outboxJobs } from '../../platform/outbox/outbox.table.ts'
+import { users } from '../users/users.table.ts'
 import { messages } from './messaging.table.ts'
 
 const mailJobsFor = (ctx: TestContext, messageId: string) =>
@@ -88,6 +89,32 @@ describe('realtime delivery over WebSocket', () => {
     expect((await conversations(bob))[0]).toMatchObject({ id: first.conversationId, unreadCount: 13 })
     expect((await conversations(alice))[0]).toMatchObject({ id: first.conversationId, unreadCount: 0 })
     expect(await mailJobsFor(ctx, replies[0]!.id)).toEqual([])
+  })
+
+  it('writes messages by recipientId to an online user in their open conversation, numbered in order, and checks the account on each', async () => {
+    const alice = await createUser(ctx)
+    const bob = await createUser(ctx)
+    const bobSocket = await open(url, { header: bob.accessToken })
+    const first = await sendMessage(ctx, alice, { recipientId: bob.user.id }, 'first')
+    const more = await Promise.all(Array.from({ length: 8 }, (_, index) => sendMessage(ctx, alice, { recipientId: bob.user.id }, `more ${index}`)))
+    for (const message of more) {
+      expect(message.conversationId).toBe(first.conversationId)
+      expect(await bobSocket.message(message.id)).toEqual({ type: 'message', data: message })
+    }
+    const seqs = async () => (await ctx.database.db.select({ seq: messages.seq }).from(messages).where(eq(messages.conversationId, first.conversationId))).map((row) => row.seq).sort((a, b) => a - b)
+    expect(await seqs()).toEqual(Array.from({ length: 9 }, (_, index) => index + 1))
+    const [bobsList] = (await request(ctx.app, { method: 'GET', url: '/messages/conversations', token: bob.accessToken })).json().data.items
+    expect(bobsList).toMatchObject({ id: first.conversationId, unreadCount: 9 })
+    expect(await mailJobsFor(ctx, more[0]!.id)).toEqual([])
+
+    // Suspended behind the socket's back (the socket stays open, so Bob still counts as online): refused, nothing written.
+    await ctx.database.db.update(users).set({ suspendedAt: ctx.clock.now() }).where(eq(users.id, bob.user.id))
+    try {
+      expectError(await request(ctx.app, { method: 'POST', url: '/messages', token: alice.accessToken, payload: { recipientId: bob.user.id, content: 'still there?' } }), 422, 'RECIPIENT_UNAVAILABLE')
+      expect(await seqs()).toHaveLength(9)
+    } finally {
+      await ctx.database.db.update(users).set({ suspendedAt: null }).where(eq(users.id, bob.user.id))
+    }
   })
 
   it('e-mails a recipient with no open socket, and not one with a socket open', async () => {

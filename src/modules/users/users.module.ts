@@ -18,5 +18,5 @@ export const usersModule = defineModule({
 })
 
 export { statusOf, toUser, type Account, type User, type UsersService } from './users.service.ts'
-export { userRoles, userStatuses, type IdentityJson, type UserListFilter } from './users.repository.ts'
+export { userRoles, userStatuses, type AccountStanding, type IdentityJson, type UserListFilter } from './users.repository.ts'
 export { Email, FullName, Identity, ListUsersQuery, Password, SellerLevel, sellerLevels, User as UserSchema, Username, UserListItem, UserSummary } from './users.schemas.ts'

@@ -165,6 +165,19 @@ export const usableAccountSql = (userId: AnyColumn | SQL, version: SQL) =>
  */
 export const availableAccountSql = (userId: AnyColumn | SQL) => sql<boolean>`exists (select 1 from ${users} where ${users.id} = ${userId} and ${users.isActive} and ${users.suspendedAt} is null)`
 
+/** Whether a message can reach the user in `userId`: `accountStandingSql` answers one of these. */
+export type AccountStanding = 'available' | 'unavailable' | 'unknown'
+
+/**
+ * For another module's one-statement writes: whether the account in `userId` can be written to
+ * (`available`), exists but is suspended or deactivated (`unavailable`), or has no public
+ * existence (`unknown`: no such user, or one never activated, which is as unknown as a wrong id).
+ */
+export const accountStandingSql = (userId: AnyColumn | SQL) =>
+  sql<AccountStanding>`coalesce((select case when ${users.isActive} and ${users.suspendedAt} is null then 'available'
+    when not ${users.isActive} and ${users.activatedAt} is null and ${users.suspendedAt} is null then 'unknown'
+    else 'unavailable' end from ${users} where ${users.id} = ${userId}), 'unknown')`
+
 /** Whether the user in `userId` passed seller KYC, as a scalar subquery (false for an unknown user). */
 export const kycVerifiedSql = (userId: AnyColumn | SQL) => sql<boolean>`coalesce((select ${users.isKycVerified} from ${users} where ${users.id} = ${userId}), false)`
 

@@ -9,6 +9,7 @@ import type { UploadsService } from '../uploads/uploads.module.ts'
 import { createAccounts } from './accounts.service.ts'
 import { createProfiles } from './profiles.service.ts'
 import {
+  accountStandingSql,
   atSellerLevelSql,
   availableAccountSql,
   createUsersRepository,
@@ -112,6 +113,8 @@ export function createUsersService(deps: { db: Db; clock: Clock; uploads: Avatar
     usableAccountSql,
     /** For another module's statements: whether the account in `userId` can be written to (active, not suspended). */
     availableAccountSql,
+    /** For another module's one-statement writes: whether the account in `userId` can be written to, cannot, or is unknown. */
+    accountStandingSql,
 
     /** What other modules show of users (sellers on services): public fields and avatar, in two queries. */
     async publicSummariesOf(executor: Executor, userIds: string[]): Promise<Map<string, UserSummary>> {
