@@ -169,7 +169,7 @@ const searchPage = (facets: string) => `
         'nextCursor', case when (select count(*) from ranked) > 20 then ${cursorOf(`'{"sortBy":"relevance","sortOrder":"desc","offset":20}'`)} end)${facets}))::text as body
     from counted`
 
-/** The facets of a search without filters: the first 1,000 candidates per category, band and level. */
+/** The facets of a search without filters: the first 1,000 candidates per category, band and level; each band and level counted in one pass, the few sellers above `new` hashed. */
 const searchFacets = `,
       'facets', json_build_object(
         'categories', coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (
@@ -178,20 +178,27 @@ const searchFacets = `,
           join categories c on c.id = x.category_id
           cross join lateral (values (c.id), (c.parent_id)) as hit(id) join categories k on k.id = hit.id left join categories kp on kp.id = k.parent_id
           group by k.slug, kp.slug) as f), '[]'::json),
-        'priceBands', (select json_agg(json_build_object('key', b.key, 'from', round(b.low / 100.0, 2), 'to', round(b.high / 100.0, 2), 'count', b.count) order by b.position) from (
-          select b.position, b.key, b.low, b.high, count(x.price)::int as count
-          from (values (1, '0-25', 0, 2499), (2, '25-50', 2500, 4999), (3, '50-100', 5000, 9999), (4, '100-250', 10000, 24999), (5, '250-500', 25000, 49999), (6, '500+', 50000, null::int)) as b(position, key, low, high)
-          left join (select starting_price_cents as price from candidates limit 1000) as x on x.price >= b.low and (b.high is null or x.price <= b.high)
-          group by b.position, b.key, b.low, b.high) as b),
-        'deliveryBands', (select json_agg(json_build_object('key', b.key, 'from', b.low, 'to', b.high, 'count', b.count) order by b.position) from (
-          select b.position, b.key, b.low, b.high, count(x.days)::int as count
-          from (values (1, '1', 1, 1), (2, '2-3', 2, 3), (3, '4-7', 4, 7), (4, '8+', 8, null::int)) as b(position, key, low, high)
-          left join (select starting_delivery_days as days from candidates limit 1000) as x on x.days >= b.low and (b.high is null or x.days <= b.high)
-          group by b.position, b.key, b.low, b.high) as b),
-        'sellerLevels', (select json_agg(json_build_object('key', l.key, 'count', coalesce(x.n, 0)::int) order by l.position)
-          from (values (1, 'new'), (2, 'level_one'), (3, 'level_two'), (4, 'top_rated')) as l(position, key)
-          left join (select u.seller_level, count(*) as n from (select seller_id from candidates limit 1000) as first join users u on u.id = first.seller_id group by u.seller_level) as x
-            on x.seller_level = l.key),
+        'priceBands', (select json_build_array(
+            json_build_object('key', '0-25', 'from', 0.00, 'to', 24.99, 'count', count(*) filter (where x.price between 0 and 2499)),
+            json_build_object('key', '25-50', 'from', 25.00, 'to', 49.99, 'count', count(*) filter (where x.price between 2500 and 4999)),
+            json_build_object('key', '50-100', 'from', 50.00, 'to', 99.99, 'count', count(*) filter (where x.price between 5000 and 9999)),
+            json_build_object('key', '100-250', 'from', 100.00, 'to', 249.99, 'count', count(*) filter (where x.price between 10000 and 24999)),
+            json_build_object('key', '250-500', 'from', 250.00, 'to', 499.99, 'count', count(*) filter (where x.price between 25000 and 49999)),
+            json_build_object('key', '500+', 'from', 500.00, 'to', null, 'count', count(*) filter (where x.price >= 50000)))
+          from (select starting_price_cents as price from candidates limit 1000) as x),
+        'deliveryBands', (select json_build_array(
+            json_build_object('key', '1', 'from', 1, 'to', 1, 'count', count(*) filter (where x.days = 1)),
+            json_build_object('key', '2-3', 'from', 2, 'to', 3, 'count', count(*) filter (where x.days between 2 and 3)),
+            json_build_object('key', '4-7', 'from', 4, 'to', 7, 'count', count(*) filter (where x.days between 4 and 7)),
+            json_build_object('key', '8+', 'from', 8, 'to', null, 'count', count(*) filter (where x.days >= 8)))
+          from (select starting_delivery_days as days from candidates limit 1000) as x),
+        'sellerLevels', (select json_build_array(
+            json_build_object('key', 'new', 'count', count(*) filter (where u.seller_level is null)),
+            json_build_object('key', 'level_one', 'count', count(*) filter (where u.seller_level = 'level_one')),
+            json_build_object('key', 'level_two', 'count', count(*) filter (where u.seller_level = 'level_two')),
+            json_build_object('key', 'top_rated', 'count', count(*) filter (where u.seller_level = 'top_rated')))
+          from (select seller_id from candidates limit 1000) as x
+          left join (select id, seller_level from users where seller_level <> 'new') as u on u.id = x.seller_id),
         'countsAreExact', counted.total <= 1000)`
 
 /** The bare statements; `$FILES` is the uploads base URL, always the last parameter. */

@@ -53,10 +53,6 @@ function sampleOf(sets: FacetSets, sample: string, own: FacetFilter | 'none'): S
   return sql`(select * from ${sql.identifier(sample)} as x where ${sql.join(others, sql` and `)})`
 }
 
-/** A fixed list of keys as a VALUES relation `(position, key, low, high)`; every value is a constant of this file. */
-const valuesOf = (rows: readonly (readonly [string, number, number | null])[]) =>
-  sql.raw(rows.map(([key, low, high], index) => `(${index + 1}, '${key}', ${low}, ${high === null ? 'null::int' : high})`).join(', '))
-
 /**
  * Counts per category of `hits` (rows with `category_id` and a count `n`): each category and,
  * for a subcategory, its top-level category too, so that a top level counts its subcategories.
@@ -79,23 +75,54 @@ function categoriesJson(sets: FacetSets): SQL {
   return sql`case when ${sets.plain} then ${listOf(kept)} else ${listOf(sampled)} end`
 }
 
-/** Every band in order with the count of the sample's `column` within its bounds (both included). */
-function bandsJson(sample: SQL, column: string, bands: SQL, item: SQL): SQL {
-  return sql`coalesce((select json_agg(${item} order by b.position) from (
-      select b.position, b.key, b.low, b.high, count(x.${sql.identifier(column)})::int as count
-      from (values ${bands}) as b(position, key, low, high)
-      left join ${sample} as x on x.${sql.identifier(column)} >= b.low and (b.high is null or x.${sql.identifier(column)} <= b.high)
-      group by b.position, b.key, b.low, b.high) as b), '[]'::json)`
+/** A constant of this file's lists (a key or a bound) as SQL: numbers as they are, text quoted. */
+const constant = (value: string | number | null) => sql.raw(value === null ? 'null' : typeof value === 'number' ? String(value) : `'${value}'`)
+
+/**
+ * Facet entries counted in one pass over a sample: one `count(*) filter (where ...)` per entry,
+ * in the entries' order. A join of the entries to the sample would sort and group a thousand
+ * rows per facet to get the same few counts.
+ */
+function tallySql(sample: SQL, entries: { item: (count: SQL) => SQL; when: SQL }[]): SQL {
+  return sql`(select json_build_array(${sql.join(
+    entries.map(({ item, when }) => item(sql`count(*) filter (where ${when})`)),
+    sql`, `,
+  )}) from ${sample} as x)`
 }
 
-function levelsJson(sets: FacetSets): SQL {
-  const item = jsonObjectSql(levelFacet.items, { key: sql`b.key`, count: sql`b.count` })
-  const levels = sql.raw(sellerLevels.map((level, index) => `(${index + 1}, '${level}')`).join(', '))
-  return sql`coalesce((select json_agg(${item} order by b.position) from (
-      select l.position, l.key, coalesce(x.n, 0)::int as count
-      from (values ${levels}) as l(position, key)
-      left join (select level, count(*) as n from ${sampleOf(sets, sets.sample, 'level')} as sample group by level) as x on x.level = l.key) as b), '[]'::json)`
-}
+/** Whether the sample's row `x` has `column` within a band (both bounds included; no upper bound for the last). */
+const inBand = (column: string, from: number, to: number | null) =>
+  to === null ? sql`x.${sql.identifier(column)} >= ${constant(from)}` : sql`x.${sql.identifier(column)} between ${constant(from)} and ${constant(to)}`
+
+const priceBandsJson = (sets: FacetSets) =>
+  tallySql(
+    sampleOf(sets, sets.sample, 'price'),
+    priceBands.map((band) => ({
+      item: (count: SQL) =>
+        jsonObjectSql(priceFacet.items, {
+          key: constant(band.key),
+          from: sql`round(${constant(band.fromCents)} / 100.0, 2)`,
+          to: band.toCents === null ? sql`null::numeric` : sql`round(${constant(band.toCents)} / 100.0, 2)`,
+          count,
+        }),
+      when: inBand('starting_price_cents', band.fromCents, band.toCents),
+    })),
+  )
+
+const deliveryBandsJson = (sets: FacetSets) =>
+  tallySql(
+    sampleOf(sets, sets.sample, 'delivery'),
+    deliveryBands.map((band) => ({
+      item: (count: SQL) => jsonObjectSql(deliveryFacet.items, { key: constant(band.key), from: constant(band.from), to: band.to === null ? sql`null::int` : constant(band.to), count }),
+      when: inBand('starting_delivery_days', band.from, band.to),
+    })),
+  )
+
+const levelsJson = (sets: FacetSets) =>
+  tallySql(
+    sampleOf(sets, sets.sample, 'level'),
+    sellerLevels.map((level) => ({ item: (count: SQL) => jsonObjectSql(levelFacet.items, { key: constant(level), count }), when: sql`x.level = ${constant(level)}` })),
+  )
 
 /** Whether a pool was cut: it holds more rows than a facet counts. */
 const wasCut = (sets: FacetSets, pool: string) => sql`(select count(*) from ${sql.identifier(pool)}) > ${sql.raw(String(sets.cap))}`
@@ -104,18 +131,8 @@ const wasCut = (sets: FacetSets, pool: string) => sql`(select count(*) from ${sq
 export function facetsSql(sets: FacetSets): SQL<FacetsJson> {
   return jsonObjectSql(Facets, {
     categories: categoriesJson(sets),
-    priceBands: bandsJson(
-      sampleOf(sets, sets.sample, 'price'),
-      'starting_price_cents',
-      valuesOf(priceBands.map((band) => [band.key, band.fromCents, band.toCents] as const)),
-      jsonObjectSql(priceFacet.items, { key: sql`b.key`, from: sql`round(b.low / 100.0, 2)`, to: sql`round(b.high / 100.0, 2)`, count: sql`b.count` }),
-    ),
-    deliveryBands: bandsJson(
-      sampleOf(sets, sets.sample, 'delivery'),
-      'starting_delivery_days',
-      valuesOf(deliveryBands.map((band) => [band.key, band.from, band.to] as const)),
-      jsonObjectSql(deliveryFacet.items, { key: sql`b.key`, from: sql`b.low`, to: sql`b.high`, count: sql`b.count` }),
-    ),
+    priceBands: priceBandsJson(sets),
+    deliveryBands: deliveryBandsJson(sets),
     sellerLevels: levelsJson(sets),
     countsAreExact: sql`not (${wasCut(sets, sets.pool)} or (not ${sets.plain} and ${wasCut(sets, sets.poolAll)}))`,
   })
