@@ -12,8 +12,7 @@
 with recipient as (select coalesce((select case when "users"."is_active" and "users"."suspended_at" is null then 'available'
     when not "users"."is_active" and "users"."activated_at" is null and "users"."suspended_at" is null then 'unknown'
     else 'unavailable' end from "users" where "users"."id" = $1::uuid), 'unknown') as standing),
-      direct as (select c.id from "conversations" c, recipient
-        where c.direct_key = $2::text and recipient.standing = 'available'),
+      direct as (select c.id from "conversations" c where c.direct_key = $2::text and (select standing from recipient) = 'available'),
       seq as (
       update "conversations" set last_seq = last_seq + 1, last_message_at = $3::timestamptz
       where id = (select id from direct) returning id, last_seq),

@@ -8,11 +8,11 @@ import type { Outbox } from '../../platform/outbox/outbox.ts'
 import type { RealtimeHub } from '../../platform/realtime/realtime.ts'
 import type { NotificationsService } from '../notifications/notifications.module.ts'
 import type { UploadsService } from '../uploads/uploads.module.ts'
-import type { UsersService } from '../users/users.module.ts'
+import type { AccountStanding, UsersService } from '../users/users.module.ts'
 import type { ConversationAccess } from './conversation-access.service.ts'
 import { EMAIL_EVERY, MESSAGING_JOBS } from './message-emails.service.ts'
 import { invalidRecipient, recipientUnavailable } from './messaging.errors.ts'
-import { createMessagingRepository, orderConversationCtes, orderConversationValues, prepareSendDirectAtOnce, sendMessageAtOnce } from './messaging.repository.ts'
+import { createMessagingRepository, orderConversationCtes, orderConversationValues, prepareDirectStatements, sendMessageAtOnce } from './messaging.repository.ts'
 import type { MessageRow } from './messaging.table.ts'
 
 export interface SendMessage {
@@ -33,14 +33,16 @@ interface MessageSendingDeps {
   clock: Clock
   outbox: Outbox
   realtime: Pick<RealtimeHub, 'publish' | 'isOnline'>
-  users: Pick<UsersService, 'findAccountById' | 'accountStandingSql'>
+  users: Pick<UsersService, 'accountStandingSql'>
   uploads: Pick<UploadsService, 'storeFiles' | 'recordFiles' | 'discardFiles'>
   access: ConversationAccess
   notifications: Pick<NotificationsService, 'notify'>
 }
 
+type DirectStatements = ReturnType<typeof prepareDirectStatements>
+
 /** Where a new message goes: an existing conversation of the caller's, or the direct one with a user. */
-async function resolveTarget(deps: Pick<MessageSendingDeps, 'db' | 'users' | 'access'>, actor: Actor, target: { conversationId?: string; recipientId?: string }): Promise<{ conversationId?: string; recipientId: string }> {
+async function resolveTarget(deps: Pick<MessageSendingDeps, 'db' | 'access'>, direct: DirectStatements, actor: Actor, target: { conversationId?: string; recipientId?: string }): Promise<{ conversationId?: string; recipientId: string }> {
   if (target.conversationId !== undefined && target.recipientId !== undefined) throw fieldError('recipientId', 'must not be sent with conversationId: send one of them')
   if (target.conversationId !== undefined) {
     const { other } = await deps.access.conversationFor(deps.db, actor, target.conversationId)
@@ -49,12 +51,19 @@ async function resolveTarget(deps: Pick<MessageSendingDeps, 'db' | 'users' | 'ac
   }
   if (target.recipientId === undefined) throw validationError([{ field: 'conversationId', message: 'or recipientId is required' }])
   if (target.recipientId === actor.id) throw invalidRecipient()
-  const [recipient, existing] = await Promise.all([deps.users.findAccountById(deps.db, target.recipientId), createMessagingRepository(deps.db).findDirect(directKeyOf(actor.id, target.recipientId))])
-  // An account never activated has no public existence yet: as unknown as a wrong id. One
-  // that staff suspended or deactivated exists, but nobody would read the message.
-  if (!recipient || (!recipient.isActive && recipient.activatedAt === null && recipient.suspendedAt === null)) throw notFound('User')
-  if (!recipient.isActive || recipient.suspendedAt !== null) throw recipientUnavailable()
-  return { conversationId: existing?.id, recipientId: recipient.id }
+  const found = await direct.find(deps.db, { recipientId: target.recipientId, directKey: directKeyOf(actor.id, target.recipientId) })
+  assertStanding(found.standing)
+  return { conversationId: found.conversationId, recipientId: target.recipientId }
+}
+
+/**
+ * A recipient that can be written to, or the refusal: an account never activated has no public
+ * existence yet (as unknown as a wrong id); one that staff suspended or deactivated exists, but
+ * nobody would read the message.
+ */
+function assertStanding(standing: AccountStanding): void {
+  if (standing === 'unknown') throw notFound('User')
+  if (standing === 'unavailable') throw recipientUnavailable()
 }
 
 /**
@@ -81,7 +90,7 @@ async function writeMessage(deps: Pick<MessageSendingDeps, 'clock' | 'outbox' | 
 export function createMessageSending(deps: MessageSendingDeps) {
   const { db, clock, realtime, uploads } = deps
   const { toMessages } = deps.access
-  const sendDirectAtOnce = prepareSendDirectAtOnce(deps.users.accountStandingSql)
+  const direct = prepareDirectStatements(deps.users.accountStandingSql)
 
   async function deliver(row: MessageRow, recipientId: string) {
     const [message] = await toMessages(db, [row], () => 0)
@@ -137,17 +146,16 @@ export function createMessageSending(deps: MessageSendingDeps) {
 
     /** `POST /messages`. */
     async sendMessage(actor: Actor, request: SendMessage) {
-      const direct = request.conversationId === undefined && request.recipientId !== undefined && request.recipientId !== actor.id ? request.recipientId : undefined
-      const directOnline = direct !== undefined ? await realtime.isOnline(direct) : undefined
+      const to = request.conversationId === undefined && request.recipientId !== undefined && request.recipientId !== actor.id ? request.recipientId : undefined
+      const toOnline = to !== undefined ? await realtime.isOnline(to) : undefined
       // A message to a user online, in a direct conversation already open: checked and written in one statement.
-      if (direct !== undefined && directOnline) {
-        const sent = await sendDirectAtOnce(db, { id: newId(), directKey: directKeyOf(actor.id, direct), recipientId: direct, senderId: actor.id, content: request.content, at: clock.now() })
-        if (sent.standing === 'unknown') throw notFound('User')
-        if (sent.standing === 'unavailable') throw recipientUnavailable()
-        if (sent.row) return deliver(sent.row, direct)
+      if (to !== undefined && toOnline) {
+        const sent = await direct.sendAtOnce(db, { id: newId(), directKey: directKeyOf(actor.id, to), recipientId: to, senderId: actor.id, content: request.content, at: clock.now() })
+        assertStanding(sent.standing)
+        if (sent.row) return deliver(sent.row, to)
       }
-      const target = await resolveTarget(deps, actor, request)
-      const online = directOnline ?? (await realtime.isOnline(target.recipientId))
+      const target = await resolveTarget(deps, direct, actor, request)
+      const online = toOnline ?? (await realtime.isOnline(target.recipientId))
       // A reply in an open conversation to someone online: one statement.
       if (target.conversationId !== undefined && online) {
         const row = await sendMessageAtOnce(db, { id: newId(), conversationId: target.conversationId, senderId: actor.id, content: request.content, at: clock.now() })
@@ -164,7 +172,7 @@ export function createMessageSending(deps: MessageSendingDeps) {
     /** `POST /messages/files`: the file becomes a message of the conversation, private to its participants. */
     async sendAttachment(actor: Actor, staged: StagedFile, fields: { conversationId: string; content?: string }) {
       const { conversationId, content = '' } = fields
-      const target = await resolveTarget(deps, actor, { conversationId })
+      const target = await resolveTarget(deps, direct, actor, { conversationId })
       const online = await realtime.isOnline(target.recipientId)
       const stored = await uploads.storeFiles(actor, [staged], { objectType: 'chat', objectId: conversationId, tag: 'chat_attachment' }, 'file')
       let row: MessageRow

@@ -140,9 +140,6 @@ export function prepareConversationPage<Session>(sessionSql: SQL<Session | null>
   }
 }
 
-/** The lookups a message send makes before it writes: built once (a chat sends many). */
-const directByKey = prepared('messaging_direct_by_key', (db) => db.select().from(conversations).where(eq(conversations.directKey, sql.placeholder('directKey'))))
-
 /** A participant, and whether their account can be written to now. */
 export type ParticipantWithState = ParticipantRow & { available: boolean }
 
@@ -208,30 +205,44 @@ export async function sendMessageAtOnce(executor: Executor, message: MessageToWr
   return row ? rowFromJson(messages, row.message) : undefined
 }
 
-/** What a message to a user sent at once found: the recipient's standing, and the message when it was written. */
-export interface DirectSend {
-  standing: AccountStanding
-  row?: MessageRow
+/** A user written to directly, and the direct conversation of the two (`directKey`, either way round). */
+interface DirectTarget {
+  recipientId: string
+  directKey: string
 }
 
 /**
- * A text message to a user who is online, in the direct conversation of the two (`directKey`),
- * checked and written in one statement: the recipient's standing (the users module's fragment)
- * and, when they can be written to and the conversation exists, the message as `sendAtOnce`
- * writes it. Without the conversation nothing is written: the caller opens it in a transaction.
+ * The statements of a message to a user (`recipientId`): both read the recipient's standing
+ * through the users module's fragment, the one place that says who can be written to.
+ *
+ * - `find`: the standing and the direct conversation's id, if the two have one.
+ * - `sendAtOnce`, for a recipient who is online: the same, and, when they can be written to and
+ *   the conversation exists, the message written as `sendAtOnce` writes it, in one statement.
+ *   Without the conversation nothing is written: the caller opens it in a transaction.
  */
-export function prepareSendDirectAtOnce(standingOf: (userId: SQL) => SQL<AccountStanding>) {
-  const statement = preparedSql<MessageToWrite & { recipientId: string; directKey: string }, { standing: AccountStanding; message: Record<string, unknown> | null }>(
+export function prepareDirectStatements(standingOf: (userId: SQL) => SQL<AccountStanding>) {
+  const standing = standingOf(sql`${sql.placeholder('recipientId')}::uuid`)
+  const directId = sql`select c.id from ${conversations} c where c.direct_key = ${sql.placeholder('directKey')}::text`
+  const find = preparedSql<DirectTarget, { standing: AccountStanding; conversationId: string | null }>(
+    'messaging_direct_target',
+    sql`select ${standing} as standing, (${directId}) as "conversationId"`,
+  )
+  const send = preparedSql<MessageToWrite & DirectTarget, { standing: AccountStanding; message: Record<string, unknown> | null }>(
     'messaging_send_direct_at_once',
-    sql`with recipient as (select ${standingOf(sql`${sql.placeholder('recipientId')}::uuid`)} as standing),
-      direct as (select c.id from ${conversations} c, recipient
-        where c.direct_key = ${sql.placeholder('directKey')}::text and recipient.standing = 'available'),
+    sql`with recipient as (select ${standing} as standing),
+      direct as (${directId} and (select standing from recipient) = 'available'),
       ${writeMessageCtes(sql`(select id from direct)`)}
       select recipient.standing, (select row_to_json(inserted) from inserted) as message from recipient`,
   )
-  return async (executor: Executor, message: MessageToWrite & { recipientId: string; directKey: string }): Promise<DirectSend> => {
-    const [row] = await statement(executor, message)
-    return { standing: row!.standing, row: row!.message ? rowFromJson(messages, row!.message) : undefined }
+  return {
+    async find(executor: Executor, target: DirectTarget): Promise<{ standing: AccountStanding; conversationId?: string }> {
+      const [row] = await find(executor, target)
+      return { standing: row!.standing, conversationId: row!.conversationId ?? undefined }
+    },
+    async sendAtOnce(executor: Executor, message: MessageToWrite & DirectTarget): Promise<{ standing: AccountStanding; row?: MessageRow }> {
+      const [row] = await send(executor, message)
+      return { standing: row!.standing, row: row!.message ? rowFromJson(messages, row!.message) : undefined }
+    },
   }
 }
 
@@ -252,11 +263,6 @@ function createConversationsRepository(db: Executor) {
         .insert(conversationParticipants)
         .values(userIds.map((userId) => ({ conversationId, userId, activityAt })))
         .onConflictDoNothing()
-    },
-
-    async findDirect(directKey: string): Promise<ConversationRow | undefined> {
-      const [row] = await directByKey(db, { directKey })
-      return row
     },
 
     async findByOrder(orderId: string): Promise<ConversationRow | undefined> {
