@@ -145,7 +145,9 @@ export function createMessageSending(deps: MessageSendingDeps) {
     publishMessage: (row: MessageRow, recipientId: string) => deliver(row, recipientId).then(() => undefined),
 
     /** `POST /messages`. */
-    async sendMessage(actor: Actor, request: SendMessage) {
+    async sendMessage(actor: Actor, given: SendMessage) {
+      // Ids are accepted in either case; stored, keyed and pushed to in lower case.
+      const request = { ...given, recipientId: given.recipientId?.toLowerCase() }
       const to = request.conversationId === undefined && request.recipientId !== undefined && request.recipientId !== actor.id ? request.recipientId : undefined
       const toOnline = to !== undefined ? await realtime.isOnline(to) : undefined
       // A message to a user online, in a direct conversation already open: checked and written in one statement.

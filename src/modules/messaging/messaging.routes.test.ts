@@ -63,8 +63,9 @@ describe('messaging over HTTP', () => {
       expect(one.conversationId).toBe(two.conversationId)
     })
 
-    it('refuses a message to yourself with 422 INVALID_RECIPIENT', async () => {
+    it('refuses a message to yourself with 422 INVALID_RECIPIENT, your id in either case', async () => {
       expectError(await post(alice, { recipientId: alice.user.id, content: 'note to self' }), 422, 'INVALID_RECIPIENT')
+      expectError(await post(alice, { recipientId: alice.user.id.toUpperCase(), content: 'NOTE TO SELF' }), 422, 'INVALID_RECIPIENT')
     })
 
     it('answers 404 for an unknown recipient and for one who never activated their account', async () => {

@@ -107,11 +107,18 @@ describe('realtime delivery over WebSocket', () => {
     expect(bobsList).toMatchObject({ id: first.conversationId, unreadCount: 9 })
     expect(await mailJobsFor(ctx, more[0]!.id)).toEqual([])
 
+    // The id in capitals is the same person: the same conversation, pushed to their socket, no e-mail.
+    const shouted = await sendMessage(ctx, alice, { recipientId: bob.user.id.toUpperCase() }, 'SHOUTED')
+    expect(shouted.conversationId).toBe(first.conversationId)
+    expect(await bobSocket.message(shouted.id)).toEqual({ type: 'message', data: shouted })
+    expect(await mailJobsFor(ctx, shouted.id)).toEqual([])
+    expect(await seqs()).toHaveLength(10)
+
     // Suspended behind the socket's back (the socket stays open, so Bob still counts as online): refused, nothing written.
     await ctx.database.db.update(users).set({ suspendedAt: ctx.clock.now() }).where(eq(users.id, bob.user.id))
     try {
       expectError(await request(ctx.app, { method: 'POST', url: '/messages', token: alice.accessToken, payload: { recipientId: bob.user.id, content: 'still there?' } }), 422, 'RECIPIENT_UNAVAILABLE')
-      expect(await seqs()).toHaveLength(9)
+      expect(await seqs()).toHaveLength(10)
     } finally {
       await ctx.database.db.update(users).set({ suspendedAt: null }).where(eq(users.id, bob.user.id))
     }
