@@ -150,13 +150,17 @@ export function createMessageSending(deps: MessageSendingDeps) {
       const request = { ...given, recipientId: given.recipientId?.toLowerCase() }
       const to = request.conversationId === undefined && request.recipientId !== undefined && request.recipientId !== actor.id ? request.recipientId : undefined
       const toOnline = to !== undefined ? await realtime.isOnline(to) : undefined
+      let target: { conversationId?: string; recipientId: string }
       // A message to a user online, in a direct conversation already open: checked and written in one statement.
       if (to !== undefined && toOnline) {
         const sent = await direct.sendAtOnce(db, { id: newId(), directKey: directKeyOf(actor.id, to), recipientId: to, senderId: actor.id, content: request.content, at: clock.now() })
         assertStanding(sent.standing)
         if (sent.row) return deliver(sent.row, to)
+        // They can be written to and have no conversation yet: it is opened below (an upsert, should it appear meanwhile).
+        target = { recipientId: to }
+      } else {
+        target = await resolveTarget(deps, direct, actor, request)
       }
-      const target = await resolveTarget(deps, direct, actor, request)
       const online = toOnline ?? (await realtime.isOnline(target.recipientId))
       // A reply in an open conversation to someone online: one statement.
       if (target.conversationId !== undefined && online) {
