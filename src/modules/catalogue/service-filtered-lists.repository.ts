@@ -43,12 +43,15 @@ export interface FilteredListShape {
  * - `rating`: a lowest rating is the list's only filter (whole catalogue): the walk checks the
  *   rating alone, the total counts from the rating index (decision 0234);
  * - `sellers`: the list narrows to the sellers online, or to sellers at levels above `new` (no
- *   facets): their services first, seller by seller (decision 0235).
+ *   facets): their services first, seller by seller (decision 0235);
+ * - `days`: a longest delivery time narrows the list (no facets, no sellers): when at most the
+ *   cap of services deliver that fast, they are read first from the delivery index and the page
+ *   sorted from them; otherwise the sort's index is walked (decision 0244).
  * A search by relevance reads its candidates from its words' index: `words` when no filter
  * narrows it beside a category (`searchReadingOf`), the candidates then checked for nothing else;
  * `walk` when filters do, each checked on every candidate.
  */
-export type PageReading = 'walk' | 'rating' | 'sellers' | 'words'
+export type PageReading = 'walk' | 'rating' | 'sellers' | 'days' | 'words'
 
 /** The values of a filtered list's statement: null where a filter is not used; lists of values comma-separated. */
 export interface FilteredListValues {
@@ -89,7 +92,7 @@ const sorts = ['createdAt', 'price', 'rating'] as const
 const readingsFor = (category: FilteredListShape['category'], facets: boolean): PageReading[] => [
   'walk',
   ...(category === 'none' ? (['rating'] as const) : []),
-  ...(facets ? [] : (['sellers'] as const)),
+  ...(facets ? [] : (['sellers', 'days'] as const)),
 ]
 
 /**
@@ -102,7 +105,8 @@ export function pageReadingOf(shape: Pick<FilteredListShape, 'category' | 'facet
   const ratingAlone = minRating !== null && minPriceCents === null && maxPriceCents === null && deliveryDays === null && levels === null && online === null
   if (ratingAlone && readings.includes('rating')) return 'rating'
   const someSellers = online !== null || (levels !== null && !levels.split(',').includes('new'))
-  return someSellers && readings.includes('sellers') ? 'sellers' : 'walk'
+  if (someSellers && readings.includes('sellers')) return 'sellers'
+  return deliveryDays !== null && readings.includes('days') ? 'days' : 'walk'
 }
 
 /** How a search by relevance reads its candidates, from its values: `words` when no filter is used. */
@@ -353,6 +357,26 @@ function sellersFirst(value: Values, views: ServiceViews, column: SQL, where: SQ
 }
 
 /**
+ * The services that deliver within the days asked, first, in the `days` statements (decision
+ * 0244): `days_seen` counts them up to the cap + 1 from the delivery index alone (no other filter,
+ * so the count is bounded however few of them the other filters keep); when that is all of them
+ * (`all`), `days_first` reads them with every filter from the same index, and the page is sorted
+ * from them and the total is their number. When more deliver that fast, the filter is dense and
+ * the sort's index is walked, as any list is; `days_first` then reads nothing. Walking instead
+ * when they are few reads the whole catalogue to find a page, and again to count it.
+ */
+function daysFirst(value: Values, hidden: boolean, column: SQL, where: SQL, cap: number) {
+  // Ordered by the delivery time, so that the plan reads the delivery index whatever it estimates of the value.
+  const withinDays = sql`s.status = 'active' and s.deleted_at is null and s.starting_delivery_days <= ${value.deliveryDays()}`
+  const ctes = sql`days_seen as (select count(*)::int as n from (${onGiven(hidden, sql`select s.id from ${services} s where ${withinDays} order by s.starting_delivery_days limit ${capped(cap)}`)}) as seen),
+    days_first as (${onGiven(
+      hidden,
+      sql`select s.id, s.${column} as sort_value from ${services} s where (select n from days_seen) <= ${literal(cap)} and ${withinDays} and ${where} order by s.starting_delivery_days limit ${capped(cap)}`,
+    )}),`
+  return { ctes, all: sql`((select n from days_seen) <= ${literal(cap)})` }
+}
+
+/**
  * A list in one of the sorts, with any filters (and, narrowed, a seller, tags or a search): the
  * page by walking the sort's index from where it starts, the total capped, and the facets' sets
  * in the list's order. Tagged, the tags' matches first (at most the cap + 1, from their index):
@@ -402,10 +426,17 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   // Without facets, the page's id and sort value are all that is read of it.
   const allTagged = sql`((select n from tagged_count) <= ${literal(cap)})`
   // The page sorted from the matches read first (`from`) when they are all of them, walked otherwise.
-  const firstThenWalk = (from: 'tagged' | 'by_seller', all: SQL) => sql`(select t.id, t.sort_value from ${sql.raw(from)} t where ${all} and ${after(sql`t.sort_value`, sql`t.id`)} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
+  const firstThenWalk = (from: 'tagged' | 'by_seller' | 'days_first', all: SQL) => sql`(select t.id, t.sort_value from ${sql.raw(from)} t where ${all} and ${after(sql`t.sort_value`, sql`t.id`)} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
       union all (select w.id, w.sort_value from (${page}) as w where not ${all})`
   const bySeller = shape.reads === 'sellers' ? sellersFirst(value, views, column, conditions(), cap) : undefined
-  const pageOf = shape.tagged ? firstThenWalk('tagged', allTagged) : bySeller ? firstThenWalk('by_seller', bySeller.all) : page
+  const byDays = shape.reads === 'days' ? daysFirst(value, hidden, column, conditions(), cap) : undefined
+  const pageOf = shape.tagged
+    ? firstThenWalk('tagged', allTagged)
+    : bySeller
+      ? firstThenWalk('by_seller', bySeller.all)
+      : byDays
+        ? firstThenWalk('days_first', byDays.all)
+        : page
   // The first `cap + 1` matches (`except` some filters) in the list's order; in a category,
   // category by category, as its indexes hold them (one walk, not one per subcategory). The total
   // counts them with every filter, the facets' pools without the facets' filters.
@@ -429,12 +460,20 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   // Without the facets' filters (a rating alone uses none), the pool holds the same first matches the total counts.
   const pooled = sql`(select count(*)::int from pool)`
   const counted = !shape.facets ? cappedCount : rated ? pooled : sql`case when ${facetFiltersUnused(value)} then ${pooled} else ${cappedCount} end`
-  const total = shape.tagged ? sql`(select n from tagged_count)` : bySeller ? sql`(select n from by_seller_count)` : rated ? counted : sql`case when ${plain} then ${kept} else ${counted} end`
+  const total = shape.tagged
+    ? sql`(select n from tagged_count)`
+    : bySeller
+      ? sql`(select n from by_seller_count)`
+      : byDays
+        ? sql`case when ${byDays.all} then (select count(*)::int from days_first) else ${counted} end`
+        : rated
+          ? counted
+          : sql`case when ${plain} then ${kept} else ${counted} end`
   const probe = sql`(select count(*) from (select 1 from ${services} s where ${filtersOf(scope([]))}${bounds([])}${hasCategory ? sql` and ${inCategory}` : sql``} and s.search_vector @@ (select q from typed) limit 3) as probe)`
   return sql`with ${givenCte(hidden)} ${hasCategory ? categoryCtes(value, hidden) : sql``}
     ${shape.narrowed ? searchCtes(value, hidden, sql`(case when ${value.search()} is null then 3 else ${probe} end)`) : sql``}
     ${startSql(value, hidden, shape.sortBy, shape.sortOrder)}
-    ${shape.tagged ? taggedCte : (bySeller?.ctes ?? sql``)}
+    ${shape.tagged ? taggedCte : (bySeller?.ctes ?? byDays?.ctes ?? sql``)}
     page as (${pageOf}),
     ${shape.facets ? poolsSql(views, hidden, hasCategory, matching, cap) : sql``}
     counted as (select ${total} as total${fromGiven(hidden)})

@@ -205,4 +205,32 @@ describe('facets over more than 1,000 matches', () => {
     expect(few.facets!.deliveryBands.reduce((sum, band) => sum + band.count, 0)).toBe(1000)
     expect(few.facets!.countsAreExact).toBe(false)
   })
+
+  // Without facets, a delivery filter reads the services that deliver in time first when they
+  // are few, and walks the sort's index when they are many: the same answers either way.
+  it('lists the few that deliver in time, newest first, page after page, exactly counted', async () => {
+    const titles = (answer: PageJson) => answer.items.map((item) => (item as { title?: string }).title)
+    for (const path of [`/categories/${category}/services`, '/services']) {
+      const all = (await request(ctx.app, { method: 'GET', url: `${path}?deliveryDays=1` })).json().data as PageJson & { pagination: { hasNext: boolean } }
+      expect(all.pagination).toMatchObject({ total: FEW, totalIsExact: true, hasNext: false })
+      expect(titles(all)).toEqual(Array.from({ length: FEW }, (_, index) => `Many service ${index}`))
+      const seen: unknown[] = []
+      let cursor: string | null = null
+      do {
+        const url: string = `${path}?deliveryDays=1&limit=2${cursor ? `&cursor=${cursor}` : ''}`
+        const next = (await request(ctx.app, { method: 'GET', url })).json().data as PageJson & { pagination: { nextCursor: string | null } }
+        seen.push(...titles(next))
+        cursor = next.pagination.nextCursor
+      } while (cursor !== null)
+      expect(seen).toEqual(titles(all))
+    }
+  })
+
+  it('walks the newest first when more than the cap deliver in time, the total capped', async () => {
+    const many = await page('deliveryDays=2&sortBy=createdAt&sortOrder=desc')
+    expect(many.pagination).toMatchObject({ total: 1000, totalIsExact: false })
+    expect(many.items.map((item) => (item as { title?: string }).title)).toEqual(Array.from({ length: 20 }, (_, index) => `Many service ${index}`))
+    const cheapestLast = await page('deliveryDays=2&sortBy=price&sortOrder=asc&limit=5')
+    expect(cheapestLast.items).toHaveLength(5)
+  })
 })

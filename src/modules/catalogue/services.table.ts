@@ -63,6 +63,11 @@ export const services = pgTable(
     index('services_active_rating_idx')
       .on(table.ratingAverage, table.id, table.startingPriceCents, table.startingDeliveryDays, table.sellerId, table.categoryId, table.createdAt)
       .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
+    // The delivery-time filter's matches, read first when they are few (decision 0244): the key
+    // finds them, the columns after it are what the other filters and the page's sort read.
+    index('services_active_delivery_idx')
+      .on(table.startingDeliveryDays, table.id, table.createdAt, table.startingPriceCents, table.ratingAverage, table.sellerId, table.categoryId)
+      .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
     index('services_active_category_created_idx')
       .on(table.categoryId, table.createdAt, table.id, table.startingPriceCents, table.startingDeliveryDays, table.ratingAverage, table.sellerId)
       .where(sql`${table.status} = 'active' and ${table.deletedAt} is null`),
