@@ -353,7 +353,7 @@ function sellersFirst(value: Values, views: ServiceViews, column: SQL, where: SQ
       cross join lateral (select s.id, s.${column} as sort_value from ${services} s where s.seller_id = seller.id and ${where} limit ${capped(cap)}) as x
       limit ${capped(cap)}) as q),
     by_seller_count as (select count(*)::int as n from by_seller),`
-  return { ctes, all: sql`((select n from by_seller_count) <= ${literal(cap)})` }
+  return { from: 'by_seller' as const, ctes, all: sql`((select n from by_seller_count) <= ${literal(cap)})`, total: () => sql`(select n from by_seller_count)` }
 }
 
 /**
@@ -373,7 +373,9 @@ function daysFirst(value: Values, hidden: boolean, column: SQL, where: SQL, cap:
       hidden,
       sql`select s.id, s.${column} as sort_value from ${services} s where (select n from days_seen) <= ${literal(cap)} and ${withinDays} and ${where} order by s.starting_delivery_days limit ${capped(cap)}`,
     )}),`
-  return { ctes, all: sql`((select n from days_seen) <= ${literal(cap)})` }
+  const all = sql`((select n from days_seen) <= ${literal(cap)})`
+  // Their number when they are all of them; counted as any walked list's otherwise.
+  return { from: 'days_first' as const, ctes, all, total: (walked: SQL) => sql`case when ${all} then (select count(*)::int from days_first) else ${walked} end` }
 }
 
 /**
@@ -430,13 +432,9 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
       union all (select w.id, w.sort_value from (${page}) as w where not ${all})`
   const bySeller = shape.reads === 'sellers' ? sellersFirst(value, views, column, conditions(), cap) : undefined
   const byDays = shape.reads === 'days' ? daysFirst(value, hidden, column, conditions(), cap) : undefined
-  const pageOf = shape.tagged
-    ? firstThenWalk('tagged', allTagged)
-    : bySeller
-      ? firstThenWalk('by_seller', bySeller.all)
-      : byDays
-        ? firstThenWalk('days_first', byDays.all)
-        : page
+  // The matches read first, if the list reads some: its tags', its sellers' or those delivering in time.
+  const first = shape.tagged ? { from: 'tagged' as const, all: allTagged, total: () => sql`(select n from tagged_count)` } : (bySeller ?? byDays)
+  const pageOf = first ? firstThenWalk(first.from, first.all) : page
   // The first `cap + 1` matches (`except` some filters) in the list's order; in a category,
   // category by category, as its indexes hold them (one walk, not one per subcategory). The total
   // counts them with every filter, the facets' pools without the facets' filters.
@@ -460,15 +458,11 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   // Without the facets' filters (a rating alone uses none), the pool holds the same first matches the total counts.
   const pooled = sql`(select count(*)::int from pool)`
   const counted = !shape.facets ? cappedCount : rated ? pooled : sql`case when ${facetFiltersUnused(value)} then ${pooled} else ${cappedCount} end`
-  const total = shape.tagged
-    ? sql`(select n from tagged_count)`
-    : bySeller
-      ? sql`(select n from by_seller_count)`
-      : byDays
-        ? sql`case when ${byDays.all} then (select count(*)::int from days_first) else ${counted} end`
-        : rated
-          ? counted
-          : sql`case when ${plain} then ${kept} else ${counted} end`
+  const total = first
+    ? first.total(counted)
+    : rated
+      ? counted
+      : sql`case when ${plain} then ${kept} else ${counted} end`
   const probe = sql`(select count(*) from (select 1 from ${services} s where ${filtersOf(scope([]))}${bounds([])}${hasCategory ? sql` and ${inCategory}` : sql``} and s.search_vector @@ (select q from typed) limit 3) as probe)`
   return sql`with ${givenCte(hidden)} ${hasCategory ? categoryCtes(value, hidden) : sql``}
     ${shape.narrowed ? searchCtes(value, hidden, sql`(case when ${value.search()} is null then 3 else ${probe} end)`) : sql``}
