@@ -353,29 +353,26 @@ function sellersFirst(value: Values, views: ServiceViews, column: SQL, where: SQ
       cross join lateral (select s.id, s.${column} as sort_value from ${services} s where s.seller_id = seller.id and ${where} limit ${capped(cap)}) as x
       limit ${capped(cap)}) as q),
     by_seller_count as (select count(*)::int as n from by_seller),`
-  return { from: 'by_seller' as const, ctes, all: sql`((select n from by_seller_count) <= ${literal(cap)})`, total: () => sql`(select n from by_seller_count)` }
+  return { from: 'by_seller' as const, ctes, all: sql`((select n from by_seller_count) <= ${literal(cap)})`, total: sql`(select n from by_seller_count)` }
 }
 
 /**
  * The services that deliver within the days asked, first, in the `days` statements (decision
- * 0244): `days_seen` counts them up to the cap + 1 from the delivery index alone (no other filter,
- * so the count is bounded however few of them the other filters keep); when that is all of them
- * (`all`), `days_first` reads them with every filter from the same index, and the page is sorted
- * from them and the total is their number. When more deliver that fast, the filter is dense and
- * the sort's index is walked, as any list is; `days_first` then reads nothing. Walking instead
- * when they are few reads the whole catalogue to find a page, and again to count it.
+ * 0244): `days_count` counts the list's matches from the delivery index (every filter checked
+ * there, index-only), up to the cap + 1: the list's total. When that is all of them (`all`),
+ * `days_first` reads them from the same index and the page is sorted from them; when there are
+ * more, the page is walked from the sort's index, as any list's is (dense enough to find a page
+ * soon), and `days_first` reads nothing. Walking when few deliver that fast reads the whole
+ * catalogue to find a page, and again to count it.
  */
 function daysFirst(value: Values, hidden: boolean, column: SQL, where: SQL, cap: number) {
   // Ordered by the delivery time, so that the plan reads the delivery index whatever it estimates of the value.
-  const withinDays = sql`s.status = 'active' and s.deleted_at is null and s.starting_delivery_days <= ${value.deliveryDays()}`
-  const ctes = sql`days_seen as (select count(*)::int as n from (${onGiven(hidden, sql`select s.id from ${services} s where ${withinDays} order by s.starting_delivery_days limit ${capped(cap)}`)}) as seen),
-    days_first as (${onGiven(
-      hidden,
-      sql`select s.id, s.${column} as sort_value from ${services} s where (select n from days_seen) <= ${literal(cap)} and ${withinDays} and ${where} order by s.starting_delivery_days limit ${capped(cap)}`,
-    )}),`
-  const all = sql`((select n from days_seen) <= ${literal(cap)})`
-  // Their number when they are all of them; counted as any walked list's otherwise.
-  return { from: 'days_first' as const, ctes, all, total: (walked: SQL) => sql`case when ${all} then (select count(*)::int from days_first) else ${walked} end` }
+  const matches = (columns: SQL, gate: SQL) =>
+    onGiven(hidden, sql`select ${columns} from ${services} s where ${gate}s.starting_delivery_days <= ${value.deliveryDays()} and ${where} order by s.starting_delivery_days limit ${capped(cap)}`)
+  const all = sql`((select n from days_count) <= ${literal(cap)})`
+  const ctes = sql`days_count as (select count(*)::int as n from (${matches(sql`s.id`, sql``)}) as counted),
+    days_first as (${matches(sql`s.id, s.${column} as sort_value`, sql`${all} and `)}),`
+  return { from: 'days_first' as const, ctes, all, total: sql`(select n from days_count)` }
 }
 
 /**
@@ -433,7 +430,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const bySeller = shape.reads === 'sellers' ? sellersFirst(value, views, column, conditions(), cap) : undefined
   const byDays = shape.reads === 'days' ? daysFirst(value, hidden, column, conditions(), cap) : undefined
   // The matches read first, if the list reads some: its tags', its sellers' or those delivering in time.
-  const first = shape.tagged ? { from: 'tagged' as const, all: allTagged, total: () => sql`(select n from tagged_count)` } : (bySeller ?? byDays)
+  const first = shape.tagged ? { from: 'tagged' as const, all: allTagged, total: sql`(select n from tagged_count)` } : (bySeller ?? byDays)
   const pageOf = first ? firstThenWalk(first.from, first.all) : page
   // The first `cap + 1` matches (`except` some filters) in the list's order; in a category,
   // category by category, as its indexes hold them (one walk, not one per subcategory). The total
@@ -459,7 +456,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const pooled = sql`(select count(*)::int from pool)`
   const counted = !shape.facets ? cappedCount : rated ? pooled : sql`case when ${facetFiltersUnused(value)} then ${pooled} else ${cappedCount} end`
   const total = first
-    ? first.total(counted)
+    ? first.total
     : rated
       ? counted
       : sql`case when ${plain} then ${kept} else ${counted} end`
