@@ -44,9 +44,11 @@ export interface FilteredListShape {
  *   rating alone, the total counts from the rating index (decision 0234);
  * - `sellers`: the list narrows to the sellers online, or to sellers at levels above `new` (no
  *   facets): their services first, seller by seller (decision 0235);
- * - `days`: a longest delivery time narrows the list (no facets, no sellers): when at most the
- *   cap of services deliver that fast, they are read first from the delivery index and the page
- *   sorted from them; otherwise the sort's index is walked (decision 0244).
+ * - `days`: a longest delivery time narrows the whole catalogue, with no price or rating bound
+ *   and no sellers to read first (no facets): when at most the cap of services match, they are
+ *   read first from the delivery index and the page sorted from them; otherwise the sort's index
+ *   is walked (decision 0244). A price or rating bound counts from its own index, and a category
+ *   walks its own: reading the delivery index first would read far when those keep few.
  * A search by relevance reads its candidates from its words' index: `words` when no filter
  * narrows it beside a category (`searchReadingOf`), the candidates then checked for nothing else;
  * `walk` when filters do, each checked on every candidate.
@@ -92,7 +94,8 @@ const sorts = ['createdAt', 'price', 'rating'] as const
 const readingsFor = (category: FilteredListShape['category'], facets: boolean): PageReading[] => [
   'walk',
   ...(category === 'none' ? (['rating'] as const) : []),
-  ...(facets ? [] : (['sellers', 'days'] as const)),
+  ...(facets ? [] : (['sellers'] as const)),
+  ...(category === 'none' && !facets ? (['days'] as const) : []),
 ]
 
 /**
@@ -106,7 +109,8 @@ export function pageReadingOf(shape: Pick<FilteredListShape, 'category' | 'facet
   if (ratingAlone && readings.includes('rating')) return 'rating'
   const someSellers = online !== null || (levels !== null && !levels.split(',').includes('new'))
   if (someSellers && readings.includes('sellers')) return 'sellers'
-  return deliveryDays !== null && readings.includes('days') ? 'days' : 'walk'
+  const daysAlone = deliveryDays !== null && minPriceCents === null && maxPriceCents === null && minRating === null
+  return daysAlone && readings.includes('days') ? 'days' : 'walk'
 }
 
 /** How a search by relevance reads its candidates, from its values: `words` when no filter is used. */
@@ -428,7 +432,8 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const firstThenWalk = (from: 'tagged' | 'by_seller' | 'days_first', all: SQL) => sql`(select t.id, t.sort_value from ${sql.raw(from)} t where ${all} and ${after(sql`t.sort_value`, sql`t.id`)} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
       union all (select w.id, w.sort_value from (${page}) as w where not ${all})`
   const bySeller = shape.reads === 'sellers' ? sellersFirst(value, views, column, conditions(), cap) : undefined
-  const byDays = shape.reads === 'days' ? daysFirst(value, hidden, column, conditions(), cap) : undefined
+  // Chosen only without a price bound: none is written where the price index could take it (values it was not chosen for read nothing).
+  const byDays = shape.reads === 'days' ? daysFirst(value, hidden, column, sql`${unusedOf(value, ['minPrice', 'maxPrice'])} and ${conditions(['price'])}`, cap) : undefined
   // The matches read first, if the list reads some: its tags', its sellers' or those delivering in time.
   const first = shape.tagged ? { from: 'tagged' as const, all: allTagged, total: sql`(select n from tagged_count)` } : (bySeller ?? byDays)
   const pageOf = first ? firstThenWalk(first.from, first.all) : page
