@@ -198,6 +198,10 @@ interface Scope {
   priceApart: boolean
 }
 
+/** The seller-level filter on the service `s`, true when the list does not use it. */
+const levelFilterOf = (views: ServiceViews, value: Values) =>
+  sql`(${value.levels()} is null or ${views.atLevels(sql`s.seller_id`, sql`(select string_to_array(${value.levels()}, ','))::text[]`)})`
+
 /**
  * The filters on the service `s`, each true when its value is null, but those `except` names.
  * They are one expression to the planner (`coalesce(..., false)`), which it takes to keep half the
@@ -208,11 +212,11 @@ interface Scope {
  * hashed sub-select.
  */
 function filtersOf(scope: Scope, except: FacetFilter[] = []): SQL {
-  const { minPrice, maxPrice, deliveryDays, minRating, levels, online, sellerId, tags } = scope.value
+  const { minPrice, maxPrice, deliveryDays, minRating, online, sellerId, tags } = scope.value
   const parts: [FacetFilter | 'other', SQL][] = [
     ['price', sql`(${minPrice()} is null or s.starting_price_cents >= ${minPrice()}) and (${maxPrice()} is null or s.starting_price_cents <= ${maxPrice()})`],
     ['delivery', sql`(${deliveryDays()} is null or s.starting_delivery_days <= ${deliveryDays()})`],
-    ['level', sql`(${levels()} is null or ${scope.views.atLevels(sql`s.seller_id`, sql`(select string_to_array(${levels()}, ','))::text[]`)})`],
+    ['level', levelFilterOf(scope.views, scope.value)],
     ['other', sql`(${minRating()} is null or s.rating_average >= ${minRating()})`],
     ['other', sql`(${online()} is null or s.seller_id in (select unnest(string_to_array(${online()}, ',')::uuid[])))`],
   ]
@@ -239,6 +243,15 @@ const unusedOf = (value: Values, names: ValueName[]) =>
 const ratingOnlyOf = (value: Values) => sql`(${value.minRating()} is not null and ${unusedOf(value, ['minPrice', 'maxPrice', 'deliveryDays', 'levels', 'online'])})`
 /** The conditions of a list filtered by a lowest rating alone. */
 const ratedOnly = (value: Values) => sql`s.status = 'active' and s.deleted_at is null and s.rating_average >= ${value.minRating()}`
+
+/**
+ * The conditions of a list the `days` statements are chosen for: a delivery time, perhaps levels,
+ * nothing else. Their reads check those alone (the other filters' checks cost a list about as much
+ * as its own, decision 0234), gated by the others being unused, decided once per execution, so
+ * that values they were not chosen for read no rows.
+ */
+const withinDaysOnly = (views: ServiceViews, value: Values) =>
+  sql`${unusedOf(value, ['minPrice', 'maxPrice', 'minRating', 'online'])} and s.status = 'active' and s.deleted_at is null and s.starting_delivery_days <= ${value.deliveryDays()} and ${levelFilterOf(views, value)}`
 
 /** True when no filter and no search narrows the list (a category may): the values of a shape's statement. */
 const plainOf = (value: Values, selective: boolean) =>
@@ -362,17 +375,17 @@ function sellersFirst(value: Values, views: ServiceViews, column: SQL, where: SQ
 
 /**
  * The services that deliver within the days asked, first, in the `days` statements (decision
- * 0244): `days_count` counts the list's matches from the delivery index (every filter checked
- * there, index-only), up to the cap + 1: the list's total. When that is all of them (`all`),
+ * 0244): `days_count` counts the list's matches (`where`, which bounds the delivery time) from the
+ * delivery index, index-only, up to the cap + 1: the list's total. When that is all of them (`all`),
  * `days_first` reads them from the same index and the page is sorted from them; when there are
  * more, the page is walked from the sort's index, as any list's is (dense enough to find a page
  * soon), and `days_first` reads nothing. Walking when few deliver that fast reads the whole
  * catalogue to find a page, and again to count it.
  */
-function daysFirst(value: Values, hidden: boolean, column: SQL, where: SQL, cap: number) {
+function daysFirst(hidden: boolean, column: SQL, where: SQL, cap: number) {
   // Ordered by the delivery time, so that the plan reads the delivery index whatever it estimates of the value.
   const matches = (columns: SQL, gate: SQL) =>
-    onGiven(hidden, sql`select ${columns} from ${services} s where ${gate}s.starting_delivery_days <= ${value.deliveryDays()} and ${where} order by s.starting_delivery_days limit ${capped(cap)}`)
+    onGiven(hidden, sql`select ${columns} from ${services} s where ${gate}${where} order by s.starting_delivery_days limit ${capped(cap)}`)
   const all = sql`((select n from days_count) <= ${literal(cap)})`
   const ctes = sql`days_count as (select count(*)::int as n from (${matches(sql`s.id`, sql``)}) as counted),
     days_first as (${matches(sql`s.id, s.${column} as sort_value`, sql`${all} and `)}),`
@@ -420,7 +433,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const wholeCatalogue = (where: SQL) => walk(sql`${where}${startsAt}`, sql`${rows} ${offset}`)
   const page = hasCategory
     ? sql`${perCategory(sql`${conditions([], false)}${startsAt}`, sql`(select ${p('offset')}::int + ${rows})`)} ${merged} ${offset} limit ${rows}`
-    : onGiven(hidden, wholeCatalogue(rated ? sql`${ratingOnlyOf(value)} and ${ratedOnly(value)}${bounds([])}` : conditions()))
+    : onGiven(hidden, wholeCatalogue(rated ? sql`${ratingOnlyOf(value)} and ${ratedOnly(value)}${bounds([])}` : shape.reads === 'days' ? withinDaysOnly(views, value) : conditions()))
   const taggedCte = sql`tagged as (${onGiven(
     hidden,
     sql`select s.id, s.${column} as sort_value from ${services} s where s.tags && string_to_array(${value.tags()}, ',') and ${conditions([], hasCategory, sql``)} limit ${capped(cap)}`,
@@ -432,8 +445,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const firstThenWalk = (from: 'tagged' | 'by_seller' | 'days_first', all: SQL) => sql`(select t.id, t.sort_value from ${sql.raw(from)} t where ${all} and ${after(sql`t.sort_value`, sql`t.id`)} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
       union all (select w.id, w.sort_value from (${page}) as w where not ${all})`
   const bySeller = shape.reads === 'sellers' ? sellersFirst(value, views, column, conditions(), cap) : undefined
-  // Chosen only without a price bound: none is written where the price index could take it (values it was not chosen for read nothing).
-  const byDays = shape.reads === 'days' ? daysFirst(value, hidden, column, sql`${unusedOf(value, ['minPrice', 'maxPrice'])} and ${conditions(['price'])}`, cap) : undefined
+  const byDays = shape.reads === 'days' ? daysFirst(hidden, column, withinDaysOnly(views, value), cap) : undefined
   // The matches read first, if the list reads some: its tags', its sellers' or those delivering in time.
   const first = shape.tagged ? { from: 'tagged' as const, all: allTagged, total: sql`(select n from tagged_count)` } : (bySeller ?? byDays)
   const pageOf = first ? firstThenWalk(first.from, first.all) : page

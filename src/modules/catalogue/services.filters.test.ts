@@ -69,6 +69,8 @@ describe('search filters (GET /services, GET /categories/{id}/services)', () => 
 
   it('combines filters with each other, a category, a search and every sort', async () => {
     expect(await foundSorted('deliveryDays=5&sellerLevel=level_one')).toEqual(['cards'])
+    expect(await foundSorted('deliveryDays=7&sellerLevel=new,level_one')).toEqual(['cards', 'flyer'])
+    expect(await foundSorted('deliveryDays=7&sellerLevel=new')).toEqual(['flyer'])
     expect(await foundSorted('tags=logo&minRating=4.5')).toEqual(['express'])
     expect(await foundSorted(`category=${data.parent.slug}&deliveryDays=3`)).toEqual(['express', 'website'])
     expect(await foundSorted('minRating=4', `/categories/${data.parent.id}/services`)).toEqual(['express', 'website'])
