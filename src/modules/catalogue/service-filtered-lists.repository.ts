@@ -447,7 +447,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const bySeller = shape.reads === 'sellers' ? sellersFirst(value, views, column, conditions(), cap) : undefined
   const byDays = shape.reads === 'days' ? daysFirst(hidden, column, withinDaysOnly(views, value), cap) : undefined
   // The matches read first, if the list reads some: its tags', its sellers' or those delivering in time.
-  const first = shape.tagged ? { from: 'tagged' as const, all: allTagged, total: sql`(select n from tagged_count)` } : (bySeller ?? byDays)
+  const first = shape.tagged ? { from: 'tagged' as const, ctes: taggedCte, all: allTagged, total: sql`(select n from tagged_count)` } : (bySeller ?? byDays)
   const pageOf = first ? firstThenWalk(first.from, first.all) : page
   // The first `cap + 1` matches (`except` some filters) in the list's order; in a category,
   // category by category, as its indexes hold them (one walk, not one per subcategory). The total
@@ -481,7 +481,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   return sql`with ${givenCte(hidden)} ${hasCategory ? categoryCtes(value, hidden) : sql``}
     ${shape.narrowed ? searchCtes(value, hidden, sql`(case when ${value.search()} is null then 3 else ${probe} end)`) : sql``}
     ${startSql(value, hidden, shape.sortBy, shape.sortOrder)}
-    ${shape.tagged ? taggedCte : (bySeller?.ctes ?? byDays?.ctes ?? sql``)}
+    ${first?.ctes ?? sql``}
     page as (${pageOf}),
     ${shape.facets ? poolsSql(views, hidden, hasCategory, matching, cap) : sql``}
     counted as (select ${total} as total${fromGiven(hidden)})
