@@ -68,33 +68,37 @@ describe('an answer sent as JSON text', () => {
   })
 })
 
-describe('a kept answer sent as JSON text', () => {
-  const keptApp = async (kept: JsonText<unknown>) => {
+describe('a text sent again', () => {
+  const routesSending = async (texts: () => JsonText<unknown>) => {
     const app = Fastify()
-    app.get('/item', { schema: { response: { 200: Envelope(Item) } } }, async (_request, reply) => answer(reply, kept as JsonText<Item>, { kept: true }))
-    app.get('/names', { schema: { response: { 200: Envelope(Type.Object({ name: Type.String() })) } } }, async (_request, reply) => answer(reply, kept as JsonText<{ name: string }>, { kept: true }))
+    app.get('/item', { schema: { response: { 200: Envelope(Item) } } }, async (_request, reply) => answer(reply, texts() as JsonText<Item>))
+    app.get('/names', { schema: { response: { 200: Envelope(Type.Object({ name: Type.String() })) } } }, async (_request, reply) => answer(reply, texts() as JsonText<{ name: string }>))
     await app.ready()
     return app
   }
+  const bodyOf = (data: unknown) => `{"success":true,"data":${JSON.stringify(data)}}`
+  const parsesOf = (parse: { mock: { calls: unknown[][] } }, data: unknown) => parse.mock.calls.filter(([text]) => text === bodyOf(data)).length
 
-  it('is parsed and checked at its first answer through a route, not at every one', async () => {
-    const kept = new JsonText(JSON.stringify(good))
-    const app = await keptApp(kept)
+  it('is parsed and checked at its first answer through a route, not at every one, whichever object holds it', async () => {
+    const same = { ...good, price: 21 }
+    // A new object per request with the same text, as a statement read again gives.
+    const app = await routesSending(() => new JsonText(JSON.stringify(same)))
     const parse = vi.spyOn(JSON, 'parse')
     try {
-      for (let request = 0; request < 3; request++) expect((await app.inject({ url: '/item' })).body).toBe(`{"success":true,"data":${kept.text}}`)
-      expect(parse.mock.calls.filter(([text]) => text === `{"success":true,"data":${kept.text}}`)).toHaveLength(1)
-      // Another text (the tree reloaded) is checked again.
-      const reloaded = new JsonText(JSON.stringify({ ...good, price: 13 }))
-      expect((await (await keptApp(reloaded)).inject({ url: '/item' })).body).toBe(`{"success":true,"data":${reloaded.text}}`)
-      expect(parse.mock.calls.filter(([text]) => text === `{"success":true,"data":${reloaded.text}}`)).toHaveLength(1)
+      for (let request = 0; request < 3; request++) expect((await app.inject({ url: '/item' })).body).toBe(bodyOf(same))
+      expect(parsesOf(parse, same)).toBe(1)
+      // Another text (the service changed, the tree reloaded) is checked again.
+      const changed = { ...same, price: 22 }
+      const other = await routesSending(() => new JsonText(JSON.stringify(changed)))
+      expect((await other.inject({ url: '/item' })).body).toBe(bodyOf(changed))
+      expect(parsesOf(parse, changed)).toBe(1)
     } finally {
       parse.mockRestore()
     }
   })
 
   it('is checked against each route that sends it: passing one route says nothing of another', async () => {
-    const app = await keptApp(new JsonText(JSON.stringify(good)))
+    const app = await routesSending(() => new JsonText(JSON.stringify(good)))
     expect((await app.inject({ url: '/item' })).statusCode).toBe(200)
     const other = await app.inject({ url: '/names' })
     expect(other.statusCode).toBe(500)
@@ -102,11 +106,25 @@ describe('a kept answer sent as JSON text', () => {
   })
 
   it('that breaks the schema fails every time, never sent', async () => {
-    const app = await keptApp(new JsonText(JSON.stringify({ ...good, passwordHash: 'secret-value' })))
+    const app = await routesSending(() => new JsonText(JSON.stringify({ ...good, passwordHash: 'secret-value' })))
     for (let request = 0; request < 2; request++) {
       const response = await app.inject({ url: '/item' })
       expect(response.statusCode).toBe(500)
       expect(response.body).not.toContain('secret-value')
+    }
+  })
+
+  it('is remembered within a bound of characters per route: past it, the oldest is checked again', async () => {
+    // Four texts of 300,000 characters: the fourth pushes the first out of the megabyte kept.
+    const texts = [1, 2, 3, 4].map((n) => ({ ...good, price: 30 + n, owner: { ...good.owner, name: 'a'.repeat(300_000) } }))
+    let next = texts[0]!
+    const app = await routesSending(() => new JsonText(JSON.stringify(next)))
+    const parse = vi.spyOn(JSON, 'parse')
+    try {
+      for (next of [...texts, texts[3]!, texts[0]!]) expect((await app.inject({ url: '/item' })).statusCode).toBe(200)
+      expect(texts.map((text) => parsesOf(parse, text))).toEqual([2, 1, 1, 1])
+    } finally {
+      parse.mockRestore()
     }
   })
 })

@@ -52,11 +52,41 @@ function validatorOf(reply: FastifyReply): ValidateFunction {
 }
 
 /**
- * Kept texts (the category tree) already checked against a route's validator. A kept text is one
- * immutable object sent many times until it is replaced: checking it at its first answer through
- * each route checks every later one, and spares each request a parse of the whole tree.
+ * Texts that passed a validator lately, per validator. A text's check is a function of the text
+ * and the schema alone, so a text that passed once passes again: a service read a thousand times
+ * between two changes, or the kept category tree, is parsed and checked at its first answer
+ * through a route and not at the next ones (decisions 0227 and 0245). A text that fails is never
+ * remembered, so it fails every time. Bounded by characters per validator; the oldest goes first.
  */
-const checkedKept = new WeakMap<ValidateFunction, WeakSet<JsonText<unknown>>>()
+const PASSED_CHARS_PER_VALIDATOR = 1 << 20
+
+class PassedTexts {
+  private readonly texts = new Set<string>()
+  private chars = 0
+
+  has(text: string): boolean {
+    return this.texts.has(text)
+  }
+
+  add(text: string): void {
+    if (text.length > PASSED_CHARS_PER_VALIDATOR) return
+    for (const oldest of this.texts) {
+      if (this.chars + text.length <= PASSED_CHARS_PER_VALIDATOR) break
+      this.texts.delete(oldest)
+      this.chars -= oldest.length
+    }
+    this.texts.add(text)
+    this.chars += text.length
+  }
+}
+
+const passed = new WeakMap<ValidateFunction, PassedTexts>()
+
+function passedOf(validate: ValidateFunction): PassedTexts {
+  let texts = passed.get(validate)
+  if (!texts) passed.set(validate, (texts = new PassedTexts()))
+  return texts
+}
 
 /**
  * The success envelope around `data`. Data built in Node goes through the route's response
@@ -65,23 +95,20 @@ const checkedKept = new WeakMap<ValidateFunction, WeakSet<JsonText<unknown>>>()
  * and validated against the route's whole response schema, closed (`closedSchema`): types,
  * `enum`s, formats, required and nullable fields, and no property the schema does not name. An
  * answer that breaks it fails with a 500 instead of reaching a client, in production too
- * (decision 0130). With `kept`, the text is one an instance keeps and sends again: it is checked
- * once per route (decision 0227).
+ * (decision 0130). The same text sent again through the same route is not checked again
+ * (`PassedTexts`).
  */
-export function answer<T>(reply: FastifyReply, data: T | JsonText<T>, options: { kept?: boolean } = {}): { success: true; data: T } {
+export function answer<T>(reply: FastifyReply, data: T | JsonText<T>): { success: true; data: T } {
   if (!(data instanceof JsonText)) return ok(data)
   const body = `{"success":true,"data":${data.text}}`
   const validate = validatorOf(reply)
-  const checked = options.kept === true ? checkedKept.get(validate) : undefined
-  if (checked?.has(data) !== true) {
+  const texts = passedOf(validate)
+  if (!texts.has(data.text)) {
     if (!validate(JSON.parse(body))) {
       const [first] = validate.errors ?? []
       throw new Error(`the JSON built by the database breaks the route's response schema: ${first?.instancePath || '/'} ${first?.message ?? ''} ${first ? JSON.stringify(first.params) : ''}`)
     }
-    if (options.kept === true) {
-      if (checked) checked.add(data)
-      else checkedKept.set(validate, new WeakSet([data]))
-    }
+    texts.add(data.text)
   }
   reply.header('content-type', 'application/json; charset=utf-8')
   // A string with a JSON content type is sent as it is: Fastify's serializer only runs on objects.

@@ -19,12 +19,12 @@ export const taggedJson = <T>(text: string): TaggedJson<T> => ({ json: new JsonT
  * it, and asks again each time), or `304 Not Modified` when `If-None-Match` names the tag (the
  * `fresh` package reads lists, weak tags and `*`). The two shapes of an answer are two
  * representations, so the bare one has a tag of its own. The kept text is checked against the
- * route's response schema at its first answer, not at every one (decision 0227).
+ * route's response schema at its first answer, not at every one (decisions 0227 and 0245).
  */
 export function answerTagged<T>(request: FastifyRequest, reply: FastifyReply, data: TaggedJson<T>, fallback: EnvelopeShape) {
   const shape = preferredEnvelope(request.headers.prefer) ?? fallback
   const etag = shape === 'none' ? `"${data.tag}-bare"` : `"${data.tag}"`
   reply.header('etag', etag).header('cache-control', 'public, no-cache')
   if (fresh(request.headers, { etag })) return reply.status(304).send()
-  return answer(reply, data.json, { kept: true })
+  return answer(reply, data.json)
 }
