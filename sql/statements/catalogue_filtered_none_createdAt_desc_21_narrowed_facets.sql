@@ -120,54 +120,55 @@
 -- $119: tags
 -- $120: search
 -- $121: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $122: 'user' (bound when built)
--- $123: 'avatar' (bound when built)
+-- $122: 'service' (bound when built)
+-- $123: 'service_banner' (bound when built)
 -- $124: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $125: 'service' (bound when built)
--- $126: 'service_banner' (bound when built)
+-- $125: 'user' (bound when built)
+-- $126: 'avatar' (bound when built)
 -- $127: limit
--- $128: minPriceCents
--- $129: maxPriceCents
--- $130: deliveryDays
--- $131: minRating
--- $132: levels
--- $133: online
--- $134: sellerId
--- $135: tags
--- $136: search
--- $137: minPriceCents
+-- $128: limit
+-- $129: minPriceCents
+-- $130: maxPriceCents
+-- $131: deliveryDays
+-- $132: minRating
+-- $133: levels
+-- $134: online
+-- $135: sellerId
+-- $136: tags
+-- $137: search
 -- $138: minPriceCents
--- $139: maxPriceCents
+-- $139: minPriceCents
 -- $140: maxPriceCents
--- $141: deliveryDays
+-- $141: maxPriceCents
 -- $142: deliveryDays
--- $143: levels
+-- $143: deliveryDays
 -- $144: levels
--- $145: deliveryDays
+-- $145: levels
 -- $146: deliveryDays
--- $147: levels
+-- $147: deliveryDays
 -- $148: levels
--- $149: minPriceCents
+-- $149: levels
 -- $150: minPriceCents
--- $151: maxPriceCents
+-- $151: minPriceCents
 -- $152: maxPriceCents
--- $153: levels
+-- $153: maxPriceCents
 -- $154: levels
--- $155: minPriceCents
+-- $155: levels
 -- $156: minPriceCents
--- $157: maxPriceCents
+-- $157: minPriceCents
 -- $158: maxPriceCents
--- $159: deliveryDays
+-- $159: maxPriceCents
 -- $160: deliveryDays
--- $161: minPriceCents
--- $162: maxPriceCents
--- $163: deliveryDays
--- $164: minRating
--- $165: levels
--- $166: online
--- $167: sellerId
--- $168: tags
--- $169: search
+-- $161: deliveryDays
+-- $162: minPriceCents
+-- $163: maxPriceCents
+-- $164: deliveryDays
+-- $165: minRating
+-- $166: levels
+-- $167: online
+-- $168: sellerId
+-- $169: tags
+-- $170: search
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
     fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_price_cents >= $7::int) and ($8::int is null or s.starting_price_cents <= $9::int) and ($10::int is null or s.starting_delivery_days <= $11::int) and ($12::text is null or (case when 'new' = any((select string_to_array($13::text, ','))::text[])
@@ -192,8 +193,8 @@ with
     then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($99::text, ','))::text[]))
     else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($100::text, ','))::text[])) end)) and ($101::float8 is null or s.rating_average >= $102::float8) and ($103::text is null or s.seller_id in (select unnest(string_to_array($104::text, ',')::uuid[]))), false) and ($105::uuid is null or s.seller_id = $106::uuid) and ($107::text is null or s.tags && string_to_array($108::text, ',')) and s.starting_price_cents >= coalesce($109::int, -1) and s.starting_price_cents <= coalesce($110::int, 2147483647) and ($111::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end end as total)
     select null::int as categories, (select total from counted) as total, (($112::int is null and $113::int is null and $114::int is null and $115::float8 is null and $116::text is null and $117::text is null and $118::uuid is null and $119::text is null and $120::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $121::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $122 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $123 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $124::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $125 and "uploads"."object_id" = s.id and "uploads"."tag" = $126 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from (select * from page order by page.sort_value desc, page.id desc limit (select $127::int)) as page
-      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, (select count(*)::int from page) as read, json_build_object('categories', case when ($128::int is null and $129::int is null and $130::int is null and $131::float8 is null and $132::text is null and $133::text is null and $134::uuid is null and $135::text is null and $136::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPrice', round(s.starting_price_cents / 100.0, 2), 'rating', json_build_object('average', s.rating_average, 'count', s.rating_count), 'ordersCount', s.orders_count, 'banner', (select $121::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $122 and "uploads"."object_id" = s.id and "uploads"."tag" = $123 order by "uploads"."order", "uploads"."created_at" limit 1), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $124::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $125 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $126 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by page.sort_value desc, page.id desc) from (select * from page order by page.sort_value desc, page.id desc limit (select $127::int)) as page
+      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json)::text as items, (select page.id from page order by page.sort_value desc, page.id desc offset (select $128::int) - 1 limit 1) as "lastShown", (select count(*)::int from page) as read, (json_build_object('categories', case when ($129::int is null and $130::int is null and $131::int is null and $132::float8 is null and $133::text is null and $134::text is null and $135::uuid is null and $136::text is null and $137::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -201,10 +202,10 @@ with
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from "sample" as x where ($137::int is null or x.starting_price_cents >= $138::int) and ($139::int is null or x.starting_price_cents <= $140::int) and ($141::int is null or x.starting_delivery_days <= $142::int) and ($143::text is null or x.level = any((select string_to_array($144::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from "sample" as x where ($138::int is null or x.starting_price_cents >= $139::int) and ($140::int is null or x.starting_price_cents <= $141::int) and ($142::int is null or x.starting_delivery_days <= $143::int) and ($144::text is null or x.level = any((select string_to_array($145::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
-    having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', (select json_build_array(json_build_object('key', '0-25', 'from', round(0 / 100.0, 2), 'to', round(2499 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 0 and 2499)), json_build_object('key', '25-50', 'from', round(2500 / 100.0, 2), 'to', round(4999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 2500 and 4999)), json_build_object('key', '50-100', 'from', round(5000 / 100.0, 2), 'to', round(9999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 5000 and 9999)), json_build_object('key', '100-250', 'from', round(10000 / 100.0, 2), 'to', round(24999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 10000 and 24999)), json_build_object('key', '250-500', 'from', round(25000 / 100.0, 2), 'to', round(49999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 25000 and 49999)), json_build_object('key', '500+', 'from', round(50000 / 100.0, 2), 'to', null::numeric, 'count', count(*) filter (where x."starting_price_cents" >= 50000))) from (select * from "sample" as x where ($145::int is null or x.starting_delivery_days <= $146::int) and ($147::text is null or x.level = any((select string_to_array($148::text, ','))::text[]))) as x), 'deliveryBands', (select json_build_array(json_build_object('key', '1', 'from', 1, 'to', 1, 'count', count(*) filter (where x."starting_delivery_days" between 1 and 1)), json_build_object('key', '2-3', 'from', 2, 'to', 3, 'count', count(*) filter (where x."starting_delivery_days" between 2 and 3)), json_build_object('key', '4-7', 'from', 4, 'to', 7, 'count', count(*) filter (where x."starting_delivery_days" between 4 and 7)), json_build_object('key', '8+', 'from', 8, 'to', null::int, 'count', count(*) filter (where x."starting_delivery_days" >= 8))) from (select * from "sample" as x where ($149::int is null or x.starting_price_cents >= $150::int) and ($151::int is null or x.starting_price_cents <= $152::int) and ($153::text is null or x.level = any((select string_to_array($154::text, ','))::text[]))) as x), 'sellerLevels', (select json_build_array(json_build_object('key', 'new', 'count', count(*) filter (where x.level = 'new')), json_build_object('key', 'level_one', 'count', count(*) filter (where x.level = 'level_one')), json_build_object('key', 'level_two', 'count', count(*) filter (where x.level = 'level_two')), json_build_object('key', 'top_rated', 'count', count(*) filter (where x.level = 'top_rated'))) from (select * from "sample" as x where ($155::int is null or x.starting_price_cents >= $156::int) and ($157::int is null or x.starting_price_cents <= $158::int) and ($159::int is null or x.starting_delivery_days <= $160::int)) as x), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($161::int is null and $162::int is null and $163::int is null and $164::float8 is null and $165::text is null and $166::text is null and $167::uuid is null and $168::text is null and $169::text is null) and (select count(*) from "pool") > 1000))) as facets
+    having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', (select json_build_array(json_build_object('key', '0-25', 'from', round(0 / 100.0, 2), 'to', round(2499 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 0 and 2499)), json_build_object('key', '25-50', 'from', round(2500 / 100.0, 2), 'to', round(4999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 2500 and 4999)), json_build_object('key', '50-100', 'from', round(5000 / 100.0, 2), 'to', round(9999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 5000 and 9999)), json_build_object('key', '100-250', 'from', round(10000 / 100.0, 2), 'to', round(24999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 10000 and 24999)), json_build_object('key', '250-500', 'from', round(25000 / 100.0, 2), 'to', round(49999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 25000 and 49999)), json_build_object('key', '500+', 'from', round(50000 / 100.0, 2), 'to', null::numeric, 'count', count(*) filter (where x."starting_price_cents" >= 50000))) from (select * from "sample" as x where ($146::int is null or x.starting_delivery_days <= $147::int) and ($148::text is null or x.level = any((select string_to_array($149::text, ','))::text[]))) as x), 'deliveryBands', (select json_build_array(json_build_object('key', '1', 'from', 1, 'to', 1, 'count', count(*) filter (where x."starting_delivery_days" between 1 and 1)), json_build_object('key', '2-3', 'from', 2, 'to', 3, 'count', count(*) filter (where x."starting_delivery_days" between 2 and 3)), json_build_object('key', '4-7', 'from', 4, 'to', 7, 'count', count(*) filter (where x."starting_delivery_days" between 4 and 7)), json_build_object('key', '8+', 'from', 8, 'to', null::int, 'count', count(*) filter (where x."starting_delivery_days" >= 8))) from (select * from "sample" as x where ($150::int is null or x.starting_price_cents >= $151::int) and ($152::int is null or x.starting_price_cents <= $153::int) and ($154::text is null or x.level = any((select string_to_array($155::text, ','))::text[]))) as x), 'sellerLevels', (select json_build_array(json_build_object('key', 'new', 'count', count(*) filter (where x.level = 'new')), json_build_object('key', 'level_one', 'count', count(*) filter (where x.level = 'level_one')), json_build_object('key', 'level_two', 'count', count(*) filter (where x.level = 'level_two')), json_build_object('key', 'top_rated', 'count', count(*) filter (where x.level = 'top_rated'))) from (select * from "sample" as x where ($156::int is null or x.starting_price_cents >= $157::int) and ($158::int is null or x.starting_price_cents <= $159::int) and ($160::int is null or x.starting_delivery_days <= $161::int)) as x), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($162::int is null and $163::int is null and $164::int is null and $165::float8 is null and $166::text is null and $167::text is null and $168::uuid is null and $169::text is null and $170::text is null) and (select count(*) from "pool") > 1000))))::text as facets

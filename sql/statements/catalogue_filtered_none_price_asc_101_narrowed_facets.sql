@@ -117,54 +117,55 @@
 -- $116: tags
 -- $117: search
 -- $118: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $119: 'user' (bound when built)
--- $120: 'avatar' (bound when built)
+-- $119: 'service' (bound when built)
+-- $120: 'service_banner' (bound when built)
 -- $121: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $122: 'service' (bound when built)
--- $123: 'service_banner' (bound when built)
+-- $122: 'user' (bound when built)
+-- $123: 'avatar' (bound when built)
 -- $124: limit
--- $125: minPriceCents
--- $126: maxPriceCents
--- $127: deliveryDays
--- $128: minRating
--- $129: levels
--- $130: online
--- $131: sellerId
--- $132: tags
--- $133: search
--- $134: minPriceCents
+-- $125: limit
+-- $126: minPriceCents
+-- $127: maxPriceCents
+-- $128: deliveryDays
+-- $129: minRating
+-- $130: levels
+-- $131: online
+-- $132: sellerId
+-- $133: tags
+-- $134: search
 -- $135: minPriceCents
--- $136: maxPriceCents
+-- $136: minPriceCents
 -- $137: maxPriceCents
--- $138: deliveryDays
+-- $138: maxPriceCents
 -- $139: deliveryDays
--- $140: levels
+-- $140: deliveryDays
 -- $141: levels
--- $142: deliveryDays
+-- $142: levels
 -- $143: deliveryDays
--- $144: levels
+-- $144: deliveryDays
 -- $145: levels
--- $146: minPriceCents
+-- $146: levels
 -- $147: minPriceCents
--- $148: maxPriceCents
+-- $148: minPriceCents
 -- $149: maxPriceCents
--- $150: levels
+-- $150: maxPriceCents
 -- $151: levels
--- $152: minPriceCents
+-- $152: levels
 -- $153: minPriceCents
--- $154: maxPriceCents
+-- $154: minPriceCents
 -- $155: maxPriceCents
--- $156: deliveryDays
+-- $156: maxPriceCents
 -- $157: deliveryDays
--- $158: minPriceCents
--- $159: maxPriceCents
--- $160: deliveryDays
--- $161: minRating
--- $162: levels
--- $163: online
--- $164: sellerId
--- $165: tags
--- $166: search
+-- $158: deliveryDays
+-- $159: minPriceCents
+-- $160: maxPriceCents
+-- $161: deliveryDays
+-- $162: minRating
+-- $163: levels
+-- $164: online
+-- $165: sellerId
+-- $166: tags
+-- $167: search
 with  
     typed as (select websearch_to_tsquery('english', $1::text) as q),
     fix as (select catalogue_search_correction($2::text) as q where (case when $3::text is null then 3 else (select count(*) from (select 1 from "services" s where s.status = 'active' and s.deleted_at is null and ($4::text is null or $5::text <> '') and coalesce(($6::int is null or s.starting_delivery_days <= $7::int) and ($8::text is null or (case when 'new' = any((select string_to_array($9::text, ','))::text[])
@@ -189,8 +190,8 @@ with
     then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($96::text, ','))::text[]))
     else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($97::text, ','))::text[])) end)) and ($98::float8 is null or s.rating_average >= $99::float8) and ($100::text is null or s.seller_id in (select unnest(string_to_array($101::text, ',')::uuid[]))), false) and ($102::uuid is null or s.seller_id = $103::uuid) and ($104::text is null or s.tags && string_to_array($105::text, ',')) and s.starting_price_cents >= coalesce($106::int, -1) and s.starting_price_cents <= coalesce($107::int, 2147483647) and ($108::text is null or s.search_vector @@ (select q from query)) limit 1001) as capped) end end end as total)
     select null::int as categories, (select total from counted) as total, (($109::int is null and $110::int is null and $111::int is null and $112::float8 is null and $113::text is null and $114::text is null and $115::uuid is null and $116::text is null and $117::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $118::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $119 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $120 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $121::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $122 and "uploads"."object_id" = s.id and "uploads"."tag" = $123 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from (select * from page order by page.sort_value asc, page.id asc limit (select $124::int)) as page
-      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, (select count(*)::int from page) as read, json_build_object('categories', case when ($125::int is null and $126::int is null and $127::int is null and $128::float8 is null and $129::text is null and $130::text is null and $131::uuid is null and $132::text is null and $133::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPrice', round(s.starting_price_cents / 100.0, 2), 'rating', json_build_object('average', s.rating_average, 'count', s.rating_count), 'ordersCount', s.orders_count, 'banner', (select $118::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $119 and "uploads"."object_id" = s.id and "uploads"."tag" = $120 order by "uploads"."order", "uploads"."created_at" limit 1), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $121::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $122 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $123 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by page.sort_value asc, page.id asc) from (select * from page order by page.sort_value asc, page.id asc limit (select $124::int)) as page
+      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json)::text as items, (select page.id from page order by page.sort_value asc, page.id asc offset (select $125::int) - 1 limit 1) as "lastShown", (select count(*)::int from page) as read, (json_build_object('categories', case when ($126::int is null and $127::int is null and $128::int is null and $129::float8 is null and $130::text is null and $131::text is null and $132::uuid is null and $133::text is null and $134::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -198,10 +199,10 @@ with
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from "sample" as x where ($134::int is null or x.starting_price_cents >= $135::int) and ($136::int is null or x.starting_price_cents <= $137::int) and ($138::int is null or x.starting_delivery_days <= $139::int) and ($140::text is null or x.level = any((select string_to_array($141::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from "sample" as x where ($135::int is null or x.starting_price_cents >= $136::int) and ($137::int is null or x.starting_price_cents <= $138::int) and ($139::int is null or x.starting_delivery_days <= $140::int) and ($141::text is null or x.level = any((select string_to_array($142::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
-    having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', (select json_build_array(json_build_object('key', '0-25', 'from', round(0 / 100.0, 2), 'to', round(2499 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 0 and 2499)), json_build_object('key', '25-50', 'from', round(2500 / 100.0, 2), 'to', round(4999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 2500 and 4999)), json_build_object('key', '50-100', 'from', round(5000 / 100.0, 2), 'to', round(9999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 5000 and 9999)), json_build_object('key', '100-250', 'from', round(10000 / 100.0, 2), 'to', round(24999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 10000 and 24999)), json_build_object('key', '250-500', 'from', round(25000 / 100.0, 2), 'to', round(49999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 25000 and 49999)), json_build_object('key', '500+', 'from', round(50000 / 100.0, 2), 'to', null::numeric, 'count', count(*) filter (where x."starting_price_cents" >= 50000))) from (select * from "sample" as x where ($142::int is null or x.starting_delivery_days <= $143::int) and ($144::text is null or x.level = any((select string_to_array($145::text, ','))::text[]))) as x), 'deliveryBands', (select json_build_array(json_build_object('key', '1', 'from', 1, 'to', 1, 'count', count(*) filter (where x."starting_delivery_days" between 1 and 1)), json_build_object('key', '2-3', 'from', 2, 'to', 3, 'count', count(*) filter (where x."starting_delivery_days" between 2 and 3)), json_build_object('key', '4-7', 'from', 4, 'to', 7, 'count', count(*) filter (where x."starting_delivery_days" between 4 and 7)), json_build_object('key', '8+', 'from', 8, 'to', null::int, 'count', count(*) filter (where x."starting_delivery_days" >= 8))) from (select * from "sample" as x where ($146::int is null or x.starting_price_cents >= $147::int) and ($148::int is null or x.starting_price_cents <= $149::int) and ($150::text is null or x.level = any((select string_to_array($151::text, ','))::text[]))) as x), 'sellerLevels', (select json_build_array(json_build_object('key', 'new', 'count', count(*) filter (where x.level = 'new')), json_build_object('key', 'level_one', 'count', count(*) filter (where x.level = 'level_one')), json_build_object('key', 'level_two', 'count', count(*) filter (where x.level = 'level_two')), json_build_object('key', 'top_rated', 'count', count(*) filter (where x.level = 'top_rated'))) from (select * from "sample" as x where ($152::int is null or x.starting_price_cents >= $153::int) and ($154::int is null or x.starting_price_cents <= $155::int) and ($156::int is null or x.starting_delivery_days <= $157::int)) as x), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($158::int is null and $159::int is null and $160::int is null and $161::float8 is null and $162::text is null and $163::text is null and $164::uuid is null and $165::text is null and $166::text is null) and (select count(*) from "pool") > 1000))) as facets
+    having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', (select json_build_array(json_build_object('key', '0-25', 'from', round(0 / 100.0, 2), 'to', round(2499 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 0 and 2499)), json_build_object('key', '25-50', 'from', round(2500 / 100.0, 2), 'to', round(4999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 2500 and 4999)), json_build_object('key', '50-100', 'from', round(5000 / 100.0, 2), 'to', round(9999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 5000 and 9999)), json_build_object('key', '100-250', 'from', round(10000 / 100.0, 2), 'to', round(24999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 10000 and 24999)), json_build_object('key', '250-500', 'from', round(25000 / 100.0, 2), 'to', round(49999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 25000 and 49999)), json_build_object('key', '500+', 'from', round(50000 / 100.0, 2), 'to', null::numeric, 'count', count(*) filter (where x."starting_price_cents" >= 50000))) from (select * from "sample" as x where ($143::int is null or x.starting_delivery_days <= $144::int) and ($145::text is null or x.level = any((select string_to_array($146::text, ','))::text[]))) as x), 'deliveryBands', (select json_build_array(json_build_object('key', '1', 'from', 1, 'to', 1, 'count', count(*) filter (where x."starting_delivery_days" between 1 and 1)), json_build_object('key', '2-3', 'from', 2, 'to', 3, 'count', count(*) filter (where x."starting_delivery_days" between 2 and 3)), json_build_object('key', '4-7', 'from', 4, 'to', 7, 'count', count(*) filter (where x."starting_delivery_days" between 4 and 7)), json_build_object('key', '8+', 'from', 8, 'to', null::int, 'count', count(*) filter (where x."starting_delivery_days" >= 8))) from (select * from "sample" as x where ($147::int is null or x.starting_price_cents >= $148::int) and ($149::int is null or x.starting_price_cents <= $150::int) and ($151::text is null or x.level = any((select string_to_array($152::text, ','))::text[]))) as x), 'sellerLevels', (select json_build_array(json_build_object('key', 'new', 'count', count(*) filter (where x.level = 'new')), json_build_object('key', 'level_one', 'count', count(*) filter (where x.level = 'level_one')), json_build_object('key', 'level_two', 'count', count(*) filter (where x.level = 'level_two')), json_build_object('key', 'top_rated', 'count', count(*) filter (where x.level = 'top_rated'))) from (select * from "sample" as x where ($153::int is null or x.starting_price_cents >= $154::int) and ($155::int is null or x.starting_price_cents <= $156::int) and ($157::int is null or x.starting_delivery_days <= $158::int)) as x), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($159::int is null and $160::int is null and $161::int is null and $162::float8 is null and $163::text is null and $164::text is null and $165::uuid is null and $166::text is null and $167::text is null) and (select count(*) from "pool") > 1000))))::text as facets

@@ -15,12 +15,13 @@
 -- $14: offset
 -- $15: offset
 -- $16: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $17: 'user' (bound when built)
--- $18: 'avatar' (bound when built)
+-- $17: 'service' (bound when built)
+-- $18: 'service_banner' (bound when built)
 -- $19: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $20: 'service' (bound when built)
--- $21: 'service_banner' (bound when built)
+-- $20: 'user' (bound when built)
+-- $21: 'avatar' (bound when built)
 -- $22: limit
+-- $23: limit
 with given as materialized (select $1::text as "category", $2::text as "search", $3::int as "minPrice", $4::int as "maxPrice", $5::int as "deliveryDays", $6::float8 as "minRating", $7::text as "levels", $8::text as "online", $9::uuid as "sellerId", $10::text as "tags"), ref as (select q.* from given g cross join lateral (select c.id from "categories" c where c.slug = g."category" or c.id::text = lower(g."category")) as q),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     
@@ -41,5 +42,5 @@ with given as materialized (select $1::text as "category", $2::text as "search",
     
     counted as (select (select n from by_seller_count) as total from given g)
     select (select count(*) from ref)::int as categories, (select total from counted) as total, ((g."minPrice" is null and g."maxPrice" is null and g."deliveryDays" is null and g."minRating" is null and g."levels" is null and g."online" is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $16::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $17 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $18 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $19::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $20 and "uploads"."object_id" = s.id and "uploads"."tag" = $21 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from (select * from page order by page.sort_value desc, page.id desc limit (select $22::int)) as page
-      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, (select count(*)::int from page) as read, null::json as facets from given g
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPrice', round(s.starting_price_cents / 100.0, 2), 'rating', json_build_object('average', s.rating_average, 'count', s.rating_count), 'ordersCount', s.orders_count, 'banner', (select $16::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $17 and "uploads"."object_id" = s.id and "uploads"."tag" = $18 order by "uploads"."order", "uploads"."created_at" limit 1), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $19::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $20 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $21 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by page.sort_value desc, page.id desc) from (select * from page order by page.sort_value desc, page.id desc limit (select $22::int)) as page
+      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json)::text as items, (select page.id from page order by page.sort_value desc, page.id desc offset (select $23::int) - 1 limit 1) as "lastShown", (select count(*)::int from page) as read, (null::json)::text as facets from given g

@@ -131,54 +131,55 @@
 -- $130: tags
 -- $131: search
 -- $132: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $133: 'user' (bound when built)
--- $134: 'avatar' (bound when built)
+-- $133: 'service' (bound when built)
+-- $134: 'service_banner' (bound when built)
 -- $135: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $136: 'service' (bound when built)
--- $137: 'service_banner' (bound when built)
+-- $136: 'user' (bound when built)
+-- $137: 'avatar' (bound when built)
 -- $138: limit
--- $139: minPriceCents
--- $140: maxPriceCents
--- $141: deliveryDays
--- $142: minRating
--- $143: levels
--- $144: online
--- $145: sellerId
--- $146: tags
--- $147: search
--- $148: minPriceCents
+-- $139: limit
+-- $140: minPriceCents
+-- $141: maxPriceCents
+-- $142: deliveryDays
+-- $143: minRating
+-- $144: levels
+-- $145: online
+-- $146: sellerId
+-- $147: tags
+-- $148: search
 -- $149: minPriceCents
--- $150: maxPriceCents
+-- $150: minPriceCents
 -- $151: maxPriceCents
--- $152: deliveryDays
+-- $152: maxPriceCents
 -- $153: deliveryDays
--- $154: levels
+-- $154: deliveryDays
 -- $155: levels
--- $156: deliveryDays
+-- $156: levels
 -- $157: deliveryDays
--- $158: levels
+-- $158: deliveryDays
 -- $159: levels
--- $160: minPriceCents
+-- $160: levels
 -- $161: minPriceCents
--- $162: maxPriceCents
+-- $162: minPriceCents
 -- $163: maxPriceCents
--- $164: levels
+-- $164: maxPriceCents
 -- $165: levels
--- $166: minPriceCents
+-- $166: levels
 -- $167: minPriceCents
--- $168: maxPriceCents
+-- $168: minPriceCents
 -- $169: maxPriceCents
--- $170: deliveryDays
+-- $170: maxPriceCents
 -- $171: deliveryDays
--- $172: minPriceCents
--- $173: maxPriceCents
--- $174: deliveryDays
--- $175: minRating
--- $176: levels
--- $177: online
--- $178: sellerId
--- $179: tags
--- $180: search
+-- $172: deliveryDays
+-- $173: minPriceCents
+-- $174: maxPriceCents
+-- $175: deliveryDays
+-- $176: minRating
+-- $177: levels
+-- $178: online
+-- $179: sellerId
+-- $180: tags
+-- $181: search
 with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
@@ -206,8 +207,8 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($110::text, ','))::text[]))
     else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($111::text, ','))::text[])) end)) and ($112::float8 is null or s.rating_average >= $113::float8) and ($114::text is null or s.seller_id in (select unnest(string_to_array($115::text, ',')::uuid[]))), false) and ($116::uuid is null or s.seller_id = $117::uuid) and ($118::text is null or s.tags && string_to_array($119::text, ',')) and s.starting_price_cents >= coalesce($120::int, -1) and s.starting_price_cents <= coalesce($121::int, 2147483647) and ($122::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end end as total)
     select (select count(*) from ref)::int as categories, (select total from counted) as total, (($123::int is null and $124::int is null and $125::int is null and $126::float8 is null and $127::text is null and $128::text is null and $129::uuid is null and $130::text is null and $131::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $132::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $133 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $134 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $135::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $136 and "uploads"."object_id" = s.id and "uploads"."tag" = $137 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value asc, page.id asc) from (select * from page order by page.sort_value asc, page.id asc limit (select $138::int)) as page
-      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, (select count(*)::int from page) as read, json_build_object('categories', case when ($139::int is null and $140::int is null and $141::int is null and $142::float8 is null and $143::text is null and $144::text is null and $145::uuid is null and $146::text is null and $147::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPrice', round(s.starting_price_cents / 100.0, 2), 'rating', json_build_object('average', s.rating_average, 'count', s.rating_count), 'ordersCount', s.orders_count, 'banner', (select $132::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $133 and "uploads"."object_id" = s.id and "uploads"."tag" = $134 order by "uploads"."order", "uploads"."created_at" limit 1), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $135::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $136 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $137 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by page.sort_value asc, page.id asc) from (select * from page order by page.sort_value asc, page.id asc limit (select $138::int)) as page
+      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json)::text as items, (select page.id from page order by page.sort_value asc, page.id asc offset (select $139::int) - 1 limit 1) as "lastShown", (select count(*)::int from page) as read, (json_build_object('categories', case when ($140::int is null and $141::int is null and $142::int is null and $143::float8 is null and $144::text is null and $145::text is null and $146::uuid is null and $147::text is null and $148::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -215,10 +216,10 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from "sample_all" as x where ($148::int is null or x.starting_price_cents >= $149::int) and ($150::int is null or x.starting_price_cents <= $151::int) and ($152::int is null or x.starting_delivery_days <= $153::int) and ($154::text is null or x.level = any((select string_to_array($155::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from "sample_all" as x where ($149::int is null or x.starting_price_cents >= $150::int) and ($151::int is null or x.starting_price_cents <= $152::int) and ($153::int is null or x.starting_delivery_days <= $154::int) and ($155::text is null or x.level = any((select string_to_array($156::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
-    having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', (select json_build_array(json_build_object('key', '0-25', 'from', round(0 / 100.0, 2), 'to', round(2499 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 0 and 2499)), json_build_object('key', '25-50', 'from', round(2500 / 100.0, 2), 'to', round(4999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 2500 and 4999)), json_build_object('key', '50-100', 'from', round(5000 / 100.0, 2), 'to', round(9999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 5000 and 9999)), json_build_object('key', '100-250', 'from', round(10000 / 100.0, 2), 'to', round(24999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 10000 and 24999)), json_build_object('key', '250-500', 'from', round(25000 / 100.0, 2), 'to', round(49999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 25000 and 49999)), json_build_object('key', '500+', 'from', round(50000 / 100.0, 2), 'to', null::numeric, 'count', count(*) filter (where x."starting_price_cents" >= 50000))) from (select * from "sample" as x where ($156::int is null or x.starting_delivery_days <= $157::int) and ($158::text is null or x.level = any((select string_to_array($159::text, ','))::text[]))) as x), 'deliveryBands', (select json_build_array(json_build_object('key', '1', 'from', 1, 'to', 1, 'count', count(*) filter (where x."starting_delivery_days" between 1 and 1)), json_build_object('key', '2-3', 'from', 2, 'to', 3, 'count', count(*) filter (where x."starting_delivery_days" between 2 and 3)), json_build_object('key', '4-7', 'from', 4, 'to', 7, 'count', count(*) filter (where x."starting_delivery_days" between 4 and 7)), json_build_object('key', '8+', 'from', 8, 'to', null::int, 'count', count(*) filter (where x."starting_delivery_days" >= 8))) from (select * from "sample" as x where ($160::int is null or x.starting_price_cents >= $161::int) and ($162::int is null or x.starting_price_cents <= $163::int) and ($164::text is null or x.level = any((select string_to_array($165::text, ','))::text[]))) as x), 'sellerLevels', (select json_build_array(json_build_object('key', 'new', 'count', count(*) filter (where x.level = 'new')), json_build_object('key', 'level_one', 'count', count(*) filter (where x.level = 'level_one')), json_build_object('key', 'level_two', 'count', count(*) filter (where x.level = 'level_two')), json_build_object('key', 'top_rated', 'count', count(*) filter (where x.level = 'top_rated'))) from (select * from "sample" as x where ($166::int is null or x.starting_price_cents >= $167::int) and ($168::int is null or x.starting_price_cents <= $169::int) and ($170::int is null or x.starting_delivery_days <= $171::int)) as x), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($172::int is null and $173::int is null and $174::int is null and $175::float8 is null and $176::text is null and $177::text is null and $178::uuid is null and $179::text is null and $180::text is null) and (select count(*) from "pool_all") > 1000))) as facets
+    having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', (select json_build_array(json_build_object('key', '0-25', 'from', round(0 / 100.0, 2), 'to', round(2499 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 0 and 2499)), json_build_object('key', '25-50', 'from', round(2500 / 100.0, 2), 'to', round(4999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 2500 and 4999)), json_build_object('key', '50-100', 'from', round(5000 / 100.0, 2), 'to', round(9999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 5000 and 9999)), json_build_object('key', '100-250', 'from', round(10000 / 100.0, 2), 'to', round(24999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 10000 and 24999)), json_build_object('key', '250-500', 'from', round(25000 / 100.0, 2), 'to', round(49999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 25000 and 49999)), json_build_object('key', '500+', 'from', round(50000 / 100.0, 2), 'to', null::numeric, 'count', count(*) filter (where x."starting_price_cents" >= 50000))) from (select * from "sample" as x where ($157::int is null or x.starting_delivery_days <= $158::int) and ($159::text is null or x.level = any((select string_to_array($160::text, ','))::text[]))) as x), 'deliveryBands', (select json_build_array(json_build_object('key', '1', 'from', 1, 'to', 1, 'count', count(*) filter (where x."starting_delivery_days" between 1 and 1)), json_build_object('key', '2-3', 'from', 2, 'to', 3, 'count', count(*) filter (where x."starting_delivery_days" between 2 and 3)), json_build_object('key', '4-7', 'from', 4, 'to', 7, 'count', count(*) filter (where x."starting_delivery_days" between 4 and 7)), json_build_object('key', '8+', 'from', 8, 'to', null::int, 'count', count(*) filter (where x."starting_delivery_days" >= 8))) from (select * from "sample" as x where ($161::int is null or x.starting_price_cents >= $162::int) and ($163::int is null or x.starting_price_cents <= $164::int) and ($165::text is null or x.level = any((select string_to_array($166::text, ','))::text[]))) as x), 'sellerLevels', (select json_build_array(json_build_object('key', 'new', 'count', count(*) filter (where x.level = 'new')), json_build_object('key', 'level_one', 'count', count(*) filter (where x.level = 'level_one')), json_build_object('key', 'level_two', 'count', count(*) filter (where x.level = 'level_two')), json_build_object('key', 'top_rated', 'count', count(*) filter (where x.level = 'top_rated'))) from (select * from "sample" as x where ($167::int is null or x.starting_price_cents >= $168::int) and ($169::int is null or x.starting_price_cents <= $170::int) and ($171::int is null or x.starting_delivery_days <= $172::int)) as x), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($173::int is null and $174::int is null and $175::int is null and $176::float8 is null and $177::text is null and $178::text is null and $179::uuid is null and $180::text is null and $181::text is null) and (select count(*) from "pool_all") > 1000))))::text as facets

@@ -134,54 +134,55 @@
 -- $133: tags
 -- $134: search
 -- $135: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $136: 'user' (bound when built)
--- $137: 'avatar' (bound when built)
+-- $136: 'service' (bound when built)
+-- $137: 'service_banner' (bound when built)
 -- $138: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $139: 'service' (bound when built)
--- $140: 'service_banner' (bound when built)
+-- $139: 'user' (bound when built)
+-- $140: 'avatar' (bound when built)
 -- $141: limit
--- $142: minPriceCents
--- $143: maxPriceCents
--- $144: deliveryDays
--- $145: minRating
--- $146: levels
--- $147: online
--- $148: sellerId
--- $149: tags
--- $150: search
--- $151: minPriceCents
+-- $142: limit
+-- $143: minPriceCents
+-- $144: maxPriceCents
+-- $145: deliveryDays
+-- $146: minRating
+-- $147: levels
+-- $148: online
+-- $149: sellerId
+-- $150: tags
+-- $151: search
 -- $152: minPriceCents
--- $153: maxPriceCents
+-- $153: minPriceCents
 -- $154: maxPriceCents
--- $155: deliveryDays
+-- $155: maxPriceCents
 -- $156: deliveryDays
--- $157: levels
+-- $157: deliveryDays
 -- $158: levels
--- $159: deliveryDays
+-- $159: levels
 -- $160: deliveryDays
--- $161: levels
+-- $161: deliveryDays
 -- $162: levels
--- $163: minPriceCents
+-- $163: levels
 -- $164: minPriceCents
--- $165: maxPriceCents
+-- $165: minPriceCents
 -- $166: maxPriceCents
--- $167: levels
+-- $167: maxPriceCents
 -- $168: levels
--- $169: minPriceCents
+-- $169: levels
 -- $170: minPriceCents
--- $171: maxPriceCents
+-- $171: minPriceCents
 -- $172: maxPriceCents
--- $173: deliveryDays
+-- $173: maxPriceCents
 -- $174: deliveryDays
--- $175: minPriceCents
--- $176: maxPriceCents
--- $177: deliveryDays
--- $178: minRating
--- $179: levels
--- $180: online
--- $181: sellerId
--- $182: tags
--- $183: search
+-- $175: deliveryDays
+-- $176: minPriceCents
+-- $177: maxPriceCents
+-- $178: deliveryDays
+-- $179: minRating
+-- $180: levels
+-- $181: online
+-- $182: sellerId
+-- $183: tags
+-- $184: search
 with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::text = lower($2::text)),
     wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     typed as (select websearch_to_tsquery('english', $3::text) as q),
@@ -209,8 +210,8 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array($113::text, ','))::text[]))
     else s.seller_id in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" = any((select string_to_array($114::text, ','))::text[])) end)) and ($115::float8 is null or s.rating_average >= $116::float8) and ($117::text is null or s.seller_id in (select unnest(string_to_array($118::text, ',')::uuid[]))), false) and ($119::uuid is null or s.seller_id = $120::uuid) and ($121::text is null or s.tags && string_to_array($122::text, ',')) and s.starting_price_cents >= coalesce($123::int, -1) and s.starting_price_cents <= coalesce($124::int, 2147483647) and ($125::text is null or s.search_vector @@ (select q from query)) and s.category_id = any((select ids from wanted)::uuid[]) limit 1001) as capped) end end end as total)
     select (select count(*) from ref)::int as categories, (select total from counted) as total, (($126::int is null and $127::int is null and $128::int is null and $129::float8 is null and $130::text is null and $131::text is null and $132::uuid is null and $133::text is null and $134::text is null) or (select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $135::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $136 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $137 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $138::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $139 and "uploads"."object_id" = s.id and "uploads"."tag" = $140 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc) from (select * from page order by page.sort_value desc, page.id desc limit (select $141::int)) as page
-      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, (select count(*)::int from page) as read, json_build_object('categories', case when ($142::int is null and $143::int is null and $144::int is null and $145::float8 is null and $146::text is null and $147::text is null and $148::uuid is null and $149::text is null and $150::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPrice', round(s.starting_price_cents / 100.0, 2), 'rating', json_build_object('average', s.rating_average, 'count', s.rating_count), 'ordersCount', s.orders_count, 'banner', (select $135::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $136 and "uploads"."object_id" = s.id and "uploads"."tag" = $137 order by "uploads"."order", "uploads"."created_at" limit 1), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $138::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $139 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $140 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by page.sort_value desc, page.id desc) from (select * from page order by page.sort_value desc, page.id desc limit (select $141::int)) as page
+      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json)::text as items, (select page.id from page order by page.sort_value desc, page.id desc offset (select $142::int) - 1 limit 1) as "lastShown", (select count(*)::int from page) as read, (json_build_object('categories', case when ($143::int is null and $144::int is null and $145::int is null and $146::float8 is null and $147::text is null and $148::text is null and $149::uuid is null and $150::text is null and $151::text is null) then coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
     from (select category_id, active_services as n from "category_service_counts") as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
@@ -218,10 +219,10 @@ with  ref as (select c.id from "categories" c where c.slug = $1::text or c.id::t
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
     having sum(h.n) > 0) as f), '[]'::json) else coalesce((select json_agg(json_build_object('key', f.key, 'parent', f.parent, 'count', f.count) order by f.count desc, f.key) from (select k.slug as key, kp.slug as parent, sum(h.n)::int as count
-    from (select category_id, count(*) as n from (select * from "sample_all" as x where ($151::int is null or x.starting_price_cents >= $152::int) and ($153::int is null or x.starting_price_cents <= $154::int) and ($155::int is null or x.starting_delivery_days <= $156::int) and ($157::text is null or x.level = any((select string_to_array($158::text, ','))::text[]))) as sample group by category_id) as h
+    from (select category_id, count(*) as n from (select * from "sample_all" as x where ($152::int is null or x.starting_price_cents >= $153::int) and ($154::int is null or x.starting_price_cents <= $155::int) and ($156::int is null or x.starting_delivery_days <= $157::int) and ($158::text is null or x.level = any((select string_to_array($159::text, ','))::text[]))) as sample group by category_id) as h
     join "categories" c on c.id = h.category_id
     cross join lateral (values (c.id), (c.parent_id)) as hit(id)
     join "categories" k on k.id = hit.id
     left join "categories" kp on kp.id = k.parent_id
     group by k.slug, kp.slug
-    having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', (select json_build_array(json_build_object('key', '0-25', 'from', round(0 / 100.0, 2), 'to', round(2499 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 0 and 2499)), json_build_object('key', '25-50', 'from', round(2500 / 100.0, 2), 'to', round(4999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 2500 and 4999)), json_build_object('key', '50-100', 'from', round(5000 / 100.0, 2), 'to', round(9999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 5000 and 9999)), json_build_object('key', '100-250', 'from', round(10000 / 100.0, 2), 'to', round(24999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 10000 and 24999)), json_build_object('key', '250-500', 'from', round(25000 / 100.0, 2), 'to', round(49999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 25000 and 49999)), json_build_object('key', '500+', 'from', round(50000 / 100.0, 2), 'to', null::numeric, 'count', count(*) filter (where x."starting_price_cents" >= 50000))) from (select * from "sample" as x where ($159::int is null or x.starting_delivery_days <= $160::int) and ($161::text is null or x.level = any((select string_to_array($162::text, ','))::text[]))) as x), 'deliveryBands', (select json_build_array(json_build_object('key', '1', 'from', 1, 'to', 1, 'count', count(*) filter (where x."starting_delivery_days" between 1 and 1)), json_build_object('key', '2-3', 'from', 2, 'to', 3, 'count', count(*) filter (where x."starting_delivery_days" between 2 and 3)), json_build_object('key', '4-7', 'from', 4, 'to', 7, 'count', count(*) filter (where x."starting_delivery_days" between 4 and 7)), json_build_object('key', '8+', 'from', 8, 'to', null::int, 'count', count(*) filter (where x."starting_delivery_days" >= 8))) from (select * from "sample" as x where ($163::int is null or x.starting_price_cents >= $164::int) and ($165::int is null or x.starting_price_cents <= $166::int) and ($167::text is null or x.level = any((select string_to_array($168::text, ','))::text[]))) as x), 'sellerLevels', (select json_build_array(json_build_object('key', 'new', 'count', count(*) filter (where x.level = 'new')), json_build_object('key', 'level_one', 'count', count(*) filter (where x.level = 'level_one')), json_build_object('key', 'level_two', 'count', count(*) filter (where x.level = 'level_two')), json_build_object('key', 'top_rated', 'count', count(*) filter (where x.level = 'top_rated'))) from (select * from "sample" as x where ($169::int is null or x.starting_price_cents >= $170::int) and ($171::int is null or x.starting_price_cents <= $172::int) and ($173::int is null or x.starting_delivery_days <= $174::int)) as x), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($175::int is null and $176::int is null and $177::int is null and $178::float8 is null and $179::text is null and $180::text is null and $181::uuid is null and $182::text is null and $183::text is null) and (select count(*) from "pool_all") > 1000))) as facets
+    having sum(h.n) > 0) as f), '[]'::json) end, 'priceBands', (select json_build_array(json_build_object('key', '0-25', 'from', round(0 / 100.0, 2), 'to', round(2499 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 0 and 2499)), json_build_object('key', '25-50', 'from', round(2500 / 100.0, 2), 'to', round(4999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 2500 and 4999)), json_build_object('key', '50-100', 'from', round(5000 / 100.0, 2), 'to', round(9999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 5000 and 9999)), json_build_object('key', '100-250', 'from', round(10000 / 100.0, 2), 'to', round(24999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 10000 and 24999)), json_build_object('key', '250-500', 'from', round(25000 / 100.0, 2), 'to', round(49999 / 100.0, 2), 'count', count(*) filter (where x."starting_price_cents" between 25000 and 49999)), json_build_object('key', '500+', 'from', round(50000 / 100.0, 2), 'to', null::numeric, 'count', count(*) filter (where x."starting_price_cents" >= 50000))) from (select * from "sample" as x where ($160::int is null or x.starting_delivery_days <= $161::int) and ($162::text is null or x.level = any((select string_to_array($163::text, ','))::text[]))) as x), 'deliveryBands', (select json_build_array(json_build_object('key', '1', 'from', 1, 'to', 1, 'count', count(*) filter (where x."starting_delivery_days" between 1 and 1)), json_build_object('key', '2-3', 'from', 2, 'to', 3, 'count', count(*) filter (where x."starting_delivery_days" between 2 and 3)), json_build_object('key', '4-7', 'from', 4, 'to', 7, 'count', count(*) filter (where x."starting_delivery_days" between 4 and 7)), json_build_object('key', '8+', 'from', 8, 'to', null::int, 'count', count(*) filter (where x."starting_delivery_days" >= 8))) from (select * from "sample" as x where ($164::int is null or x.starting_price_cents >= $165::int) and ($166::int is null or x.starting_price_cents <= $167::int) and ($168::text is null or x.level = any((select string_to_array($169::text, ','))::text[]))) as x), 'sellerLevels', (select json_build_array(json_build_object('key', 'new', 'count', count(*) filter (where x.level = 'new')), json_build_object('key', 'level_one', 'count', count(*) filter (where x.level = 'level_one')), json_build_object('key', 'level_two', 'count', count(*) filter (where x.level = 'level_two')), json_build_object('key', 'top_rated', 'count', count(*) filter (where x.level = 'top_rated'))) from (select * from "sample" as x where ($170::int is null or x.starting_price_cents >= $171::int) and ($172::int is null or x.starting_price_cents <= $173::int) and ($174::int is null or x.starting_delivery_days <= $175::int)) as x), 'countsAreExact', not ((select count(*) from "pool") > 1000 or (not ($176::int is null and $177::int is null and $178::int is null and $179::float8 is null and $180::text is null and $181::text is null and $182::uuid is null and $183::text is null and $184::text is null) and (select count(*) from "pool_all") > 1000))))::text as facets

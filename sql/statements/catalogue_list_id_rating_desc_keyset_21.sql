@@ -2,12 +2,13 @@
 -- $1: category
 -- $2: after
 -- $3: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $4: 'user' (bound when built)
--- $5: 'avatar' (bound when built)
+-- $4: 'service' (bound when built)
+-- $5: 'service_banner' (bound when built)
 -- $6: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $7: 'service' (bound when built)
--- $8: 'service_banner' (bound when built)
+-- $7: 'user' (bound when built)
+-- $8: 'avatar' (bound when built)
 -- $9: limit
+-- $10: limit
 with ref as (select c.id from "categories" c where c.id = $1::uuid),
       wanted as (select coalesce(array_agg(c.id), '{}') as ids from "categories" c where c.id in (select id from ref) or c.parent_id in (select id from ref)),
     page as (select x.id, x.sort_value from unnest((select ids from wanted)::uuid[]) as category(id)
@@ -18,7 +19,7 @@ with ref as (select c.id from "categories" c where c.id = $1::uuid),
       limit 21)
     select (select count(*) from ref)::int as categories,
       (select coalesce(sum(n.active_services), 0)::int from "category_service_counts" n where n.category_id = any((select ids from wanted)::uuid[])) as total,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $3::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $4 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $5 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $6::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $7 and "uploads"."object_id" = s.id and "uploads"."tag" = $8 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.sort_value desc, page.id desc)
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPrice', round(s.starting_price_cents / 100.0, 2), 'rating', json_build_object('average', s.rating_average, 'count', s.rating_count), 'ordersCount', s.orders_count, 'banner', (select $3::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $4 and "uploads"."object_id" = s.id and "uploads"."tag" = $5 order by "uploads"."order", "uploads"."created_at" limit 1), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $6::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $7 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $8 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by page.sort_value desc, page.id desc)
         from (select * from page order by page.sort_value desc, page.id desc limit (select $9::int)) as page
-        join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items,
-      (select count(*)::int from page) as read
+        join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json)::text as items,
+      (select count(*)::int from page) as read, (select page.id from page order by page.sort_value desc, page.id desc offset (select $10::int) - 1 limit 1) as "lastShown"

@@ -4,11 +4,11 @@
 -- $3: limit
 -- $4: userId
 -- $5: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $6: 'user' (bound when built)
--- $7: 'avatar' (bound when built)
+-- $6: 'service' (bound when built)
+-- $7: 'service_banner' (bound when built)
 -- $8: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $9: 'service' (bound when built)
--- $10: 'service_banner' (bound when built)
+-- $9: 'user' (bound when built)
+-- $10: 'avatar' (bound when built)
 with page as (
         select v.service_id as id, v.created_at as saved_at from "saved_services" v join "services" s on s.id = v.service_id
       where v.user_id = $1::uuid and s.status = 'active' and s.deleted_at is null
@@ -16,5 +16,5 @@ with page as (
         offset (select $2::int) limit $3::int)
       select (select count(*) from "saved_services" v join "services" s on s.id = v.service_id
       where v.user_id = $4::uuid and s.status = 'active' and s.deleted_at is null)::int as total,
-        coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $5::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $6 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $7 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $8::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $9 and "uploads"."object_id" = s.id and "uploads"."tag" = $10 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.saved_at desc, page.id desc)
+        coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPrice', round(s.starting_price_cents / 100.0, 2), 'rating', json_build_object('average', s.rating_average, 'count', s.rating_count), 'ordersCount', s.orders_count, 'banner', (select $5::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $6 and "uploads"."object_id" = s.id and "uploads"."tag" = $7 order by "uploads"."order", "uploads"."created_at" limit 1), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $8::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $9 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $10 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by page.saved_at desc, page.id desc)
           from page join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items

@@ -11,12 +11,13 @@
 -- $10: tags
 -- $11: offset
 -- $12: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $13: 'user' (bound when built)
--- $14: 'avatar' (bound when built)
+-- $13: 'service' (bound when built)
+-- $14: 'service_banner' (bound when built)
 -- $15: 'http://localhost:8000/api/v1/uploads/' (bound when built)
--- $16: 'service' (bound when built)
--- $17: 'service_banner' (bound when built)
+-- $16: 'user' (bound when built)
+-- $17: 'avatar' (bound when built)
 -- $18: limit
+-- $19: limit
 with given as materialized (select $1::text as "category", $2::text as "search", $3::int as "minPrice", $4::int as "maxPrice", $5::int as "deliveryDays", $6::float8 as "minRating", $7::text as "levels", $8::text as "online", $9::uuid as "sellerId", $10::text as "tags"), 
     first as (select q.* from given g cross join lateral (select s.id, s.title, ts_rank(s.search_vector, (select websearch_to_tsquery('english', g."search"))) as cheap, s.category_id, s.starting_price_cents, s.starting_delivery_days, s.seller_id from "services" s where s.status = 'active' and s.deleted_at is null and (g."online" is null or g."online" <> '') and coalesce((g."minPrice" is null or s.starting_price_cents >= g."minPrice") and (g."maxPrice" is null or s.starting_price_cents <= g."maxPrice") and (g."deliveryDays" is null or s.starting_delivery_days <= g."deliveryDays") and (g."levels" is null or (case when 'new' = any((select string_to_array(g."levels", ','))::text[])
     then s.seller_id not in (select "users"."id" from "users" where "users"."seller_level" <> 'new' and "users"."seller_level" <> all((select string_to_array(g."levels", ','))::text[]))
@@ -38,5 +39,5 @@ with given as materialized (select $1::text as "category", $2::text as "search",
     
     counted as (select count(*)::int as total from main)
     select null::int as categories, (select total from counted) as total, ((select total from counted) <= 1000) as exact,
-      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPriceCents', s.starting_price_cents, 'ratingAverage', s.rating_average, 'ratingCount', s.rating_count, 'ordersCount', s.orders_count, 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $12::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $13 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $14 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'banner', (select $15::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $16 and "uploads"."object_id" = s.id and "uploads"."tag" = $17 order by "uploads"."order", "uploads"."created_at" limit 1)) order by page.reranked desc, page.rank desc, page.id desc) from (select * from page order by page.reranked desc, page.rank desc, page.id desc limit (select $18::int)) as page
-      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json) as items, (select count(*)::int from page) as read, null::json as facets from given g
+      coalesce((select json_agg(json_build_object('id', s.id, 'title', s.title, 'shortDescription', s.short_description, 'startingPrice', round(s.starting_price_cents / 100.0, 2), 'rating', json_build_object('average', s.rating_average, 'count', s.rating_count), 'ordersCount', s.orders_count, 'banner', (select $12::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $13 and "uploads"."object_id" = s.id and "uploads"."tag" = $14 order by "uploads"."order", "uploads"."created_at" limit 1), 'seller', (select json_build_object('id', "users"."id", 'fullName', "users"."full_name", 'username', "users"."username", 'avatar', (select $15::text || "uploads"."path" from "uploads" where "uploads"."object_type" = $16 and "uploads"."object_id" = "users"."id" and "uploads"."tag" = $17 order by "uploads"."order", "uploads"."created_at" limit 1)) from "users" where "users"."id" = s.seller_id), 'sellerLevel', (select "users"."seller_level" from "users" where "users"."id" = s.seller_id), 'category', json_build_object('id', c.id, 'name', c.name, 'slug', c.slug), 'createdAt', to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) order by page.reranked desc, page.rank desc, page.id desc) from (select * from page order by page.reranked desc, page.rank desc, page.id desc limit (select $18::int)) as page
+      join "services" s on s.id = page.id join "categories" c on c.id = s.category_id), '[]'::json)::text as items, (select page.id from page order by page.reranked desc, page.rank desc, page.id desc offset (select $19::int) - 1 limit 1) as "lastShown", (select count(*)::int from page) as read, (null::json)::text as facets from given g

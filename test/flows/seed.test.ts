@@ -52,7 +52,7 @@ describe('demo seed', () => {
     expect(after.categories).toBeGreaterThanOrEqual(30)
 
     // The public catalogue shows them, with banners, sellers and a starting price that matches the packages.
-    const page = await deps.container.catalogue.listServices({ page: 1, limit: 100, category: 'graphics-design' })
+    const page = (await deps.container.catalogue.listServices({ page: 1, limit: 100, category: 'graphics-design' })).parse()
     expect(page.pagination.total).toBeGreaterThan(5)
     const found = await deps.container.catalogue.getService(null, page.items[0]!.id)
     const detail = found instanceof JsonText ? found.parse() : found

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.ts'
 import { declareLazyStatements } from '../../db/statements.ts'
 import { isUuid } from '../../lib/ids.ts'
-import { answerOf, listItemOf, rowsFor, unsearchedOrderOf, windowOf, type ServiceListQuery } from './service-list-pages.ts'
+import { pageTextOf, rowsFor, unsearchedOrderOf, windowOf, type ServiceListQuery } from './service-list-pages.ts'
 import { commonListShapes, prepareCommonList, type CommonListShape, type ServiceViews } from './services.repository.ts'
 
 /**
@@ -39,13 +39,13 @@ export function createCommonLists(deps: { db: Db; views: ServiceViews }) {
       }
       const [row] = await commonList(shape)(db, { category, after: window.after, offset: window.offset, limit: window.limit })
       if (!row || row.categories === 0) return undefined
-      return answerOf(query, { items: row.items.map(listItemOf), hasNext: row.read > window.limit }, row.total, true, order, window)
+      return pageTextOf(query, { items: row.items, lastShown: row.lastShown, hasNext: row.read > window.limit }, row.total, true, order, window)
     },
 
     /** An unknown category in `GET /services?category=`: no services (the order and cursor are still checked). */
     emptyAnswer(query: ServiceListQuery) {
       const order = unsearchedOrderOf(query)
-      return answerOf(query, { items: [], hasNext: false }, 0, true, order, windowOf(query, order.sortBy, order.sortOrder))
+      return pageTextOf(query, { items: '[]', lastShown: null, hasNext: false }, 0, true, order, windowOf(query, order.sortBy, order.sortOrder))
     },
   }
 }

@@ -2,8 +2,8 @@ import { sql, type SQL } from 'drizzle-orm'
 import { placeholdersOf } from '../../db/fragments.ts'
 import { preparedSql } from '../../db/statements.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
-import { facetsSql, sampleCteSql, type FacetFilter, type FacetSets, type FacetsJson } from './service-facets.repository.ts'
-import { COMMON_LIST_ROWS, listedJsonSql, RERANKED, type ListedJson, type ServiceViews } from './service-lists.repository.ts'
+import { facetsSql, sampleCteSql, type FacetFilter, type FacetSets } from './service-facets.repository.ts'
+import { COMMON_LIST_ROWS, lastShownSql, listedJsonSql, RERANKED, type ServiceViews } from './service-lists.repository.ts'
 import { services } from './services.table.ts'
 
 // Lists with filters, and searches: one prepared statement per shape, every filter a placeholder
@@ -81,11 +81,14 @@ export interface FilteredListRow {
   /** Matches, counted up to `cap + 1` unless they are the kept counts. */
   total: number
   exact: boolean
-  /** The page's first `limit` rows. */
-  items: ListedJson[]
+  /** The page's first `limit` rows, as the JSON text of their array (`ListedJson[]`). */
+  items: string
+  /** The id of the page's last item when it holds `limit` (the next page's cursor names it). */
+  lastShown: string | null
   /** How many rows the page read: more than `limit` when there is a next page. */
   read: number
-  facets: FacetsJson | null
+  /** The JSON text of the counts beside the page (`FacetsJson`), when asked for. */
+  facets: string | null
 }
 
 const sorts = ['createdAt', 'price', 'rating'] as const
@@ -299,16 +302,19 @@ const facetSetsOf = (value: Values, hasCategory: boolean, plain: SQL, cap: numbe
   accepts: accepts(value),
 })
 
-/** The page's first `limit` items, in its order, as JSON built by PostgreSQL (the row past them only says that a next page exists). */
+/**
+ * The page's first `limit` items, in its order, as the JSON text PostgreSQL builds (the row past
+ * them only says that a next page exists), and the id of the last of them: two columns.
+ */
 const itemsSql = (views: ServiceViews, order: SQL) =>
   sql`coalesce((select json_agg(${listedJsonSql(views)} order by ${order}) from (select * from page order by ${order} limit (select ${p('limit')}::int)) as page
-      join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json)`
+      join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json)::text as items, ${lastShownSql(order, p('limit'))} as "lastShown"`
 
 /** What every statement of the family selects: the category check, the total, the page, the facets. */
 function selectSql(shape: FilteredListShape, parts: { value: Values; hidden: boolean; exact: SQL; items: SQL; plain: SQL; cap: number }) {
   const facets = shape.facets ? facetsSql(facetSetsOf(parts.value, shape.category === 'ref', parts.plain, parts.cap)) : sql`null::json`
   return sql`select ${shape.category === 'none' ? sql`null::int` : sql`(select count(*) from ref)::int`} as categories, (select total from counted) as total, ${parts.exact} as exact,
-      ${parts.items} as items, (select count(*)::int from page) as read, ${facets} as facets${fromGiven(parts.hidden)}`
+      ${parts.items}, (select count(*)::int from page) as read, (${facets})::text as facets${fromGiven(parts.hidden)}`
 }
 
 const sortColumnNames = { price: 'starting_price_cents', rating: 'rating_average', createdAt: 'created_at' } as const

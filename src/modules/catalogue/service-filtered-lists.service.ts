@@ -1,6 +1,6 @@
 import type { Db } from '../../db/client.ts'
 import { declareLazyStatements } from '../../db/statements.ts'
-import { answerOf, COUNT_CAP, levelsOf, listItemOf, lowerCents, orderOf, rowsFor, tagsOf, upperCents, windowOf, type ServiceListQuery } from './service-list-pages.ts'
+import { COUNT_CAP, levelsOf, lowerCents, pageTextOf, orderOf, rowsFor, tagsOf, upperCents, windowOf, type ServiceListQuery } from './service-list-pages.ts'
 import type { SellerPresence } from './seller-presence.service.ts'
 import { filteredListShapes, pageReadingOf, prepareFilteredList, searchReadingOf, type FilteredListShape, type FilteredListValues, type ServiceViews } from './services.repository.ts'
 
@@ -56,8 +56,8 @@ export function createFilteredLists(deps: { db: Db; views: ServiceViews; presenc
       const reads = !sorted ? searchReadingOf(values) : !narrowed && !tagged ? pageReadingOf(kind, values) : 'walk'
       const statement = statementOf({ ...kind, sortBy: order.sortBy, sortOrder: order.sortOrder, rows: rowsFor(window.limit), narrowed, tagged, reads })
       const [row] = await (narrowed ? statement.unnamed(db, values) : statement(db, values))
-      const page = answerOf(query, { items: row!.items.map(listItemOf), hasNext: row!.read > window.limit }, row!.exact ? row!.total : COUNT_CAP, row!.exact, order, window)
-      return { categoryFound: row!.categories !== 0, answer: row!.facets === null ? page : { ...page, facets: row!.facets } }
+      const page = { items: row!.items, lastShown: row!.lastShown, hasNext: row!.read > window.limit, facets: row!.facets }
+      return { categoryFound: row!.categories !== 0, answer: pageTextOf(query, page, row!.exact ? row!.total : COUNT_CAP, row!.exact, order, window) }
     },
   }
 }

@@ -1,8 +1,10 @@
 import { fieldError } from '../../lib/errors.ts'
 import { isUuid } from '../../lib/ids.ts'
-import { fromCents } from '../../lib/money.ts'
 import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
-import { COMMON_LIST_ROWS, type ListedJson, type PageWindow, type ServiceSort } from './services.repository.ts'
+import type { Static } from '@sinclair/typebox'
+import { JsonText } from '../../db/json-sql.ts'
+import { COMMON_LIST_ROWS, type PageWindow, type ServiceSort } from './services.repository.ts'
+import type { ServicePage } from './services.schemas.ts'
 
 /** The rules every list of services shares: its order, its window (page or cursor), its answer. */
 
@@ -110,32 +112,26 @@ export const isCommon = (query: ServiceListQuery) => !query.search?.trim() && !h
 /** The statement's row count for a page: the page size plus one, rounded up to a prepared size. */
 export const rowsFor = (limit: number) => COMMON_LIST_ROWS.find((rows) => rows > limit) ?? COMMON_LIST_ROWS.at(-1)!
 
-/**
- * The answer: the page's items (at most `limit`), whether a next page exists (the statement read
- * a row past them), the total, the cursor of the next page.
- */
-export function answerOf<Item extends { id: string }>(query: ServiceListQuery, page: { items: Item[]; hasNext: boolean }, total: number, isExact: boolean, order: ListOrder, window: PageWindow) {
-  const { items: shown, hasNext } = page
-  const last = shown.at(-1)
-  const nextCursor = !hasNext || !last ? null : encodeCursor(order.sortBy === 'relevance' ? { ...order, offset: window.offset + window.limit } : { ...order, id: last.id })
-  const paged = toPage(shown, total, query)
-  return {
-    items: paged.items,
-    pagination: { ...paged.pagination, hasNext, hasPrev: paged.pagination.hasPrev || query.cursor !== undefined, totalIsExact: isExact, nextCursor },
-  }
-}
+/** The page as the routes send it: `GET /services` and a category's services. */
+export type ServicePageJson = Static<typeof ServicePage>
 
-/** A list item: the one builder of the item, whichever statement read the page (`ListedJson`). */
-export const listItemOf = (row: ListedJson) => ({
-  id: row.id,
-  title: row.title,
-  shortDescription: row.shortDescription,
-  startingPrice: fromCents(row.startingPriceCents),
-  rating: { average: row.ratingAverage, count: row.ratingCount },
-  ordersCount: row.ordersCount,
-  createdAt: row.createdAt,
-  banner: row.banner,
-  seller: row.seller,
-  sellerLevel: row.sellerLevel,
-  category: row.category,
-})
+/**
+ * The answer as JSON text: the page's items as the statement wrote them (`listedJsonSql`), then
+ * the pagination (whether a next page exists: the statement read a row past the items; the total;
+ * the cursor of the next page, naming the last item) and the facets' text when asked for. The
+ * route checks the whole text against its response schema before it is sent (`answer`).
+ */
+export function pageTextOf(
+  query: ServiceListQuery,
+  page: { items: string; lastShown: string | null; hasNext: boolean; facets?: string | null },
+  total: number,
+  isExact: boolean,
+  order: ListOrder,
+  window: PageWindow,
+): JsonText<ServicePageJson> {
+  const { items, lastShown, hasNext, facets } = page
+  const nextCursor = !hasNext || lastShown === null ? null : encodeCursor(order.sortBy === 'relevance' ? { ...order, offset: window.offset + window.limit } : { ...order, id: lastShown })
+  const { pagination } = toPage([], total, query)
+  const paging = { ...pagination, hasNext, hasPrev: pagination.hasPrev || query.cursor !== undefined, totalIsExact: isExact, nextCursor }
+  return new JsonText(`{"items":${items},"pagination":${JSON.stringify(paging)}${facets == null ? '' : `,"facets":${facets}`}}`)
+}

@@ -1,12 +1,12 @@
 import type { Static } from '@sinclair/typebox'
-import { sql, type AnyColumn, type SQL } from 'drizzle-orm'
+import { sql, type AnyColumn, type Placeholder, type SQL } from 'drizzle-orm'
 import { placeholdersOf } from '../../db/fragments.ts'
 import { jsonObjectSql } from '../../db/json-sql.ts'
 import { preparedSql } from '../../db/statements.ts'
 import type { PublicFile } from '../uploads/uploads.module.ts'
 import type { SellerLevel, UserSummary } from '../users/users.module.ts'
 import { categories, categoryServiceCounts } from './categories.table.ts'
-import { ServiceListRow } from './services.schemas.ts'
+import { ServiceSummary } from './services.schemas.ts'
 import { services } from './services.table.ts'
 
 // The catalogue's public lists: what a list asks for, the list row every list statement builds,
@@ -64,8 +64,8 @@ export interface CommonListShape {
  */
 export const COMMON_LIST_ROWS = [21, 101] as const
 
-/** A list row as the common lists' statement builds it (JSON from PostgreSQL). */
-export type ListedJson = Static<typeof ServiceListRow>
+/** A service as lists show it, as every list statement builds it (JSON from PostgreSQL). */
+export type ListedJson = Static<typeof ServiceSummary>
 
 const sortColumnNames = { price: 'starting_price_cents', rating: 'rating_average', createdAt: 'created_at' } as const
 
@@ -79,22 +79,30 @@ export const commonListShapes = (): CommonListShape[] =>
     ),
   )
 
-/** A list row (`ListedJson`) built by PostgreSQL from the service `s` and its category `c`. */
+/**
+ * A service as lists show it (`ServiceSummary`), built by PostgreSQL from the service `s` and its
+ * category `c`: the one builder of a list item, whichever list sends it.
+ */
 export const listedJsonSql = (views: ServiceViews) =>
-  jsonObjectSql(ServiceListRow, {
+  jsonObjectSql(ServiceSummary, {
     id: sql`s.id`,
     title: sql`s.title`,
     shortDescription: sql`s.short_description`,
-    startingPriceCents: sql`s.starting_price_cents`,
-    ratingAverage: sql`s.rating_average`,
-    ratingCount: sql`s.rating_count`,
+    startingPrice: moneySql(sql`s.starting_price_cents`),
+    rating: jsonObjectSql(ServiceSummary.properties.rating, { average: sql`s.rating_average`, count: sql`s.rating_count` }),
     ordersCount: sql`s.orders_count`,
-    createdAt: isoSql(sql`s.created_at`),
-    category: jsonObjectSql(ServiceListRow.properties.category, { id: sql`c.id`, name: sql`c.name`, slug: sql`c.slug` }),
+    banner: views.bannerOf(sql`s.id`),
     seller: views.sellerOf(sql`s.seller_id`),
     sellerLevel: views.levelOf(sql`s.seller_id`),
-    banner: views.bannerOf(sql`s.id`),
+    category: jsonObjectSql(ServiceSummary.properties.category, { id: sql`c.id`, name: sql`c.name`, slug: sql`c.slug` }),
+    createdAt: isoSql(sql`s.created_at`),
   })
+
+/**
+ * The id of the page's last item (its `limit`-th row in `order`), which the next page's cursor
+ * names; null when the page is shorter. The items go to the client as the text PostgreSQL wrote.
+ */
+export const lastShownSql = (order: SQL, limit: SQL | Placeholder) => sql`(select page.id from page order by ${order} offset (select ${limit}::int) - 1 limit 1)`
 
 /** A common list's placeholders: the category (by id or slug), the last row of the previous page, the offset; each where its shape reads it. */
 export interface CommonListValues {
@@ -146,7 +154,7 @@ export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
   const listed = listedJsonSql(views)
   const name = `catalogue_list_${shape.category}_${shape.sortBy}_${shape.sortOrder}_${shape.paging}_${shape.rows}`
   const order = sql`page.sort_value ${direction}, page.id ${direction}`
-  return preparedSql<CommonListValues, { categories: number | null; total: number; items: ListedJson[]; read: number }>(
+  return preparedSql<CommonListValues, { categories: number | null; total: number; items: string; read: number; lastShown: string | null }>(
     name,
     sql`with ${shape.category === 'none' ? sql`` : sql`ref as (${ref}),
       wanted as (select coalesce(array_agg(c.id), '{}') as ids from ${categories} c where c.id in (select id from ref) or c.parent_id in (select id from ref)),`}
@@ -155,7 +163,7 @@ export function prepareCommonList(shape: CommonListShape, views: ServiceViews) {
       (select coalesce(sum(n.active_services), 0)::int from ${categoryServiceCounts} n${within}) as total,
       coalesce((select json_agg(${listed} order by ${order})
         from (select * from page order by ${order} limit (select ${placeholder('limit')}::int)) as page
-        join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json) as items,
-      (select count(*)::int from page) as read`,
+        join ${services} s on s.id = page.id join ${categories} c on c.id = s.category_id), '[]'::json)::text as items,
+      (select count(*)::int from page) as read, ${lastShownSql(order, placeholder('limit'))} as "lastShown"`,
   )
 }

@@ -5,7 +5,6 @@ import { offsetOf, toPage, type PageRequest } from '../../http/pagination.ts'
 import type { Clock } from '../../lib/clock.ts'
 import { notFound } from '../../lib/errors.ts'
 import { createSavedServicesRepository } from './saved-services.repository.ts'
-import { listItemOf } from './service-list-pages.ts'
 import { isVisibleTo } from './service-rules.ts'
 import { createServicesRepository, type ServiceViews } from './services.repository.ts'
 
@@ -45,7 +44,7 @@ export function createServiceSaving(deps: { db: Db; clock: Clock; views: Service
     /** `GET /users/me/saved`: newest saved first, as list items; services not active now are left out. */
     async listSavedServices(actor: Actor, page: PageRequest) {
       const { total, items } = await saved.page(db, { userId: actor.id, offset: offsetOf(page), limit: page.limit })
-      return toPage(items.map(listItemOf), total, page)
+      return toPage(items, total, page)
     },
   }
 }

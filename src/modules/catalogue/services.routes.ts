@@ -51,7 +51,7 @@ function browsingRoutes(app: App, services: CatalogueService) {
         response: responses({ 200: Envelope(ServicePage) }, 400),
       },
     },
-    async (request) => ok(await services.listServices(request.query)),
+    async (request, reply) => answer(reply, await services.listServices(request.query)),
   )
 
   app.get(
@@ -66,7 +66,7 @@ function browsingRoutes(app: App, services: CatalogueService) {
         response: responses({ 200: Envelope(ServicePage) }, 400, 404),
       },
     },
-    async (request) => ok(await services.listCategoryServices(request.params.categoryId, request.query)),
+    async (request, reply) => answer(reply, await services.listCategoryServices(request.params.categoryId, request.query)),
   )
 
   app.get(

@@ -166,25 +166,6 @@ export const ServiceSummary = Type.Object(
   { description: 'A service as lists show it.' },
 )
 
-/**
- * A list row as the common lists' statements build it (PostgreSQL's JSON, `prepareCommonList`):
- * the figures in the columns' units, which the service turns into a `ServiceSummary`.
- */
-export const ServiceListRow = Type.Object({
-  id: Id,
-  title: Type.String(),
-  shortDescription: Type.String(),
-  startingPriceCents: Type.Integer(),
-  ratingAverage: Type.Number(),
-  ratingCount: Type.Integer(),
-  ordersCount: Type.Integer(),
-  createdAt: Timestamp,
-  category: CategoryRef,
-  seller: UserSummary,
-  sellerLevel: SellerLevel,
-  banner: Nullable(Type.String()),
-})
-
 /** A live service as an order sees it (`offerSql`), lent to the orders module's placement. */
 export const Offer = Type.Object({ id: Id, status: ServiceStatus, sellerId: Id, title: Type.String() })
 export type Offer = Static<typeof Offer>
