@@ -69,7 +69,9 @@ class PassedTexts {
 
   has(text: string): boolean {
     const candidates = this.byLength.get(text.length)
-    return candidates !== undefined && candidates.some((candidate) => candidate === text)
+    if (candidates === undefined) return false
+    for (const candidate of candidates) if (candidate === text) return true
+    return false
   }
 
   add(text: string): void {
