@@ -65,6 +65,7 @@ const HOT_PATHS: HotPath[] = [
   { name: 'price 250.00 and more, cheapest first', shape: list({ sortBy: 'price', sortOrder: 'asc' }), values: { minPriceCents: 25000 } },
   { name: 'category with a delivery filter, best rated first', shape: list({ category: 'ref', sortBy: 'rating' }), values: { category: 'graphics-design', deliveryDays: 3 } },
   { name: 'delivery in 3 days at most, cheapest first', shape: list({ sortBy: 'price', sortOrder: 'asc', reads: 'days' }), values: { deliveryDays: 3 }, through: 'services_active_delivery_idx' },
+  { name: 'delivery in 1 day at most, sellers new or level one, newest first', shape: list({ reads: 'daysAtLevels' }), values: { deliveryDays: 1, levels: 'new,level_one' }, through: 'services_active_delivery_idx' },
   { name: 'whole catalogue with facets', shape: list({ facets: true }), values: {} },
   { name: 'category with a level filter and facets', shape: list({ category: 'ref', facets: true }), values: { category: 'graphics-design', levels: 'top_rated' } },
   { name: 'tags "logo design"', shape: list({ tagged: true }), values: { tags: 'logo design' } },

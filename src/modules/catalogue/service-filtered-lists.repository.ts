@@ -49,11 +49,13 @@ export interface FilteredListShape {
  *   read first from the delivery index and the page sorted from them; otherwise the sort's index
  *   is walked (decision 0244). A price or rating bound counts from its own index, and a category
  *   walks its own: reading the delivery index first would read far when those keep few.
+ * - `daysAtLevels`: the same, with seller levels that include `new` (decision 0247): `days`
+ *   statements hold no level check at all, whose sub-selects every execution prepares, used or not.
  * A search by relevance reads its candidates from its words' index: `words` when no filter
  * narrows it beside a category (`searchReadingOf`), the candidates then checked for nothing else;
  * `walk` when filters do, each checked on every candidate.
  */
-export type PageReading = 'walk' | 'rating' | 'sellers' | 'days' | 'words'
+export type PageReading = 'walk' | 'rating' | 'sellers' | 'days' | 'daysAtLevels' | 'words'
 
 /** The values of a filtered list's statement: null where a filter is not used; lists of values comma-separated. */
 export interface FilteredListValues {
@@ -98,7 +100,7 @@ const readingsFor = (category: FilteredListShape['category'], facets: boolean): 
   'walk',
   ...(category === 'none' ? (['rating'] as const) : []),
   ...(facets ? [] : (['sellers'] as const)),
-  ...(category === 'none' && !facets ? (['days'] as const) : []),
+  ...(category === 'none' && !facets ? (['days', 'daysAtLevels'] as const) : []),
 ]
 
 /**
@@ -113,7 +115,8 @@ export function pageReadingOf(shape: Pick<FilteredListShape, 'category' | 'facet
   const someSellers = online !== null || (levels !== null && !levels.split(',').includes('new'))
   if (someSellers && readings.includes('sellers')) return 'sellers'
   const daysAlone = deliveryDays !== null && minPriceCents === null && maxPriceCents === null && minRating === null
-  return daysAlone && readings.includes('days') ? 'days' : 'walk'
+  if (!daysAlone || !readings.includes('days')) return 'walk'
+  return levels === null ? 'days' : 'daysAtLevels'
 }
 
 /** How a search by relevance reads its candidates, from its values: `words` when no filter is used. */
@@ -248,13 +251,17 @@ const ratingOnlyOf = (value: Values) => sql`(${value.minRating()} is not null an
 const ratedOnly = (value: Values) => sql`s.status = 'active' and s.deleted_at is null and s.rating_average >= ${value.minRating()}`
 
 /**
- * The conditions of a list the `days` statements are chosen for: a delivery time, perhaps levels,
- * nothing else. Their reads check those alone (the other filters' checks cost a list about as much
- * as its own, decision 0234), gated by the others being unused, decided once per execution, so
- * that values they were not chosen for read no rows.
+ * The conditions of a list the `days` statements are chosen for: a delivery time, nothing else
+ * (`daysAtLevels`: and seller levels). Their reads check those alone (the other filters' checks
+ * cost a list about as much as its own, decision 0234), gated by the others being unused, decided
+ * once per execution, so that values they were not chosen for read no rows.
  */
-const withinDaysOnly = (views: ServiceViews, value: Values) =>
-  sql`${unusedOf(value, ['minPrice', 'maxPrice', 'minRating', 'online'])} and s.status = 'active' and s.deleted_at is null and s.starting_delivery_days <= ${value.deliveryDays()} and ${levelFilterOf(views, value)}`
+const daysOnlyOf = (views: ServiceViews, value: Values, atLevels: boolean) => ({
+  gate: unusedOf(value, ['minPrice', 'maxPrice', 'minRating', 'online', ...(atLevels ? [] : (['levels'] as const))]),
+  within: sql`s.status = 'active' and s.deleted_at is null and s.starting_delivery_days <= ${value.deliveryDays()}${atLevels ? sql` and ${levelFilterOf(views, value)}` : sql``}`,
+})
+type DaysOnly = ReturnType<typeof daysOnlyOf>
+const withinDaysOnly = ({ gate, within }: DaysOnly) => sql`${gate} and ${within}`
 
 /** True when no filter and no search narrows the list (a category may): the values of a shape's statement. */
 const plainOf = (value: Values, selective: boolean) =>
@@ -388,13 +395,14 @@ function sellersFirst(value: Values, views: ServiceViews, column: SQL, where: SQ
  * soon), and `days_first` reads nothing. Walking when few deliver that fast reads the whole
  * catalogue to find a page, and again to count it.
  */
-function daysFirst(hidden: boolean, column: SQL, where: SQL, cap: number) {
+function daysFirst(column: SQL, days: DaysOnly, cap: number) {
   // Ordered by the delivery time, so that the plan reads the delivery index whatever it estimates of the value.
-  const matches = (columns: SQL, gate: SQL) =>
-    onGiven(hidden, sql`select ${columns} from ${services} s where ${gate}${where} order by s.starting_delivery_days limit ${capped(cap)}`)
+  const matches = (columns: SQL, where: SQL) => sql`select ${columns} from ${services} s where ${where} order by s.starting_delivery_days limit ${capped(cap)}`
   const all = sql`((select n from days_count) <= ${literal(cap)})`
-  const ctes = sql`days_count as (select count(*)::int as n from (${matches(sql`s.id`, sql``)}) as counted),
-    days_first as (${matches(sql`s.id, s.${column} as sort_value`, sql`${all} and `)}),`
+  // Counted in a sub-select of the values' row, behind their gate: no node between the count and
+  // the index (a lateral join and the gate's check would each pass every row counted on).
+  const ctes = sql`days_count as (select case when ${days.gate} then (select count(*)::int from (${matches(sql`s.id`, days.within)}) as counted) else 0 end as n from given g),
+    days_first as (${onGiven(true, matches(sql`s.id, s.${column} as sort_value`, sql`${all} and ${withinDaysOnly(days)}`))}),`
   return { from: 'days_first' as const, ctes, all, total: sql`(select n from days_count)` }
 }
 
@@ -436,10 +444,11 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const rows = literal(shape.rows)
   // A list of the whole catalogue filtered by a lowest rating alone walks with that check alone.
   const rated = shape.reads === 'rating'
+  const days = shape.reads === 'days' || shape.reads === 'daysAtLevels'
   const wholeCatalogue = (where: SQL) => walk(sql`${where}${startsAt}`, sql`${rows} ${offset}`)
   const page = hasCategory
     ? sql`${perCategory(sql`${conditions([], false)}${startsAt}`, sql`(select ${p('offset')}::int + ${rows})`)} ${merged} ${offset} limit ${rows}`
-    : onGiven(hidden, wholeCatalogue(rated ? sql`${ratingOnlyOf(value)} and ${ratedOnly(value)}${bounds([])}` : shape.reads === 'days' ? withinDaysOnly(views, value) : conditions()))
+    : onGiven(hidden, wholeCatalogue(rated ? sql`${ratingOnlyOf(value)} and ${ratedOnly(value)}${bounds([])}` : days ? withinDaysOnly(daysOnlyOf(views, value, shape.reads === 'daysAtLevels')) : conditions()))
   const taggedCte = sql`tagged as (${onGiven(
     hidden,
     sql`select s.id, s.${column} as sort_value from ${services} s where s.tags && string_to_array(${value.tags()}, ',') and ${conditions([], hasCategory, sql``)} limit ${capped(cap)}`,
@@ -451,7 +460,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const firstThenWalk = (from: 'tagged' | 'by_seller' | 'days_first', all: SQL) => sql`(select t.id, t.sort_value from ${sql.raw(from)} t where ${all} and ${after(sql`t.sort_value`, sql`t.id`)} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
       union all (select w.id, w.sort_value from (${page}) as w where not ${all})`
   const bySeller = shape.reads === 'sellers' ? sellersFirst(value, views, column, conditions(), cap) : undefined
-  const byDays = shape.reads === 'days' ? daysFirst(hidden, column, withinDaysOnly(views, value), cap) : undefined
+  const byDays = days ? daysFirst(column, daysOnlyOf(views, value, shape.reads === 'daysAtLevels'), cap) : undefined
   // The matches read first, if the list reads some: its tags', its sellers' or those delivering in time.
   const first = shape.tagged ? { from: 'tagged' as const, ctes: taggedCte, all: allTagged, total: sql`(select n from tagged_count)` } : (bySeller ?? byDays)
   const pageOf = first ? firstThenWalk(first.from, first.all) : page

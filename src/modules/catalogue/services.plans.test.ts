@@ -113,10 +113,12 @@ describe('the common lists and searches keep one generic plan on PostgreSQL', ()
       { deliveryDays: 2 },
       { levels: 'level_one,level_two', minRating: 4 },
       { minPriceCents: 2000 },
+      { deliveryDays: 1, levels: 'new,top_rated' },
+      { deliveryDays: 3, levels: 'new' },
     ]
-    const readings: Record<PageReading, Partial<FilteredListValues>[]> = { walk: [], rating: [], sellers: [], days: [], words: [] }
+    const readings: Record<PageReading, Partial<FilteredListValues>[]> = { walk: [], rating: [], sellers: [], days: [], daysAtLevels: [], words: [] }
     for (const filter of filters) readings[pageReadingOf({ category: 'none', facets: false }, { ...none, ...filter })].push(filter)
-    expect(Object.values(readings).map((values) => values.length)).toEqual([3, 2, 4, 1, 0])
+    expect(Object.values(readings).map((values) => values.length)).toEqual([3, 2, 4, 1, 2, 0])
     for (const [reads, values] of (Object.entries(readings) as [PageReading, Partial<FilteredListValues>[]][]).filter(([, values]) => values.length > 0)) {
       const list = prepareFilteredList({ category: 'none', sortBy: 'createdAt', sortOrder: 'desc', rows: 21, narrowed: false, tagged: false, facets: false, reads }, COUNT_CAP, views)
       for (let call = 0; call < 10; call++) await list(connection, { ...none, ...values[call % values.length], offset: call * 20 })
@@ -162,10 +164,13 @@ describe('the way a filtered list reads its page', () => {
 
   it('reads the services that deliver in time first for a delivery filter on the whole catalogue, with no price or rating bound, facets or sellers to read first', () => {
     expect(pageReadingOf(whole, { ...none, deliveryDays: 1 })).toBe('days')
-    expect(pageReadingOf(whole, { ...none, deliveryDays: 2, levels: 'new,level_one' })).toBe('days')
+    // Levels that include `new` keep the delivery index first, in statements of their own.
+    expect(pageReadingOf(whole, { ...none, deliveryDays: 2, levels: 'new,level_one' })).toBe('daysAtLevels')
+    expect(pageReadingOf(whole, { ...none, deliveryDays: 2, levels: 'new' })).toBe('daysAtLevels')
     expect(pageReadingOf({ category: 'ref', facets: false }, { ...none, deliveryDays: 3 })).toBe('walk')
     for (const bound of [{ minPriceCents: 100 }, { maxPriceCents: 100 }, { minRating: 4 }]) expect(pageReadingOf(whole, { ...none, deliveryDays: 3, ...bound })).toBe('walk')
     expect(pageReadingOf({ ...whole, facets: true }, { ...none, deliveryDays: 1 })).toBe('walk')
+    expect(pageReadingOf({ ...whole, facets: true }, { ...none, deliveryDays: 1, levels: 'new' })).toBe('walk')
     expect(pageReadingOf(whole, { ...none, deliveryDays: 1, online: '' })).toBe('sellers')
     expect(pageReadingOf(whole, { ...none, deliveryDays: 1, levels: 'top_rated' })).toBe('sellers')
   })
