@@ -23,7 +23,9 @@ export type FacetFilter = 'price' | 'delivery' | 'level'
  * of its sample that pass the other two filters (`accepts`, on the row `x`), so that none counts
  * its own. `pool` and `sample` keep the list's category, `poolAll` and `sampleAll` (the category
  * facet's) do not. `plain` is true when nothing but a category narrows the list: the category
- * facet then reads the kept counts (exact).
+ * facet then reads the kept counts (exact). `accepts` is null in a statement chosen only for
+ * values that use none of the three filters: each facet then counts its whole sample, with no
+ * check on each row.
  */
 export interface FacetSets {
   pool: string
@@ -32,7 +34,7 @@ export interface FacetSets {
   sampleAll: string
   plain: SQL
   cap: number
-  accepts: Record<FacetFilter, SQL>
+  accepts: Record<FacetFilter, SQL> | null
 }
 
 const { categories: categoryFacet, priceBands: priceFacet, deliveryBands: deliveryFacet, sellerLevels: levelFacet } = Facets.properties
@@ -49,7 +51,9 @@ export const sampleCteSql = (pool: string, sample: string, cap: number, levelsAb
 
 /** The rows a facet counts: those of the sample the other facets' filters accept. */
 function sampleOf(sets: FacetSets, sample: string, own: FacetFilter | 'none'): SQL {
-  const others = (['price', 'delivery', 'level'] as const).filter((filter) => filter !== own).map((filter) => sets.accepts[filter])
+  if (sets.accepts === null) return sql`${sql.identifier(sample)}`
+  const { accepts } = sets
+  const others = (['price', 'delivery', 'level'] as const).filter((filter) => filter !== own).map((filter) => accepts[filter])
   return sql`(select * from ${sql.identifier(sample)} as x where ${sql.join(others, sql` and `)})`
 }
 

@@ -290,23 +290,26 @@ const accepts = (value: Values): Record<FacetFilter, SQL> => ({
 /**
  * The facets' pools (decision 0207): `pool`, the list's first matches without the facets'
  * filters, and `pool_all`, the same without the category (a list without one counts `pool`
- * twice). `matching` builds the matches without the facets' filters, with or without the category.
+ * twice). `matching` builds the matches without the facets' filters, with or without the category;
+ * `own`, when given, names the CTE of the list's own matches, which are the pool as they are (a
+ * statement chosen only for values that use none of the facets' filters).
  */
-function poolsSql(views: ServiceViews, hidden: boolean, hasCategory: boolean, matching: (withCategory: boolean) => SQL, cap: number) {
+function poolsSql(views: ServiceViews, hidden: boolean, hasCategory: boolean, matching: (withCategory: boolean) => SQL, cap: number, own?: string) {
   const from = hidden ? sql`given g cross join lateral` : sql``
-  return sql`pool as (select ${facetColumns} from ${from} (${matching(hasCategory)}) as s),
+  const pool = own === undefined ? sql`${from} (${matching(hasCategory)})` : sql.identifier(own)
+  return sql`pool as (select ${facetColumns} from ${pool} as s),
     ${sampleCteSql('pool', 'sample', cap, views.levelsAboveNew())},
     ${hasCategory ? sql`pool_all as (select ${facetColumns} from ${from} (${matching(false)}) as s), ${sampleCteSql('pool_all', 'sample_all', cap, views.levelsAboveNew())},` : sql``}`
 }
 
-const facetSetsOf = (value: Values, hasCategory: boolean, plain: SQL, cap: number): FacetSets => ({
+const facetSetsOf = (value: Values, hasCategory: boolean, plain: SQL, cap: number, filtersUnused: boolean): FacetSets => ({
   pool: 'pool',
   poolAll: hasCategory ? 'pool_all' : 'pool',
   sample: 'sample',
   sampleAll: hasCategory ? 'sample_all' : 'sample',
   plain,
   cap,
-  accepts: accepts(value),
+  accepts: filtersUnused ? null : accepts(value),
 })
 
 /**
@@ -319,7 +322,8 @@ const itemsSql = (views: ServiceViews, order: SQL) =>
 
 /** What every statement of the family selects: the category check, the total, the page, the facets. */
 function selectSql(shape: FilteredListShape, parts: { value: Values; hidden: boolean; exact: SQL; items: SQL; plain: SQL; cap: number }) {
-  const facets = shape.facets ? facetsSql(facetSetsOf(parts.value, shape.category === 'ref', parts.plain, parts.cap)) : sql`null::json`
+  // A search that reads its words alone is chosen only when no filter is used (its gate reads nothing otherwise).
+  const facets = shape.facets ? facetsSql(facetSetsOf(parts.value, shape.category === 'ref', parts.plain, parts.cap, shape.reads === 'words')) : sql`null::json`
   return sql`select ${shape.category === 'none' ? sql`null::int` : sql`(select count(*) from ref)::int`} as categories, (select total from counted) as total, ${parts.exact} as exact,
       ${parts.items}, (select count(*)::int from page) as read, (${facets})::text as facets${fromGiven(parts.hidden)}`
 }
@@ -552,7 +556,7 @@ function searchSql(shape: FilteredListShape, cap: number, views: ServiceViews): 
       from main left join best on best.id = main.id
       order by reranked desc, rank desc, main.id desc
       offset (select ${p('offset')}::int) limit ${literal(shape.rows)}),
-    ${shape.facets ? poolsSql(views, true, hasCategory, matching, cap) : sql``}
+    ${shape.facets ? poolsSql(views, true, hasCategory, matching, cap, shape.reads === 'words' ? 'main' : undefined) : sql``}
     counted as (select count(*)::int as total from main)
     ${selectSql(shape, {
       value,
