@@ -297,6 +297,46 @@ describe('CORS', () => {
   })
 })
 
+describe('CORS, every origin allowed (the default)', () => {
+  let ctx: TestContext
+  beforeAll(async () => {
+    ctx = await createTestApp({ env: { CORS_ORIGINS: '*' } })
+  })
+  afterAll(() => ctx.close())
+
+  it('answers a preflight to any path with the methods, the headers asked for and how long to keep them', async () => {
+    for (const url of [`${API}/auth/login`, `${API}/services/${'0'.repeat(8)}`, '/health']) {
+      const response = await ctx.app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: 'https://anywhere.example', 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'content-type,authorization' },
+      })
+      expect(response.statusCode, url).toBe(204)
+      expect(response.headers['access-control-allow-origin']).toBe('*')
+      expect(String(response.headers['access-control-allow-methods']).split(', ')).toEqual(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
+      expect(response.headers['access-control-allow-headers']).toBe('content-type,authorization')
+      expect(response.headers['access-control-max-age']).toBe('600')
+    }
+  })
+
+  it('lets any origin read every answer, a refusal or a 404 as well, with the headers it exposes', async () => {
+    const answers = [
+      await ctx.app.inject({ method: 'GET', url: '/health', headers: { origin: 'https://anywhere.example' } }),
+      await ctx.app.inject({ method: 'GET', url: `${API}/users/me`, headers: { origin: 'https://anywhere.example' } }),
+      await ctx.app.inject({ method: 'GET', url: `${API}/no-such-path` }),
+      await ctx.app.inject({ method: 'POST', url: `${API}/auth/login`, headers: { 'content-type': 'application/json' }, payload: '{}' }),
+    ]
+    expect(answers.map((response) => response.statusCode)).toEqual([200, 401, 404, 400])
+    for (const response of answers) {
+      expect(response.headers['access-control-allow-origin']).toBe('*')
+      const exposed = String(response.headers['access-control-expose-headers']).toLowerCase().split(', ')
+      expect(exposed).toEqual(expect.arrayContaining(['x-request-id', 'api-version', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'allow']))
+      // A wildcard origin needs no `Vary: Origin`: the answer is the same for every origin.
+      expect(String(response.headers.vary)).not.toMatch(/origin/i)
+    }
+  })
+})
+
 describe('log redaction', () => {
   const PASSWORD = 'Sup3rSecret-Passw0rd'
   const BEARER = 'secret-token-value'

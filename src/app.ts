@@ -145,12 +145,20 @@ function createFastify(config: Config, logger: FastifyBaseLogger) {
   return app
 }
 
-/** The headers that never change: the API version, `Vary` and helmet's security headers (`splitDocumentHeaders` says which every answer carries). */
+/** The headers a browser may read from an answer to another origin. */
+const EXPOSED_HEADERS = ['X-Request-Id', 'API-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'Preference-Applied', 'Allow'].join(', ')
+
+/**
+ * The headers that never change: the API version, `Vary`, helmet's security headers
+ * (`splitDocumentHeaders` says which every answer carries), and the CORS headers of an answer
+ * when every origin is allowed (decision 0249).
+ */
 function fixedHeadersOf(config: Config) {
   return {
     'api-version': '1',
     // An answer's shape follows the request's `Prefer` header (http/envelope.ts): caches keep one per value.
     vary: 'Prefer',
+    ...(config.corsOrigins === '*' && { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS }),
     ...securityHeadersOf({
       contentSecurityPolicy: {
         directives: {
@@ -232,7 +240,11 @@ function addRequestHooks(app: App, config: Config): void {
     reply.header('x-request-id', request.id)
     done()
   })
-  app.addHook('preValidation', refuseMultipartOnJsonRoutes)
+  // Only where a body is read: Fastify reads none for GET, HEAD and OPTIONS.
+  app.addHook('onRoute', (route) => {
+    if ([route.method].flat().every((method) => method === 'GET' || method === 'HEAD' || method === 'OPTIONS')) return
+    route.preValidation = [refuseMultipartOnJsonRoutes, ...[route.preValidation ?? []].flat()]
+  })
   // While closing, answers tell keep-alive clients to go, so their idle sockets do not hold the
   // shutdown open until the keep-alive timeout. An answer sent before the body was read to its
   // end (a refusal) drains the rest, up to a bound, so that the client reads it. An answer that
@@ -253,13 +265,18 @@ function addRequestHooks(app: App, config: Config): void {
 /** The platform's plugins, before any route: CORS, the OpenAPI document, multipart bodies, sockets, the caller's identity, rate limits and idempotency. */
 async function registerPlatformPlugins(app: App, deps: { config: Config; container: Container; clock: Clock; redis: Redis | undefined; rateLimitCounter: RateLimitCounter }): Promise<void> {
   const { config, container, clock, redis, rateLimitCounter } = deps
-  await app.register(cors, {
+  const corsOptions = {
     origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
     // One string, not a list the plugin joins again on every request.
-    exposedHeaders: ['X-Request-Id', 'API-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'Preference-Applied', 'Allow'].join(', '),
+    exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
-  })
+  }
+  // Every origin allowed: an answer's CORS headers are among the fixed ones, and the plugin, in a
+  // context of its own, answers the preflight requests alone (decision 0249). A list of origins is
+  // matched against each request's.
+  if (config.corsOrigins === '*') await app.register(async (preflight) => preflight.register(cors, corsOptions))
+  else await app.register(cors, corsOptions)
 
   await app.register(swagger, swaggerOptions(config, container))
 
