@@ -11,7 +11,7 @@ CREATE TABLE "seller_order_figures" (
 );
 --> statement-breakpoint
 ALTER TABLE "seller_order_figures" ADD CONSTRAINT "seller_order_figures_seller_id_users_id_fk" FOREIGN KEY ("seller_id") REFERENCES "public"."users"("id") ON DELETE restrict ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "orders_seller_open_idx" ON "orders" USING btree ("seller_id") WHERE "orders"."status" in ('pending', 'in_progress', 'delivered', 'disputed');--> statement-breakpoint
+CREATE INDEX IF NOT EXISTS "orders_seller_open_idx" ON "orders" USING btree ("seller_id") WHERE "orders"."status" in ('pending', 'in_progress', 'delivered', 'disputed');--> statement-breakpoint
 -- The functions and triggers of src/modules/orders/seller-order-figures.sql. The triggers come before
 -- the count below: with both tables locked against writes (first statement) until this migration
 -- commits, the count misses no change and counts none twice.

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { drizzle } from 'drizzle-orm/node-postgres'
 import { migrate } from 'drizzle-orm/node-postgres/migrator'
@@ -10,6 +11,12 @@ import { migrationsFolder, runMigrations } from '../../src/db/migrate.ts'
 
 const url = process.env.TEST_DATABASE_URL
 const journal = JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string; when: number }[] }
+
+/** The indexes of large tables a deployment may build beforehand (docs/operations.md "Upgrades"): the migration and the index's definition. */
+const BUILT_BEFOREHAND = [
+  { tag: '0037_seller_order_figures', index: 'orders_seller_open_idx' },
+  { tag: '0040_services_active_delivery', index: 'services_active_delivery_idx' },
+]
 
 /**
  * The PostgreSQL migration runner: one transaction under a transaction-scoped lock, so instances
@@ -45,6 +52,38 @@ describe.skipIf(!url)('runMigrations on PostgreSQL', () => {
       await Promise.all(pools.map((pool) => pool.end()))
     }
   })
+
+  // A large deployment builds such an index concurrently before it upgrades (docs/operations.md):
+  // the migration must then find it, not fail.
+  for (const { tag, index } of BUILT_BEFOREHAND) {
+    it(`applies ${tag} after its index ${index} was built concurrently beforehand`, async () => {
+      const other = `${name}_${index}`.slice(0, 63)
+      await admin.query(`create database ${other}`)
+      const pool = openPool(withDatabase(url!, other), 1)
+      const earlier = mkdtempSync(join(tmpdir(), 'migrations-'))
+      try {
+        // The migrations before this one, as a deployment that has not upgraded yet has them.
+        cpSync(migrationsFolder, earlier, { recursive: true })
+        const before = journal.entries.slice(0, journal.entries.findIndex((entry) => entry.tag === tag))
+        writeFileSync(join(earlier, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: before }))
+        await migrate(drizzle(pool), { migrationsFolder: earlier })
+        // The migration's own statement, built concurrently, as the operations guide says.
+        const statement = readFileSync(join(migrationsFolder, `${tag}.sql`), 'utf8')
+          .split('--> statement-breakpoint')
+          .map((part) => part.replace(/^--.*$/gm, '').trim())
+          .find((part) => new RegExp(`^CREATE INDEX (IF NOT EXISTS )?"${index}"`).test(part))
+        expect(statement).toBeDefined()
+        await pool.query(statement!.replace(/^CREATE INDEX (IF NOT EXISTS )?/, 'CREATE INDEX CONCURRENTLY '))
+        await runMigrations(fromPool(pool))
+        expect((await pool.query('select count(*)::int as n from drizzle.__drizzle_migrations')).rows[0].n).toBe(journal.entries.length)
+        expect((await pool.query('select count(*)::int as n from pg_indexes where indexname = $1', [index])).rows[0].n).toBe(1)
+      } finally {
+        await pool.end()
+        rmSync(earlier, { recursive: true, force: true })
+        await admin.query(`drop database if exists ${other} with (force)`)
+      }
+    })
+  }
 
   it('leaves nothing behind when a migration fails', async () => {
     const other = `${name}_broken`
