@@ -22,7 +22,7 @@ import { bodyLimitOf, refuseMultipartOnJsonRoutes } from './http/multipart.ts'
 import { shareInputRules } from './http/route-schemas.ts'
 import { drainBoundFor, drainUnreadBody } from './http/unread-body.ts'
 import { RateLimitCounter, rateLimits } from './http/rate-limit.ts'
-import { addAbsentHeaders, securityHeadersOf, splitDocumentHeaders } from './http/security-headers.ts'
+import { addDocumentHeaders, securityHeadersOf, splitDocumentHeaders } from './http/security-headers.ts'
 import { validatorCompiler } from './http/validation.ts'
 import { MINUTE, systemClock, type Clock } from './lib/clock.ts'
 import { limitPasswordHashing } from './lib/passwords.ts'
@@ -255,7 +255,7 @@ function addRequestHooks(app: App, config: Config): void {
     closing = true
   })
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (!isJsonAnswer(reply)) addAbsentHeaders(reply, documentsOnly)
+    if (!isJsonAnswer(reply)) addDocumentHeaders(reply, documentsOnly)
     if (closing) reply.header('Connection', 'close')
     else if (!request.raw.complete) drainUnreadBody(request, reply, drainBoundFor(bodyLimitOf(request)))
     done(null, payload)

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyReply } from 'fastify'
 import { describe, expect, it } from 'vitest'
-import { addAbsentHeaders, securityHeadersOf, splitDocumentHeaders } from './security-headers.ts'
+import { addAbsentHeaders, addDocumentHeaders, JSON_POLICY, securityHeadersOf, splitDocumentHeaders } from './security-headers.ts'
 
 describe('fixed reply headers, set through the public reply API', () => {
   const fixed = { 'api-version': '1', ...securityHeadersOf({ contentSecurityPolicy: { directives: { defaultSrc: ["'self'"] } } }) }
@@ -48,7 +48,9 @@ describe('headers only documents act on', () => {
   it('keeps on every answer what protects any response, and sets the rest apart', () => {
     const { everyAnswer, documentsOnly } = splitDocumentHeaders({ 'api-version': '1', ...helmetSet })
     expect(Object.keys(everyAnswer).sort()).toEqual(['api-version', 'content-security-policy', 'cross-origin-resource-policy', 'strict-transport-security', 'x-content-type-options', 'x-frame-options'])
+    expect(everyAnswer['content-security-policy']).toBe(JSON_POLICY)
     expect(Object.keys(documentsOnly).sort()).toEqual([
+      'content-security-policy',
       'cross-origin-opener-policy',
       'origin-agent-cluster',
       'referrer-policy',
@@ -57,8 +59,28 @@ describe('headers only documents act on', () => {
       'x-permitted-cross-domain-policies',
       'x-xss-protection',
     ])
-    // Nothing helmet sets is lost: the two parts are the whole.
+    // Nothing helmet sets is lost: a document gets the whole, its own policy included.
     expect({ ...everyAnswer, ...documentsOnly }).toEqual({ 'api-version': '1', ...helmetSet })
+    expect(documentsOnly['content-security-policy']).toBe(helmetSet['content-security-policy'])
+  })
+
+  it('gives a document its own policy in place of the JSON one, and keeps a policy a route set', async () => {
+    const { everyAnswer, documentsOnly } = splitDocumentHeaders(helmetSet)
+    const app = Fastify()
+    app.addHook('onRequest', (_request, reply, done) => {
+      reply.headers(everyAnswer)
+      done()
+    })
+    app.addHook('onSend', (_request, reply, payload, done) => {
+      addDocumentHeaders(reply, documentsOnly)
+      done(null, payload)
+    })
+    app.get('/page', async (_request, reply) => reply.type('text/html').send('<p>page</p>'))
+    app.get('/own', async (_request, reply) => reply.type('text/html').header('content-security-policy', "script-src 'self'").send('<p>own</p>'))
+    const [page, own] = [await app.inject({ url: '/page' }), await app.inject({ url: '/own' })]
+    expect(page.headers['content-security-policy']).toBe(helmetSet['content-security-policy'])
+    expect(page.headers['referrer-policy']).toBe('no-referrer')
+    expect(own.headers['content-security-policy']).toBe("script-src 'self'")
   })
 
 

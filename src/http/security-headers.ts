@@ -24,9 +24,10 @@ export function securityHeadersOf(options: HelmetOptions): Record<string, string
  * Helmet's headers that only a document (a page a browser renders) acts on: how it may be opened
  * by other windows, its agent cluster, the referrer its links send, DNS prefetching of its links,
  * old browsers' handling of its downloads, Flash and PDF cross-domain policy files, the legacy XSS
- * filter. A JSON answer is never rendered, so it does without them; `Content-Security-Policy`,
- * `X-Frame-Options`, `X-Content-Type-Options`, `Cross-Origin-Resource-Policy` and HSTS stay on
- * every answer (decision 0236).
+ * filter. A JSON answer is never rendered, so it does without them; `X-Frame-Options`,
+ * `X-Content-Type-Options`, `Cross-Origin-Resource-Policy` and HSTS stay on every answer
+ * (decision 0236), and so does a content security policy: the document's own on a document,
+ * `JSON_POLICY` on a JSON answer (decision 0251).
  */
 const DOCUMENT_ONLY = new Set([
   'cross-origin-opener-policy',
@@ -38,13 +39,35 @@ const DOCUMENT_ONLY = new Set([
   'x-xss-protection',
 ])
 
-/** The headers split into those every answer carries and those only a non-JSON answer adds. */
+/**
+ * The content security policy of an answer that is not a document (JSON): it loads nothing and
+ * may be framed by no page, which is all a policy can say of it (OWASP's REST Security Cheat
+ * Sheet). A document's policy says what its page may load.
+ */
+export const JSON_POLICY = "default-src 'none'; frame-ancestors 'none'"
+const POLICY = 'content-security-policy'
+
+/**
+ * The headers split into those every answer carries (with `JSON_POLICY` as its policy) and those
+ * a non-JSON answer gets instead or as well (`addDocumentHeaders`), the document's policy among them.
+ */
 export function splitDocumentHeaders(headers: Record<string, string>): { everyAnswer: Record<string, string>; documentsOnly: Record<string, string> } {
   const entries = Object.entries(headers)
+  const policy = headers[POLICY]
   return {
-    everyAnswer: Object.fromEntries(entries.filter(([name]) => !DOCUMENT_ONLY.has(name))),
-    documentsOnly: Object.fromEntries(entries.filter(([name]) => DOCUMENT_ONLY.has(name))),
+    everyAnswer: Object.fromEntries([...entries.filter(([name]) => !DOCUMENT_ONLY.has(name) && name !== POLICY), ...(policy === undefined ? [] : [[POLICY, JSON_POLICY]])]),
+    documentsOnly: Object.fromEntries(entries.filter(([name]) => DOCUMENT_ONLY.has(name) || name === POLICY)),
   }
+}
+
+/**
+ * A document's headers on a non-JSON answer: each one the reply does not carry yet, and the
+ * document's policy in place of `JSON_POLICY` (set on every answer first). A value a route set
+ * itself stays, its own policy included.
+ */
+export function addDocumentHeaders(reply: FastifyReply, documentsOnly: Record<string, string>): void {
+  if (reply.getHeader(POLICY) === JSON_POLICY && documentsOnly[POLICY] !== undefined) reply.header(POLICY, documentsOnly[POLICY])
+  addAbsentHeaders(reply, documentsOnly)
 }
 
 
