@@ -11,6 +11,13 @@ CREATE TABLE "seller_order_figures" (
 );
 --> statement-breakpoint
 ALTER TABLE "seller_order_figures" ADD CONSTRAINT "seller_order_figures_seller_id_users_id_fk" FOREIGN KEY ("seller_id") REFERENCES "public"."users"("id") ON DELETE restrict ON UPDATE no action;--> statement-breakpoint
+-- An index of this name left invalid by a failed concurrent build is refused, not taken as built
+-- (docs/operations.md, "Deploying a new version").
+DO $$ BEGIN
+	IF EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass('public."orders_seller_open_idx"') AND NOT indisvalid) THEN
+		RAISE EXCEPTION 'index orders_seller_open_idx on orders is invalid (a concurrent build failed): drop it and build it again';
+	END IF;
+END $$;--> statement-breakpoint
 CREATE INDEX IF NOT EXISTS "orders_seller_open_idx" ON "orders" USING btree ("seller_id") WHERE "orders"."status" in ('pending', 'in_progress', 'delivered', 'disputed');--> statement-breakpoint
 -- The functions and triggers of src/modules/orders/seller-order-figures.sql. The triggers come before
 -- the count below: with both tables locked against writes (first statement) until this migration

@@ -12,7 +12,7 @@ import { migrationsFolder, runMigrations } from '../../src/db/migrate.ts'
 const url = process.env.TEST_DATABASE_URL
 const journal = JSON.parse(readFileSync(join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string; when: number }[] }
 
-/** The indexes of large tables a deployment may build beforehand (docs/operations.md "Upgrades"): the migration and the index's definition. */
+/** The indexes of large tables a deployment may build beforehand (docs/operations.md, "Deploying a new version"): the migration and the index. */
 const BUILT_BEFOREHAND = [
   { tag: '0037_seller_order_figures', index: 'orders_seller_open_idx' },
   { tag: '0040_services_active_delivery', index: 'services_active_delivery_idx' },
@@ -53,37 +53,58 @@ describe.skipIf(!url)('runMigrations on PostgreSQL', () => {
     }
   })
 
-  // A large deployment builds such an index concurrently before it upgrades (docs/operations.md):
-  // the migration must then find it, not fail.
+  /**
+   * A database migrated up to the one before `tag`, with `index` built concurrently from the
+   * migration's own statement (as the operations guide says), handed to `use`.
+   */
+  async function builtBeforehand(tag: string, index: string, use: (pool: pg.Pool) => Promise<void>) {
+    const other = `${name}_${index}`.slice(0, 63)
+    await admin.query(`create database ${other}`)
+    const pool = openPool(withDatabase(url!, other), 1)
+    const earlier = mkdtempSync(join(tmpdir(), 'migrations-'))
+    try {
+      // The migrations before this one, as a deployment that has not upgraded yet has them.
+      cpSync(migrationsFolder, earlier, { recursive: true })
+      const before = journal.entries.slice(0, journal.entries.findIndex((entry) => entry.tag === tag))
+      writeFileSync(join(earlier, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: before }))
+      await migrate(drizzle(pool), { migrationsFolder: earlier })
+      const statement = readFileSync(join(migrationsFolder, `${tag}.sql`), 'utf8')
+        .split('--> statement-breakpoint')
+        .map((part) => part.replace(/^--.*$/gm, '').trim())
+        .find((part) => new RegExp(`^CREATE INDEX (IF NOT EXISTS )?"${index}"`).test(part))
+      expect(statement).toBeDefined()
+      await pool.query(statement!.replace(/^CREATE INDEX (IF NOT EXISTS )?/, 'CREATE INDEX CONCURRENTLY '))
+      await use(pool)
+    } finally {
+      await pool.end()
+      rmSync(earlier, { recursive: true, force: true })
+      await admin.query(`drop database if exists ${other} with (force)`)
+    }
+  }
+
+  // A large deployment builds such an index concurrently before it upgrades: the migration must
+  // then find it, not fail.
   for (const { tag, index } of BUILT_BEFOREHAND) {
     it(`applies ${tag} after its index ${index} was built concurrently beforehand`, async () => {
-      const other = `${name}_${index}`.slice(0, 63)
-      await admin.query(`create database ${other}`)
-      const pool = openPool(withDatabase(url!, other), 1)
-      const earlier = mkdtempSync(join(tmpdir(), 'migrations-'))
-      try {
-        // The migrations before this one, as a deployment that has not upgraded yet has them.
-        cpSync(migrationsFolder, earlier, { recursive: true })
-        const before = journal.entries.slice(0, journal.entries.findIndex((entry) => entry.tag === tag))
-        writeFileSync(join(earlier, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: before }))
-        await migrate(drizzle(pool), { migrationsFolder: earlier })
-        // The migration's own statement, built concurrently, as the operations guide says.
-        const statement = readFileSync(join(migrationsFolder, `${tag}.sql`), 'utf8')
-          .split('--> statement-breakpoint')
-          .map((part) => part.replace(/^--.*$/gm, '').trim())
-          .find((part) => new RegExp(`^CREATE INDEX (IF NOT EXISTS )?"${index}"`).test(part))
-        expect(statement).toBeDefined()
-        await pool.query(statement!.replace(/^CREATE INDEX (IF NOT EXISTS )?/, 'CREATE INDEX CONCURRENTLY '))
+      await builtBeforehand(tag, index, async (pool) => {
         await runMigrations(fromPool(pool))
         expect((await pool.query('select count(*)::int as n from drizzle.__drizzle_migrations')).rows[0].n).toBe(journal.entries.length)
         expect((await pool.query('select count(*)::int as n from pg_indexes where indexname = $1', [index])).rows[0].n).toBe(1)
-      } finally {
-        await pool.end()
-        rmSync(earlier, { recursive: true, force: true })
-        await admin.query(`drop database if exists ${other} with (force)`)
-      }
+      })
     })
   }
+
+  it('refuses an index left invalid by a failed concurrent build, and applies once it is built again', async () => {
+    const { tag, index } = BUILT_BEFOREHAND[1]!
+    await builtBeforehand(tag, index, async (pool) => {
+      // What a concurrent build that fails half-way leaves behind.
+      await pool.query(`update pg_index set indisvalid = false where indexrelid = to_regclass($1)`, [`public."${index}"`])
+      await expect(runMigrations(fromPool(pool))).rejects.toThrow(/invalid/)
+      await pool.query(`drop index "${index}"`)
+      await runMigrations(fromPool(pool))
+      expect((await pool.query('select indisvalid from pg_index where indexrelid = to_regclass($1)', [`public."${index}"`])).rows).toEqual([{ indisvalid: true }])
+    })
+  })
 
   it('leaves nothing behind when a migration fails', async () => {
     const other = `${name}_broken`
