@@ -126,7 +126,7 @@ function createFastify(config: Config, logger: FastifyBaseLogger) {
     // Path parameters are bounded by the route schemas, which answer 404 in the usual envelope.
     routerOptions: { maxParamLength: 2048 },
     // A path that does not even decode (`%E0%A4%A`) names nothing: 404 in the envelope, like any unknown path.
-    frameworkErrors: badUrlHandler(config.responseEnvelope),
+    frameworkErrors: badUrlHandler(config.responseEnvelope, splitDocumentHeaders(fixedHeadersOf(config)).everyAnswer),
     logController: new LogController({ requestIdLogLabel: 'requestId' }),
     // A request's child logger is made only when the request logs a line its level lets through.
     childLoggerFactory: requestLogger,
@@ -240,9 +240,10 @@ function addRequestHooks(app: App, config: Config): void {
     reply.header('x-request-id', request.id)
     done()
   })
-  // Only where a body is read: Fastify reads none for GET, HEAD and OPTIONS.
+  // Only where a body may be read: Fastify reads none for GET and HEAD. A route's own hooks
+  // (authentication, permissions) run first, as they do before a JSON body is validated.
   app.addHook('onRoute', (route) => {
-    if ([route.method].flat().every((method) => method === 'GET' || method === 'HEAD' || method === 'OPTIONS')) return
+    if ([route.method].flat().every((method) => method === 'GET' || method === 'HEAD')) return
     route.preValidation = [refuseMultipartOnJsonRoutes, ...[route.preValidation ?? []].flat()]
   })
   // While closing, answers tell keep-alive clients to go, so their idle sockets do not hold the

@@ -68,9 +68,10 @@ function spellHeadersAsDocumented(request: FastifyRequest, details: FieldError[]
  * given here.
  */
 export const badUrlHandler =
-  (envelope: EnvelopeShape) =>
+  (envelope: EnvelopeShape, fixedHeaders: Record<string, string>) =>
   (_error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-    void reply.header('API-Version', '1').header('X-Request-Id', request.id).header('Vary', 'Prefer').header('content-type', 'application/json; charset=utf-8').status(404)
+    // No hook runs for a URL that does not decode: the headers every answer carries are set here.
+    void reply.headers(fixedHeaders).header('X-Request-Id', request.id).header('content-type', 'application/json; charset=utf-8').status(404)
     void reply.send(shapeAnswer(request, reply, JSON.stringify(body('NOT_FOUND', 'No such route')), envelope))
   }
 

@@ -26,6 +26,13 @@ describe('path parameters', () => {
       expect(response.json()).toEqual({ success: false, error: { code: 'NOT_FOUND', message: 'No such route', details: [] } })
       expect(response.headers['api-version']).toBe('1')
       expect(response.headers['x-request-id']).toBeTruthy()
+      // No hook runs for it, yet it carries what every answer carries.
+      expect(response.headers).toMatchObject({
+        vary: 'Prefer',
+        'x-content-type-options': 'nosniff',
+        'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+        'access-control-allow-origin': '*',
+      })
     }
   })
 })

@@ -64,7 +64,7 @@ describe('headers only documents act on', () => {
     expect(documentsOnly['content-security-policy']).toBe(helmetSet['content-security-policy'])
   })
 
-  it('gives a document its own policy in place of the JSON one, and keeps a policy a route set', async () => {
+  it('gives a document its own policy in place of the JSON one, keeps a policy a route set, and gives a 304 none', async () => {
     const { everyAnswer, documentsOnly } = splitDocumentHeaders(helmetSet)
     const app = Fastify()
     app.addHook('onRequest', (_request, reply, done) => {
@@ -77,10 +77,14 @@ describe('headers only documents act on', () => {
     })
     app.get('/page', async (_request, reply) => reply.type('text/html').send('<p>page</p>'))
     app.get('/own', async (_request, reply) => reply.type('text/html').header('content-security-policy', "script-src 'self'").send('<p>own</p>'))
-    const [page, own] = [await app.inject({ url: '/page' }), await app.inject({ url: '/own' })]
+    app.get('/cached', async (_request, reply) => reply.code(304).send())
+    const [page, own, cached] = [await app.inject({ url: '/page' }), await app.inject({ url: '/own' }), await app.inject({ url: '/cached' })]
     expect(page.headers['content-security-policy']).toBe(helmetSet['content-security-policy'])
     expect(page.headers['referrer-policy']).toBe('no-referrer')
     expect(own.headers['content-security-policy']).toBe("script-src 'self'")
+    // A cache updates the answer it holds with a 304's headers: that answer keeps its own policy.
+    expect(cached.statusCode).toBe(304)
+    expect(cached.headers['content-security-policy']).toBeUndefined()
   })
 
 

@@ -63,11 +63,13 @@ export function splitDocumentHeaders(headers: Record<string, string>): { everyAn
 /**
  * A document's headers on a non-JSON answer: each one the reply does not carry yet, and the
  * document's policy in place of `JSON_POLICY` (set on every answer first). A value a route set
- * itself stays, its own policy included.
+ * itself stays, its own policy included. A 304 carries no policy: a cache updates the answer it
+ * holds with the 304's headers, and that answer, JSON or a page, keeps its own.
  */
 export function addDocumentHeaders(reply: FastifyReply, documentsOnly: Record<string, string>): void {
-  if (reply.getHeader(POLICY) === JSON_POLICY && documentsOnly[POLICY] !== undefined) reply.header(POLICY, documentsOnly[POLICY])
-  addAbsentHeaders(reply, documentsOnly)
+  if (reply.statusCode === 304) reply.removeHeader(POLICY)
+  else if (reply.getHeader(POLICY) === JSON_POLICY && documentsOnly[POLICY] !== undefined) reply.header(POLICY, documentsOnly[POLICY])
+  addAbsentHeaders(reply, Object.fromEntries(Object.entries(documentsOnly).filter(([name]) => name !== POLICY)))
 }
 
 

@@ -166,6 +166,16 @@ describe('request validation under hostile input', () => {
       expect(response.json().data.items).toEqual(expect.any(Array))
     })
 
+    // As for a JSON body that fails its schema: the caller is checked first, and a path with no
+    // such route is 404 or 405 whatever the body.
+    it('checks the caller before refusing a multipart body, and answers a path without the route first', async () => {
+      const form = multipart('serviceId', 'x')
+      expectError(await send('POST', '/orders', undefined, form.payload, form.contentType), 401, 'UNAUTHENTICATED')
+      expectError(await send('POST', '/orders', user.accessToken, form.payload, form.contentType), 400, 'VALIDATION_ERROR', ['body'])
+      expectError(await send('POST', '/no-such-route', undefined, form.payload, form.contentType), 404, 'NOT_FOUND')
+      expectError(await send('PUT', '/services', user.accessToken, form.payload, form.contentType), 405, 'METHOD_NOT_ALLOWED')
+    })
+
     it('answers POST /auth/refresh with a null body, no body, or a multipart body with 400 naming the field', async () => {
       expectError(await send('POST', '/auth/refresh', undefined, 'null', 'application/json'), 400, 'VALIDATION_ERROR', ['body'])
       expectError(await send('POST', '/auth/refresh', undefined, undefined), 400, 'VALIDATION_ERROR', ['refreshToken'])
