@@ -67,9 +67,10 @@ export function splitDocumentHeaders(headers: Record<string, string>): { everyAn
  * holds with the 304's headers, and that answer, JSON or a page, keeps its own.
  */
 export function addDocumentHeaders(reply: FastifyReply, documentsOnly: Record<string, string>): void {
+  // The policy is never absent here (every answer gets one first): it is swapped or removed below.
+  addAbsentHeaders(reply, documentsOnly)
   if (reply.statusCode === 304) reply.removeHeader(POLICY)
   else if (reply.getHeader(POLICY) === JSON_POLICY && documentsOnly[POLICY] !== undefined) reply.header(POLICY, documentsOnly[POLICY])
-  addAbsentHeaders(reply, Object.fromEntries(Object.entries(documentsOnly).filter(([name]) => name !== POLICY)))
 }
 
 

@@ -392,8 +392,9 @@ function sellersFirst(value: Values, views: ServiceViews, column: SQL, where: SQ
 
 /**
  * The services that deliver within the days asked, first, in the `days` statements (decision
- * 0244): `days_count` counts the list's matches (`where`, which bounds the delivery time) from the
- * delivery index, index-only, up to the cap + 1: the list's total. When that is all of them (`all`),
+ * 0244): `days_count` counts the list's matches (`days`: its delivery time, and its levels in the
+ * `daysAtLevels` statements) from the delivery index, index-only, up to the cap + 1, behind the
+ * gate on the other values: the list's total. When that is all of them (`all`),
  * `days_first` reads them from the same index and the page is sorted from them; when there are
  * more, the page is walked from the sort's index, as any list's is (dense enough to find a page
  * soon), and `days_first` reads nothing. Walking when few deliver that fast reads the whole
@@ -448,11 +449,11 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const rows = literal(shape.rows)
   // A list of the whole catalogue filtered by a lowest rating alone walks with that check alone.
   const rated = shape.reads === 'rating'
-  const days = shape.reads === 'days' || shape.reads === 'daysAtLevels'
+  const daysOnly = shape.reads === 'days' || shape.reads === 'daysAtLevels' ? daysOnlyOf(views, value, shape.reads === 'daysAtLevels') : undefined
   const wholeCatalogue = (where: SQL) => walk(sql`${where}${startsAt}`, sql`${rows} ${offset}`)
   const page = hasCategory
     ? sql`${perCategory(sql`${conditions([], false)}${startsAt}`, sql`(select ${p('offset')}::int + ${rows})`)} ${merged} ${offset} limit ${rows}`
-    : onGiven(hidden, wholeCatalogue(rated ? sql`${ratingOnlyOf(value)} and ${ratedOnly(value)}${bounds([])}` : days ? withinDaysOnly(daysOnlyOf(views, value, shape.reads === 'daysAtLevels')) : conditions()))
+    : onGiven(hidden, wholeCatalogue(rated ? sql`${ratingOnlyOf(value)} and ${ratedOnly(value)}${bounds([])}` : daysOnly ? withinDaysOnly(daysOnly) : conditions()))
   const taggedCte = sql`tagged as (${onGiven(
     hidden,
     sql`select s.id, s.${column} as sort_value from ${services} s where s.tags && string_to_array(${value.tags()}, ',') and ${conditions([], hasCategory, sql``)} limit ${capped(cap)}`,
@@ -464,7 +465,7 @@ function sortedSql(shape: FilteredListShape & { sortBy: (typeof sorts)[number] }
   const firstThenWalk = (from: 'tagged' | 'by_seller' | 'days_first', all: SQL) => sql`(select t.id, t.sort_value from ${sql.raw(from)} t where ${all} and ${after(sql`t.sort_value`, sql`t.id`)} order by t.sort_value ${direction}, t.id ${direction} ${offset} limit ${rows})
       union all (select w.id, w.sort_value from (${page}) as w where not ${all})`
   const bySeller = shape.reads === 'sellers' ? sellersFirst(value, views, column, conditions(), cap) : undefined
-  const byDays = days ? daysFirst(column, daysOnlyOf(views, value, shape.reads === 'daysAtLevels'), cap) : undefined
+  const byDays = daysOnly ? daysFirst(column, daysOnly, cap) : undefined
   // The matches read first, if the list reads some: its tags', its sellers' or those delivering in time.
   const first = shape.tagged ? { from: 'tagged' as const, ctes: taggedCte, all: allTagged, total: sql`(select n from tagged_count)` } : (bySeller ?? byDays)
   const pageOf = first ? firstThenWalk(first.from, first.all) : page
